@@ -1,0 +1,52 @@
+import type { Command } from 'commander';
+import { startTekil } from '../runtime.js';
+import { roleNames, type Role } from '../service.js';
+import { TekilError } from '../errors.js';
+import { addConfigOption, loadCliConfig, parsePort } from './config.js';
+import { printStartBanner } from './banner.js';
+
+function parseRoles(value: string | undefined): Set<Role> {
+  if (!value || value === 'all') return new Set(roleNames);
+  const roles = value.split(',').map((r) => r.trim());
+  for (const r of roles) {
+    if (!(roleNames as readonly string[]).includes(r)) {
+      throw new TekilError('CONFIG_INVALID', `--role: unknown role "${r}" (expected ${roleNames.join(', ')} or all)`);
+    }
+  }
+  return new Set(roles as Role[]);
+}
+
+export function registerStartCommand(program: Command): void {
+  addConfigOption(
+    program
+      .command('start')
+      .description('Run tekil: migrations, then the roles asked for (all by default) until SIGTERM/SIGINT.')
+      .option('-p, --port <n>', 'HTTP port (overrides server.port)', parsePort)
+      .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all'),
+  ).action(async (opts: { config?: string; port?: number; role?: string }) => {
+    const roles = parseRoles(opts.role);
+    const { config, path } = await loadCliConfig(opts.config);
+    const running = await startTekil({ config, roles, ...(opts.port !== undefined ? { port: opts.port } : {}) });
+    printStartBanner(running, path);
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      running.ctx.logger.info({ signal }, 'shutting down');
+      const timer = setTimeout(() => {
+        running.ctx.logger.error('shutdown timed out; exiting');
+        process.exit(1);
+      }, config.shutdown_timeout);
+      timer.unref();
+      running.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          running.ctx.logger.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+    process.on('SIGINT', () => shutdown('SIGINT'));
+  });
+}

@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { durationMs, sizeBytes } from './units.js';
+import { sourceSchema } from './source.js';
+
+export const serverSchema = z
+  .object({
+    host: z.string().default('0.0.0.0'),
+    port: z.number().int().min(0).max(65535).default(8787),
+    body_limit: sizeBytes.default(1024 * 1024),
+  })
+  .strict();
+
+export const receiverSchema = z
+  .object({
+    /** Most rows one group-commit INSERT carries. */
+    batch_max_rows: z.number().int().positive().default(500),
+    /** Most body bytes one group-commit INSERT carries. */
+    batch_max_bytes: sizeBytes.default(8 * 1024 * 1024),
+    /** Rows that may wait for a flush before new requests get 503. */
+    queue_max_rows: z.number().int().positive().default(10_000),
+    /** Seconds sent in Retry-After with a 503. */
+    retry_after: z.number().int().positive().default(5),
+  })
+  .strict();
+
+export const storeSchema = z
+  .object({
+    /** Postgres connection string; DATABASE_URL wins when set. Empty means the embedded store. */
+    url: z.string().optional(),
+    data_dir: z.string().optional(),
+    pool_size: z.number().int().positive().default(10),
+  })
+  .strict();
+
+export const configSchema = z
+  .object({
+    server: serverSchema.default(serverSchema.parse({})),
+    store: storeSchema.default(storeSchema.parse({})),
+    receiver: receiverSchema.default(receiverSchema.parse({})),
+    sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
+    shutdown_timeout: durationMs.default(10_000),
+  })
+  .strict();
+
+export type TekilConfig = z.infer<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;

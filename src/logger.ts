@@ -1,0 +1,32 @@
+import { pino, type Logger, type LoggerOptions } from 'pino';
+
+/**
+ * Logs never carry secrets, signature headers or bodies: request logging is limited to method,
+ * URL and status, and these paths are redacted wherever they appear anyway.
+ */
+export const redactPaths = [
+  'req.headers.authorization',
+  'req.headers["webhook-signature"]',
+  'req.headers["svix-signature"]',
+  'req.headers["stripe-signature"]',
+  'req.headers["x-hub-signature-256"]',
+  'req.headers["x-hub-signature"]',
+  'req.headers["x-shopify-hmac-sha256"]',
+  'req.headers["x-webhook-signature"]',
+  'secret',
+  'secrets',
+  '*.secret',
+  '*.secrets',
+  'body',
+  '*.body',
+];
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  return pino({
+    level: process.env.TEKIL_LOG_LEVEL ?? 'info',
+    redact: { paths: redactPaths, censor: '[redacted]' },
+    ...options,
+  });
+}
+
+export type { Logger };

@@ -1,0 +1,25 @@
+/**
+ * The one storage interface tekil uses. Both adapters speak Postgres SQL with `$n` parameters:
+ * node-postgres against a server (production) and PGlite in-process (the embedded default).
+ */
+export interface QueryResult<R> {
+  rows: R[];
+  rowCount: number;
+}
+
+export interface Queryable {
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  /** Runs a script of several statements without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
+export type StoreKind = 'postgres' | 'pglite';
+
+export interface Db extends Queryable {
+  readonly kind: StoreKind;
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,56 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import type { Db } from './db.js';
+import { TekilError } from '../errors.js';
+
+const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
+// Any fixed number works; it only has to be the same in every tekil process.
+const MIGRATION_LOCK = 721_693_104;
+
+export interface Migration {
+  id: number;
+  name: string;
+  sql: string;
+}
+
+export async function loadMigrations(): Promise<Migration[]> {
+  const files = (await readdir(migrationsDir)).filter((f) => /^\d{3}_[\w-]+\.sql$/.test(f)).sort();
+  return Promise.all(
+    files.map(async (file) => ({
+      id: Number(file.slice(0, 3)),
+      name: file.replace(/\.sql$/, ''),
+      sql: await readFile(migrationsDir + file, 'utf8'),
+    })),
+  );
+}
+
+/**
+ * Forward-only migrations. Each runs in its own transaction holding a transaction-scoped advisory
+ * lock, so several processes starting at once apply each migration exactly once.
+ * Returns the names applied by this call.
+ */
+export async function migrate(db: Db): Promise<string[]> {
+  const migrations = await loadMigrations();
+  // Created under the same lock as the migrations: concurrent CREATE TABLE IF NOT EXISTS can collide.
+  await db.transaction(async (tx) => {
+    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+    await tx.query(`CREATE TABLE IF NOT EXISTS tekil_migrations (
+      id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+  });
+  const applied: string[] = [];
+  for (const m of migrations) {
+    await db
+      .transaction(async (tx) => {
+        await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
+        const done = await tx.query('SELECT 1 FROM tekil_migrations WHERE id = $1', [m.id]);
+        if (done.rows.length > 0) return;
+        await tx.exec(m.sql);
+        await tx.query('INSERT INTO tekil_migrations (id, name) VALUES ($1, $2)', [m.id, m.name]);
+        applied.push(m.name);
+      })
+      .catch((err: unknown) => {
+        throw new TekilError('MIGRATION_FAILED', `migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
+      });
+  }
+  return applied;
+}

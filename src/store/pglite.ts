@@ -1,0 +1,48 @@
+import { PGlite } from '@electric-sql/pglite';
+import type { Db, Queryable, QueryResult } from './db.js';
+import { quoteIdent } from './postgres.js';
+
+interface PgliteQueryable {
+  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>;
+  exec(sql: string): Promise<unknown>;
+}
+
+function wrap(target: PgliteQueryable): Queryable {
+  return {
+    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+      const res = await target.query<R>(sql, params as unknown[] | undefined);
+      return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+    },
+    async exec(sql: string): Promise<void> {
+      await target.exec(sql);
+    },
+  };
+}
+
+/**
+ * PGlite is a single connection: queries are serialised by PGlite itself, and `transaction` holds
+ * the connection for its whole duration. `dataDir` undefined means in memory.
+ */
+export async function createPgliteDb(dataDir?: string): Promise<Db> {
+  const pg = new PGlite(dataDir);
+  await pg.waitReady;
+  const root = wrap(pg as unknown as PgliteQueryable);
+  return {
+    kind: 'pglite',
+    query: root.query,
+    exec: root.exec,
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return pg.transaction((tx) => fn(wrap(tx as unknown as PgliteQueryable)));
+    },
+    async listen(channel, onNotify) {
+      quoteIdent(channel); // validates the name; PGlite quotes nothing itself
+      const unsubscribe = await pg.listen(channel, onNotify);
+      return async () => {
+        await unsubscribe();
+      };
+    },
+    async close() {
+      await pg.close();
+    },
+  };
+}

@@ -1,0 +1,81 @@
+import pg from 'pg';
+import type { Db, Queryable, QueryResult } from './db.js';
+import { TekilError } from '../errors.js';
+
+// bytea comes back as Buffer already; int8 (counts) as a JS number is safe for our ranges.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export interface PostgresOptions {
+  connectionString: string;
+  max?: number;
+  applicationName?: string;
+}
+
+function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+  return {
+    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+      const res = await client.query(sql, params as unknown[] | undefined);
+      return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
+    },
+    async exec(sql: string): Promise<void> {
+      await client.query(sql); // no parameters: the simple protocol accepts several statements
+    },
+  };
+}
+
+export function createPostgresDb(options: PostgresOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'tekil',
+    connectionTimeoutMillis: 5_000,
+  });
+  // An idle client whose server went away emits 'error' on the pool; without a listener that kills
+  // the process. The next query on a fresh client reports the outage to its caller instead.
+  pool.on('error', () => {});
+  const root = wrap(pool);
+  return {
+    kind: 'postgres',
+    query: root.query,
+    exec: root.exec,
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const result = await fn(wrap(client));
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true; // the connection is gone; do not return it to the pool
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async listen(channel, onNotify) {
+      const client = new pg.Client({ connectionString: options.connectionString, application_name: 'tekil-listen' });
+      client.on('error', () => {});
+      await client.connect();
+      client.on('notification', (msg) => {
+        if (msg.channel === channel) onNotify(msg.payload ?? '');
+      });
+      await client.query(`LISTEN ${quoteIdent(channel)}`);
+      return async () => {
+        await client.end().catch(() => {});
+      };
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+export function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TekilError('INVALID_IDENTIFIER', `invalid identifier: ${name}`);
+  return `"${name}"`;
+}

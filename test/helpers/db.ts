@@ -1,0 +1,92 @@
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import type { Db } from '../../src/store/db.js';
+import { createPostgresDb } from '../../src/store/postgres.js';
+import { createPgliteDb } from '../../src/store/pglite.js';
+import { loadMigrations, migrate } from '../../src/store/migrate.js';
+
+/**
+ * Which store the current vitest project runs against. `npm test` runs every file twice: once on
+ * PGlite and, when TEKIL_TEST_DATABASE_URL is set, once on a real Postgres server.
+ */
+export const testStore = (process.env.TEKIL_TEST_STORE ?? 'pglite') as 'pglite' | 'postgres';
+export const postgresUrl = process.env.TEKIL_TEST_DATABASE_URL;
+export const onPostgres = testStore === 'postgres';
+
+export interface TestDb {
+  db: Db;
+  /** Connection string of this test's own database (Postgres only). */
+  url: string | undefined;
+  close(): Promise<void>;
+}
+
+function withDatabase(url: string, database: string): string {
+  const u = new URL(url);
+  u.pathname = `/${database}`;
+  return u.toString();
+}
+
+async function adminQuery(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+let templateName: Promise<string> | undefined;
+
+/** A migrated template database, built once per migration set and shared by all test files. */
+async function ensureTemplate(): Promise<string> {
+  const migrations = await loadMigrations();
+  const hash = createHash('sha256').update(migrations.map((m) => m.name + m.sql).join('\n')).digest('hex').slice(0, 12);
+  const name = `tekil_tpl_${hash}`;
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  try {
+    // Test files start in parallel: one builds the template, the others wait on this lock.
+    await client.query('SELECT pg_advisory_lock(88012)');
+    const exists = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+    if (exists.rows.length === 0) {
+      const building = `${name}_build_${randomBytes(3).toString('hex')}`;
+      await client.query(`CREATE DATABASE ${building}`);
+      const db = createPostgresDb({ connectionString: withDatabase(postgresUrl!, building), max: 1 });
+      try {
+        await migrate(db);
+      } finally {
+        await db.close();
+      }
+      await client.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    }
+    await client.query('SELECT pg_advisory_unlock(88012)');
+  } finally {
+    await client.end();
+  }
+  return name;
+}
+
+/** A fresh, migrated database for one test file: a template copy on Postgres, in memory on PGlite. */
+export async function createTestDb(options: { poolSize?: number } = {}): Promise<TestDb> {
+  if (!onPostgres) {
+    const db = await createPgliteDb();
+    await migrate(db);
+    return { db, url: undefined, close: () => db.close() };
+  }
+  if (!postgresUrl) throw new Error('TEKIL_TEST_STORE=postgres needs TEKIL_TEST_DATABASE_URL');
+  templateName ??= ensureTemplate();
+  const template = await templateName;
+  const name = `tekil_t_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`CREATE DATABASE ${name} TEMPLATE ${template}`);
+  const url = withDatabase(postgresUrl, name);
+  const db = createPostgresDb({ connectionString: url, max: options.poolSize ?? 10 });
+  return {
+    db,
+    url,
+    async close() {
+      await db.close();
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}

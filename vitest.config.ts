@@ -1,0 +1,19 @@
+import { defineConfig } from 'vitest/config';
+
+const postgresUrl = process.env.TEKIL_TEST_DATABASE_URL;
+if (!postgresUrl) {
+  console.log('\n[tekil] TEKIL_TEST_DATABASE_URL is not set: the Postgres half of the suite is skipped (PGlite only).\n');
+}
+
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      { extends: true as const, test: { name: 'pglite', include: ['test/**/*.test.ts', 'src/**/*.test.ts'], env: { TEKIL_TEST_STORE: 'pglite' } } },
+      ...(postgresUrl
+        ? [{ extends: true as const, test: { name: 'postgres', include: ['test/**/*.test.ts'], env: { TEKIL_TEST_STORE: 'postgres' } } }]
+        : []),
+    ],
+  },
+});
