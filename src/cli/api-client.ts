@@ -1,0 +1,83 @@
+import type { Command } from 'commander';
+import { request } from 'undici';
+import { readStoredAdminToken } from '../api/token.js';
+import { TekilError } from '../errors.js';
+
+export interface ApiTarget {
+  url: string;
+  token: string;
+}
+
+export interface ApiOptions {
+  url?: string;
+  token?: string;
+  dataDir?: string;
+}
+
+/** Adds --url and --token to an admin command. The admin CLI talks to a running tekil over HTTP. */
+export function addApiOptions(cmd: Command): Command {
+  return cmd
+    .option('--url <url>', 'tekil base URL (default: $TEKIL_URL or http://127.0.0.1:8787)')
+    .option('--token <token>', 'admin token (default: $TEKIL_ADMIN_TOKEN, else the token tekil saved in its data dir)')
+    .option('--data-dir <dir>', 'where to find the saved admin token (default: $TEKIL_DATA_DIR or ./.tekil)');
+}
+
+export function resolveApiTarget(opts: ApiOptions, env: NodeJS.ProcessEnv = process.env): ApiTarget {
+  const url = (opts.url ?? env.TEKIL_URL ?? 'http://127.0.0.1:8787').replace(/\/$/, '');
+  const token = opts.token ?? env.TEKIL_ADMIN_TOKEN ?? readStoredAdminToken(opts.dataDir ?? env.TEKIL_DATA_DIR ?? './.tekil');
+  if (!token) {
+    throw new TekilError('UNAUTHORIZED', 'no admin token: pass --token, set TEKIL_ADMIN_TOKEN, or run where tekil keeps its data dir');
+  }
+  return { url, token };
+}
+
+/** Calls the admin API; answers the parsed JSON (or text for non-JSON), throws TekilError-shaped failures. */
+export async function callApi<T = unknown>(
+  target: ApiTarget,
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<T> {
+  let res;
+  try {
+    res = await request(`${target.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+  } catch (err) {
+    throw new TekilError('STORE_UNAVAILABLE', `cannot reach tekil at ${target.url}: ${(err as Error).message}`, { cause: err });
+  }
+  const text = await res.body.text();
+  const isJson = (res.headers['content-type'] ?? '').toString().includes('json');
+  const parsed: unknown = isJson && text ? JSON.parse(text) : text;
+  if (res.statusCode >= 400) {
+    const e = parsed as { error?: string; message?: string };
+    throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${e?.error ?? ''} ${e?.message ?? text}`.trim());
+  }
+  return parsed as T;
+}
+
+/** Prints a value as JSON (for --json) or as aligned columns of the given fields. */
+export function printRows(rows: Array<Record<string, unknown>>, fields: string[], asJson: boolean): void {
+  if (asJson) {
+    process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+    return;
+  }
+  const cells = rows.map((r) => fields.map((f) => formatCell(r[f])));
+  const widths = fields.map((f, i) => Math.max(f.length, ...cells.map((c) => c[i]!.length)));
+  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  process.stdout.write(`${[line(fields), ...cells.map(line)].join('\n')}\n`);
+}
+
+function formatCell(v: unknown): string {
+  if (v === null || v === undefined) return '-';
+  if (v instanceof Date) return v.toISOString();
+  if (typeof v === 'object') return JSON.stringify(v);
+  return String(v);
+}
