@@ -48,6 +48,10 @@ export interface SignatureScheme {
   readonly name: SchemeName;
   /** Where the scheme's provider puts the ids (locators, `body:` / `header:`), first match wins. */
   readonly defaults: FieldDefaults;
+  /** The header that carries the delivery id, when the scheme has one (`webhook-id`, `X-Webhook-Id`…). */
+  readonly idHeader?: string;
+  /** How fresh delivery ids for this scheme look (`msg_`, `evt_`); absent means a bare UUID. */
+  readonly idPrefix?: string;
   verify(input: VerifyInput): VerifyResult;
   sign(input: SignInput): Record<string, string>;
 }

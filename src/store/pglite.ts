@@ -24,11 +24,16 @@ function wrap(target: PgliteQueryable): Queryable {
  * the connection for its whole duration. `dataDir` undefined means in memory.
  */
 export async function createPgliteDb(dataDir?: string): Promise<Db> {
-  const pg = new PGlite(dataDir);
+  return wrapPglite(new PGlite(dataDir));
+}
+
+/** Wraps an existing PGlite instance (tekil then owns it and closes it). */
+export async function wrapPglite(pg: PGlite): Promise<Db & { pglite: PGlite }> {
   await pg.waitReady;
   const root = wrap(pg as unknown as PgliteQueryable);
   return {
     kind: 'pglite',
+    pglite: pg,
     query: root.query,
     exec: root.exec,
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {

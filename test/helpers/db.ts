@@ -1,8 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { readFile, rename, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { Db } from '../../src/store/db.js';
 import { createPostgresDb } from '../../src/store/postgres.js';
-import { createPgliteDb } from '../../src/store/pglite.js';
+import { createPgliteDb, wrapPglite } from '../../src/store/pglite.js';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 
 /**
@@ -38,11 +42,37 @@ async function adminQuery(sql: string): Promise<void> {
 
 let templateName: Promise<string> | undefined;
 
+async function migrationsHash(): Promise<string> {
+  const migrations = await loadMigrations();
+  return createHash('sha256').update(migrations.map((m) => m.name + m.sql).join('\n')).digest('hex').slice(0, 12);
+}
+
+/**
+ * A fresh PGlite takes seconds to initialise; loading a dump of an already-migrated one takes a
+ * fraction of that. The dump is cached in the temp dir per migration set and shared by test files.
+ */
+async function createMigratedPglite(): Promise<Db> {
+  const file = join(tmpdir(), `tekil-pglite-${await migrationsHash()}.tar`);
+  try {
+    const dump = await readFile(file);
+    return wrapPglite(new PGlite({ loadDataDir: new Blob([dump]) }));
+  } catch {
+    const db = await createPgliteDb();
+    await migrate(db);
+    const pgl = (db as Db & { pglite?: PGlite }).pglite;
+    if (pgl) {
+      const blob = await pgl.dumpDataDir('none');
+      const tmp = `${file}.${randomBytes(4).toString('hex')}`;
+      await writeFile(tmp, Buffer.from(await blob.arrayBuffer()));
+      await rename(tmp, file);
+    }
+    return db;
+  }
+}
+
 /** A migrated template database, built once per migration set and shared by all test files. */
 async function ensureTemplate(): Promise<string> {
-  const migrations = await loadMigrations();
-  const hash = createHash('sha256').update(migrations.map((m) => m.name + m.sql).join('\n')).digest('hex').slice(0, 12);
-  const name = `tekil_tpl_${hash}`;
+  const name = `tekil_tpl_${await migrationsHash()}`;
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   try {
@@ -70,8 +100,7 @@ async function ensureTemplate(): Promise<string> {
 /** A fresh, migrated database for one test file: a template copy on Postgres, in memory on PGlite. */
 export async function createTestDb(options: { poolSize?: number } = {}): Promise<TestDb> {
   if (!onPostgres) {
-    const db = await createPgliteDb();
-    await migrate(db);
+    const db = await createMigratedPglite();
     return { db, url: undefined, close: () => db.close() };
   }
   if (!postgresUrl) throw new Error('TEKIL_TEST_STORE=postgres needs TEKIL_TEST_DATABASE_URL');

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../config/source.js';
+import { TekilError } from '../errors.js';
+import { createScheme, newDeliveryId } from '../signing/index.js';
+import type { SignatureScheme } from '../signing/index.js';
+import { addConfigOption, loadCliConfig } from './config.js';
+
+type OutputFormat = 'headers' | 'curl' | 'json';
+
+interface SignOptions {
+  scheme?: SchemeName;
+  secret: string[];
+  source?: string;
+  config?: string;
+  hmac?: string;
+  id?: string;
+  timestamp?: string;
+  body: string;
+  format: OutputFormat;
+}
+
+interface SigningSetup {
+  scheme: SignatureScheme;
+  secrets: string[];
+  /** Where the event id sits in a body (a source's `event_id`, else the scheme's defaults). */
+  eventIdLocators: readonly string[];
+}
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+async function readBody(path: string): Promise<Buffer> {
+  try {
+    if (path !== '-') return await readFile(path);
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  } catch (err) {
+    throw new TekilError('VALIDATION_FAILED', `--body: cannot read ${path === '-' ? 'standard input' : path}`, { cause: err });
+  }
+}
+
+function parseHmacJson(text: string): HmacSchemeOptions {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new TekilError('VALIDATION_FAILED', '--hmac: expected a JSON object of hmac options', { cause: err });
+  }
+  const parsed = hmacSchemeOptions.safeParse(raw);
+  if (!parsed.success) {
+    throw new TekilError('VALIDATION_FAILED', `--hmac: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
+  if (opts.source !== undefined) {
+    if (opts.scheme !== undefined || opts.hmac !== undefined) {
+      throw new TekilError('VALIDATION_FAILED', '--source takes the scheme from the configuration; leave out --scheme and --hmac');
+    }
+    const { config, path } = await loadCliConfig(opts.config);
+    const source = config.sources[opts.source];
+    if (!source) {
+      const known = Object.keys(config.sources);
+      throw new TekilError(
+        'SOURCE_NOT_FOUND',
+        `no source "${opts.source}" in ${path ?? 'the configuration'}${known.length ? ` (sources: ${known.join(', ')})` : ''}`,
+      );
+    }
+    const scheme = createScheme(source.scheme, source.hmac);
+    return {
+      scheme,
+      secrets: opts.secret.length ? opts.secret : source.secrets,
+      eventIdLocators: source.event_id ?? scheme.defaults.event_id,
+    };
+  }
+  if (opts.scheme === undefined) throw new TekilError('VALIDATION_FAILED', 'give --scheme (with --secret) or --source');
+  if (opts.secret.length === 0) throw new TekilError('VALIDATION_FAILED', '--scheme needs at least one --secret');
+  if (opts.scheme === 'hmac' && opts.hmac === undefined) {
+    throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac \'{"signature_header": …}\' (or use --source)');
+  }
+  const scheme = createScheme(opts.scheme, opts.hmac === undefined ? undefined : parseHmacJson(opts.hmac));
+  return { scheme, secrets: opts.secret, eventIdLocators: scheme.defaults.event_id };
+}
+
+/** The event id the body already carries where the source looks for one, so the header agrees with it. */
+function eventIdFromBody(body: Buffer, locators: readonly string[]): string | undefined {
+  const paths = locators.filter((l) => l.startsWith('body:')).map((l) => l.slice('body:'.length).split('.'));
+  if (paths.length === 0) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined; // not JSON: a fresh id is generated instead
+  }
+  for (const path of paths) {
+    let cur: unknown = json;
+    for (const key of path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[key] : undefined;
+    if (typeof cur === 'string' && cur !== '') return cur;
+    if (typeof cur === 'number') return String(cur);
+  }
+  return undefined;
+}
+
+function parseTimestampOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[0-9]{1,15}$/.test(value)) throw new TekilError('VALIDATION_FAILED', `--timestamp: expected unix seconds (digits only), got "${value}"`);
+  return Number(value);
+}
+
+/**
+ * One `-H` argument per header. A value made only of characters that survive the shell's word
+ * splitting and globbing is printed bare as `Name:value`, so `$(tekil sign --format curl …)` can be
+ * spliced into a curl command unquoted; anything else is single-quoted for copy-and-paste.
+ */
+export function curlArguments(headers: Record<string, string>): string {
+  const SPLICE_SAFE = /^[A-Za-z0-9!%+,./:=@^_~-]*$/;
+  return Object.entries(headers)
+    .map(([name, value]) => {
+      const arg = `${name}:${value}`;
+      return SPLICE_SAFE.test(arg) ? `-H ${arg}` : `-H '${`${name}: ${value}`.replaceAll("'", "'\\''")}'`;
+    })
+    .join(' ');
+}
+
+export function formatHeaders(headers: Record<string, string>, format: OutputFormat): string {
+  if (format === 'json') return `${JSON.stringify(headers, null, 2)}\n`;
+  if (format === 'curl') return `${curlArguments(headers)}\n`;
+  return Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\n`)
+    .join('');
+}
+
+export function registerSignCommand(program: Command): void {
+  addConfigOption(
+    program
+      .command('sign')
+      .description('Print the headers a provider would send with a body, signed with a scheme and secret(s).')
+      .addOption(new Option('--scheme <scheme>', 'signature scheme').choices(schemeNames))
+      .option('--secret <secret>', 'signing secret; repeat for a rotation (one signature per secret)', collect, [])
+      .option('--source <name>', 'take scheme, secrets and hmac options from this configured source')
+      .option('--hmac <json>', 'options of the generic hmac scheme as JSON, e.g. \'{"signature_header":"X-Signature"}\'')
+      .option('--id <id>', 'delivery id for schemes that carry one (default: the body\'s event id, else a fresh one)')
+      .option('--timestamp <unix>', 'signing time in unix seconds (default: now)')
+      .requiredOption('--body <file>', 'file with the exact body bytes, or - for standard input')
+      .addOption(new Option('--format <format>', 'output: "Name: value" lines, curl -H arguments, or a JSON object').choices(['headers', 'curl', 'json']).default('headers'))
+      .addHelpText(
+        'after',
+        `
+Examples:
+  tekil sign --scheme standard --secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw --body event.json
+  tekil sign --source demo --format json --body - < event.json
+  curl -sS http://127.0.0.1:8787/in/demo -H 'content-type: application/json' \\
+    $(tekil sign --source demo --format curl --body event.json) --data-binary @event.json
+
+The body is signed byte for byte as read; send it with --data-binary so curl does not alter it.`,
+      ),
+  ).action(async (opts: SignOptions) => {
+    const { scheme, secrets, eventIdLocators } = await resolveSetup(opts);
+    const body = await readBody(opts.body);
+    const timestamp = parseTimestampOption(opts.timestamp);
+    let id = opts.id;
+    if (id === undefined && scheme.idHeader !== undefined) {
+      id = eventIdFromBody(body, eventIdLocators) ?? (scheme.idPrefix ? newDeliveryId(scheme.idPrefix) : randomUUID());
+    }
+    const headers = scheme.sign({ body, secrets, ...(id !== undefined ? { id } : {}), ...(timestamp !== undefined ? { timestamp } : {}) });
+    process.stdout.write(formatHeaders(headers, opts.format));
+  });
+}

@@ -1,0 +1,41 @@
+import type { HmacSchemeOptions, SchemeName } from '../config/source.js';
+import { createGithubScheme } from './github.js';
+import { createHmacScheme } from './hmac.js';
+import { createPaymosScheme } from './paymos.js';
+import { createShopifyScheme } from './shopify.js';
+import { createStandardScheme } from './standard.js';
+import { createStripeScheme } from './stripe.js';
+import type { SignatureScheme } from './types.js';
+
+export type {
+  FieldDefaults,
+  IncomingHeaders,
+  SchemeFactory,
+  SignatureScheme,
+  SignInput,
+  VerifyInput,
+  VerifyResult,
+} from './types.js';
+export { hmacOptionProblems } from './hmac.js';
+export { newDeliveryId } from './common.js';
+
+/**
+ * The scheme a source is configured with. Schemes hold no state besides their options, so callers
+ * may create one per source and keep it.
+ */
+export function createScheme(name: SchemeName, hmacOptions?: HmacSchemeOptions): SignatureScheme {
+  switch (name) {
+    case 'standard':
+      return createStandardScheme();
+    case 'stripe':
+      return createStripeScheme();
+    case 'paymos':
+      return createPaymosScheme();
+    case 'github':
+      return createGithubScheme();
+    case 'shopify':
+      return createShopifyScheme();
+    case 'hmac':
+      return createHmacScheme(hmacOptions);
+  }
+}
