@@ -2,15 +2,20 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { TekilError, isTekilError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
+import { receiverRoutes } from './receiver/route.js';
+import { createInboxBatcher } from './receiver/service.js';
+import type { InboxBatcher } from './receiver/batcher.js';
 
 export interface AppOptions {
   ctx: Context;
   roles: ReadonlySet<Role>;
   adminToken?: string;
+  /** The receiver's group-commit batcher; when absent with the receiver role, the app makes and owns one. */
+  batcher?: InboxBatcher;
 }
 
 /** Builds the HTTP surface without listening, so tests can drive it through `inject()`. */
-export async function buildApp({ ctx, roles, adminToken }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     // Fastify's request log includes headers on error; ours below logs method, route and status only.
@@ -19,9 +24,12 @@ export async function buildApp({ ctx, roles, adminToken }: AppOptions): Promise<
     return503OnClosing: true,
   });
 
-  app.addHook('onResponse', async (req, reply) => {
-    req.log.debug({ method: req.method, url: req.routeOptions.url ?? req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
-  });
+  // Only at debug level: the hook costs on every request even when its log line is dropped.
+  if (ctx.logger.isLevelEnabled('debug')) {
+    app.addHook('onResponse', async (req, reply) => {
+      req.log.debug({ method: req.method, url: req.routeOptions.url ?? req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request');
+    });
+  }
 
   app.setErrorHandler(async (err: unknown, req, reply) => {
     if (isTekilError(err)) {
@@ -43,6 +51,15 @@ export async function buildApp({ ctx, roles, adminToken }: AppOptions): Promise<
     return reply.code(404).send({ error: 'NOT_FOUND', message: `no route ${req.method} ${req.url}` });
   });
 
+  // server.close() drops only connections idle at that instant; one busy then would stay open for the
+  // whole keep-alive timeout once its response is sent. Keep dropping idle ones until closed.
+  let idleReaper: NodeJS.Timeout | undefined;
+  app.addHook('preClose', async () => {
+    idleReaper = setInterval(() => app.server.closeIdleConnections(), 50);
+    idleReaper.unref();
+  });
+  app.addHook('onClose', async () => clearInterval(idleReaper));
+
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     try {
@@ -57,6 +74,17 @@ export async function buildApp({ ctx, roles, adminToken }: AppOptions): Promise<
     return ctx.metrics.metrics();
   });
 
+  if (roles.has('receiver')) {
+    let inbox = batcher;
+    if (!inbox) {
+      const owned = createInboxBatcher(ctx);
+      await owned.start();
+      // onClose runs after in-flight requests are answered: then the queue is flushed.
+      app.addHook('onClose', async () => owned.stop());
+      inbox = owned;
+    }
+    await app.register(receiverRoutes, { ctx, batcher: inbox });
+  }
   if (roles.has('api')) {
     if (!adminToken) throw new TekilError('CONFIG_INVALID', 'the api role needs an admin token');
     await app.register(adminApi, { prefix: '/api/v1', ctx, adminToken });

@@ -6,4 +6,15 @@ export { openStore, type OpenStoreOptions } from './store/open.js';
 export { migrate } from './store/migrate.js';
 export type { Db, Queryable, QueryResult } from './store/db.js';
 export { TekilError, errorCatalogue, type ErrorCode } from './errors.js';
+export { createScheme, type SignatureScheme, type SignInput, type VerifyInput, type VerifyResult, type IncomingHeaders } from './signing/index.js';
+export {
+  publish,
+  OUTBOX_CHANNEL,
+  type PublishInput,
+  type PublishResult,
+  type ExtraDestination,
+  type SqlExecutor,
+} from './outbox/publish.js';
+export { ladderPresets, ladderGapsMs, type LadderPreset, type LadderSpec } from './outbox/ladders.js';
+export type { Endpoint, Delivery, Attempt, DeliveryStatus, EndpointScheme } from './outbox/types.js';
 export type { Role, Service, Context } from './service.js';

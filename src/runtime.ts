@@ -4,9 +4,14 @@ import { buildApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetricsRegistry } from './metrics.js';
 import { openStore } from './store/open.js';
+import type { Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { resolveAdminToken } from './api/token.js';
 import type { Context, Role, Service } from './service.js';
+import { createDispatcherService } from './outbox/context.js';
+import { createInboxBatcher } from './receiver/service.js';
+import { createInboxWorker } from './worker/worker.js';
+import type { HandlerRegistry } from './worker/handlers.js';
 
 export interface StartOptions {
   config: TekilConfig;
@@ -16,6 +21,10 @@ export interface StartOptions {
   /** Overrides config.server.port (0 picks a free port). */
   port?: number;
   host?: string;
+  /** In-process handlers for the worker role (`defineHandlers().on(source, type, fn)`). */
+  handlers?: HandlerRegistry;
+  /** An already open store to use instead of opening one from the config; the caller closes it. */
+  db?: Db;
 }
 
 export interface RunningTekil {
@@ -30,7 +39,10 @@ export interface RunningTekil {
 }
 
 /** Background parts by role. Each role's module adds its factory here. */
-const serviceFactories: Partial<Record<Role, (ctx: Context) => Service>> = {};
+const serviceFactories: Partial<Record<Role, (ctx: Context, options: StartOptions) => Service>> = {
+  worker: (ctx, options) => createInboxWorker(ctx, { handlers: options.handlers }),
+  dispatcher: (ctx) => createDispatcherService(ctx),
+};
 
 export function resolveStoreSettings(config: TekilConfig, env: NodeJS.ProcessEnv): { databaseUrl?: string; dataDir: string } {
   const databaseUrl = env.DATABASE_URL || config.store.url || undefined;
@@ -43,18 +55,22 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   const logger = options.logger ?? createLogger();
   const { config, roles } = options;
   const store = resolveStoreSettings(config, env);
-  const db = await openStore({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: config.store.pool_size });
+  const ownsDb = !options.db;
+  const db = options.db ?? (await openStore({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: config.store.pool_size }));
   const ctx: Context = { config, db, logger, metrics: createMetricsRegistry() };
   const services: Service[] = [];
   try {
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    // Started before listen and stopped after app.close(), so every answered request was flushed.
+    const batcher = roles.has('receiver') ? createInboxBatcher(ctx) : undefined;
+    if (batcher) services.push(batcher);
     for (const role of roles) {
       const factory = serviceFactories[role];
-      if (factory) services.push(factory(ctx));
+      if (factory) services.push(factory(ctx, options));
     }
     const adminToken = roles.has('api') ? resolveAdminToken(env, store.dataDir) : undefined;
-    const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}) });
+    const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}) });
     for (const s of services) await s.start();
     const url = await app.listen({ host: options.host ?? config.server.host, port: options.port ?? config.server.port });
     let closing: Promise<void> | undefined;
@@ -67,17 +83,18 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
       close() {
         closing ??= (async () => {
           await app.close();
+          logger.debug('http server closed');
           for (const s of [...services].reverse()) {
             await s.stop().catch((err: unknown) => logger.error({ err, service: s.name }, 'service stop failed'));
           }
-          await db.close();
+          if (ownsDb) await db.close();
         })();
         return closing;
       },
     };
   } catch (err) {
     for (const s of services.reverse()) await s.stop().catch(() => {});
-    await db.close().catch(() => {});
+    if (ownsDb) await db.close().catch(() => {});
     throw err;
   }
 }

@@ -2,6 +2,8 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import { TekilError } from '../errors.js';
 import type { Context } from '../service.js';
 import { tokenMatches } from './token.js';
+import { outboxRoutes } from './outbox.js';
+import { inboxRoutes } from './inbox.js';
 
 export interface AdminApiOptions {
   ctx: Context;
@@ -9,7 +11,7 @@ export interface AdminApiOptions {
 }
 
 /** Route modules of the admin API; each is registered under /api/v1 behind the bearer token. */
-const routeModules: Array<(app: FastifyInstance, ctx: Context) => Promise<void> | void> = [];
+const routeModules: Array<(app: FastifyInstance, ctx: Context) => Promise<void> | void> = [outboxRoutes, inboxRoutes];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
   app.addHook('onRequest', async (req) => {

@@ -3,6 +3,10 @@ import { Command, CommanderError } from 'commander';
 import { isTekilError } from '../errors.js';
 import { registerStartCommand } from './start.js';
 import { registerMigrateCommand } from './migrate.js';
+import { registerSignCommand } from './sign.js';
+import { registerInboxCommand } from './inbox.js';
+import { registerEndpointsCommand } from './endpoints.js';
+import { registerMessagesCommand } from './messages.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -12,6 +16,10 @@ const program = new Command('tekil')
 
 registerStartCommand(program);
 registerMigrateCommand(program);
+registerSignCommand(program);
+registerInboxCommand(program);
+registerEndpointsCommand(program);
+registerMessagesCommand(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -16,16 +16,24 @@ function parseRoles(value: string | undefined): Set<Role> {
   return new Set(roles as Role[]);
 }
 
+function parseTimeScale(value: string): number {
+  const n = Number(value);
+  if (!(n > 0 && n <= 1000)) throw new TekilError('CONFIG_INVALID', `--time-scale: expected a number in (0, 1000], got "${value}"`);
+  return n;
+}
+
 export function registerStartCommand(program: Command): void {
   addConfigOption(
     program
       .command('start')
       .description('Run tekil: migrations, then the roles asked for (all by default) until SIGTERM/SIGINT.')
       .option('-p, --port <n>', 'HTTP port (overrides server.port)', parsePort)
-      .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all'),
-  ).action(async (opts: { config?: string; port?: number; role?: string }) => {
+      .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all')
+      .option('--time-scale <factor>', 'multiply retry ladder gaps (overrides sending.time_scale; 0.001 for tests and demos)', parseTimeScale),
+  ).action(async (opts: { config?: string; port?: number; role?: string; timeScale?: number }) => {
     const roles = parseRoles(opts.role);
     const { config, path } = await loadCliConfig(opts.config);
+    if (opts.timeScale !== undefined) config.sending.time_scale = opts.timeScale;
     const running = await startTekil({ config, roles, ...(opts.port !== undefined ? { port: opts.port } : {}) });
     printStartBanner(running, path);
     let stopping = false;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { durationMs, sizeBytes } from './units.js';
 import { sourceSchema } from './source.js';
+import { sendingSchema } from './sending.js';
 
 export const serverSchema = z
   .object({
@@ -20,6 +21,8 @@ export const receiverSchema = z
     queue_max_rows: z.number().int().positive().default(10_000),
     /** Seconds sent in Retry-After with a 503. */
     retry_after: z.number().int().positive().default(5),
+    /** Group-commit INSERTs in flight at once; 1 keeps the store busy while the next batch gathers. */
+    max_in_flight: z.number().int().positive().max(16).default(1),
   })
   .strict();
 
@@ -32,11 +35,28 @@ export const storeSchema = z
   })
   .strict();
 
+export const workerSchema = z
+  .object({
+    /** Deliveries claimed (and committed) together. */
+    batch_size: z.number().int().positive().default(100),
+    /** Claim loops run side by side, each with its own connection. */
+    concurrency: z.number().int().positive().default(2),
+    /** How long a claim holds a delivery before another worker may take it back. */
+    lease: durationMs.default(60_000),
+    /** Polling fallback when no notification arrives. */
+    poll_interval: durationMs.default(1_000),
+    /** Forwarded requests in flight at once within one batch. */
+    forward_concurrency: z.number().int().positive().default(16),
+  })
+  .strict();
+
 export const configSchema = z
   .object({
     server: serverSchema.default(serverSchema.parse({})),
     store: storeSchema.default(storeSchema.parse({})),
     receiver: receiverSchema.default(receiverSchema.parse({})),
+    worker: workerSchema.default(workerSchema.parse({})),
+    sending: sendingSchema.default(sendingSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),
   })

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { durationMs } from './units.js';
+import { hmacOptionProblems } from '../signing/hmac.js';
 
 export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac'] as const;
 export type SchemeName = (typeof schemeNames)[number];
@@ -32,6 +34,43 @@ export const hmacSchemeOptions = z
   .strict();
 export type HmacSchemeOptions = z.infer<typeof hmacSchemeOptions>;
 
+/** Retry policy of a source's processing: exponential backoff with full jitter, bounded attempts. */
+export const retrySchema = z
+  .object({
+    /** Attempts in all, the first included; after the last one the delivery is `dead`. */
+    max_attempts: z.number().int().positive().default(20),
+    /** Upper bound of the first backoff; it doubles with each attempt. */
+    base: durationMs.default(10_000),
+    /** Most one backoff may be. */
+    cap: durationMs.default(6 * 3_600_000),
+  })
+  .strict();
+export type RetryConfig = z.infer<typeof retrySchema>;
+
+/** Forwarding: POST the raw body to the application, signed with Standard Webhooks. */
+export const forwardSchema = z
+  .object({
+    url: z.string().url(),
+    timeout: durationMs.default(10_000),
+    /** Standard Webhooks secret (`whsec_<base64>`) tekil signs forwarded requests with. */
+    secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'expected "whsec_" followed by base64'),
+  })
+  .strict();
+export type ForwardConfig = z.infer<typeof forwardSchema>;
+
+/** The ordering guard: resource states ranked, so an event cannot move a resource backwards. */
+export const orderingSchema = z
+  .object({
+    /** Where the resource state is in the event (`body:data.status`); absent means time order only. */
+    state: locator.optional(),
+    /** Non-terminal states from first to last. */
+    states: z.array(z.string().min(1)).default([]),
+    /** Terminal states: once one is applied, every later event of the resource is stale. */
+    terminal: z.array(z.string().min(1)).default([]),
+  })
+  .strict();
+export type OrderingConfig = z.infer<typeof orderingSchema>;
+
 export const sourceSchema = z
   .object({
     scheme: z.enum(schemeNames),
@@ -43,11 +82,15 @@ export const sourceSchema = z
     resource_id: locatorList.optional(),
     event_type: locatorList.optional(),
     occurred_at: locatorList.optional(),
+    retry: retrySchema.default(retrySchema.parse({})),
+    forward: forwardSchema.optional(),
+    ordering: orderingSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
     if (s.scheme === 'hmac' && !s.hmac) {
       ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'scheme "hmac" needs an "hmac" block (signature_header, encoding, …)' });
     }
+    for (const problem of s.hmac ? hmacOptionProblems(s.hmac) : []) ctx.addIssue({ code: 'custom', path: ['hmac'], message: problem });
   });
 export type SourceConfig = z.infer<typeof sourceSchema>;

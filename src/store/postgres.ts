@@ -41,6 +41,12 @@ export function createPostgresDb(options: PostgresOptions): Db {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken = false;
+      // A checked-out client whose server goes away (restart, failover) emits 'error'; the pool only
+      // listens on idle clients, so without this the process would die instead of the query failing.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await fn(wrap(client));
@@ -54,6 +60,7 @@ export function createPostgresDb(options: PostgresOptions): Db {
         }
         throw err;
       } finally {
+        client.off('error', onError);
         client.release(broken);
       }
     },

@@ -1,0 +1,131 @@
+/**
+ * Dispatch throughput: 50,000 published messages delivered to a local sink that answers 200 at once,
+ * against the ceiling of bare undici POSTs of the same bodies to the same sink at the same concurrency.
+ *
+ *   npm run bench:dispatch            (Postgres: TEKIL_BENCH_DATABASE_URL, else TEKIL_TEST_DATABASE_URL,
+ *                                      else postgres://postgres@127.0.0.1:5432/postgres)
+ *   BENCH_MESSAGES=10000 npm run bench:dispatch
+ */
+import { fork } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { Agent, request } from 'undici';
+import { parseConfig } from '../src/config/load.js';
+import { createLogger } from '../src/logger.js';
+import { DestinationGuard } from '../src/outbox/destination-guard.js';
+import { Dispatcher } from '../src/outbox/dispatcher.js';
+import { endpointStore } from '../src/outbox/endpoints.js';
+import { publish } from '../src/outbox/publish.js';
+import { createSecretBox } from '../src/outbox/secrets.js';
+import { createPostgresDb } from '../src/store/postgres.js';
+import { migrate } from '../src/store/migrate.js';
+
+const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 50_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const PUBLISH_TX = 5_000;
+const baseUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? process.env.TEKIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: baseUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function startSink(): Promise<{ url: string; stop(): void }> {
+  const child = fork(fileURLToPath(new URL('./dispatch-sink.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+  });
+  const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
+  return { url: `http://127.0.0.1:${port}/hook`, stop: () => child.kill() };
+}
+
+/** The ceiling: CONCURRENCY loops of plain undici POSTs, no database, no signing. */
+async function bareRate(url: string, bodies: Buffer[]): Promise<number> {
+  const agent = new Agent({ keepAliveTimeout: 30_000 });
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < bodies.length) {
+        const body = bodies[next++]!;
+        const res = await request(url, { dispatcher: agent, method: 'POST', body, headers: { 'content-type': 'application/json' } });
+        await res.body.text();
+        if (res.statusCode !== 200) throw new Error(`sink answered ${res.statusCode}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await agent.close();
+  return bodies.length / seconds;
+}
+
+async function main(): Promise<void> {
+  const name = `tekil_bench_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  if (process.env.BENCH_ASYNC_COMMIT) await admin(`ALTER DATABASE ${name} SET synchronous_commit = off`);
+  const u = new URL(baseUrl);
+  u.pathname = `/${name}`;
+  const db = createPostgresDb({ connectionString: u.toString(), max: 8 });
+  const sink = await startSink();
+  try {
+    await migrate(db);
+    const config = parseConfig({ sending: { allow_networks: ['127.0.0.0/8'], dispatcher: { concurrency: CONCURRENCY } } });
+    const box = createSecretBox(randomBytes(32).toString('base64'));
+    const guard = new DestinationGuard(config.sending.allow_networks);
+    const endpoints = endpointStore({ sending: config.sending, box, guard });
+    // The endpoint's cap counts claimed deliveries, which run ahead of the requests: allow 4x.
+    await endpoints.create(db, { url: sink.url, max_in_flight: 4 * CONCURRENCY });
+
+    process.stdout.write(`publishing ${MESSAGES} messages… `);
+    let t0 = performance.now();
+    for (let done = 0; done < MESSAGES; done += PUBLISH_TX) {
+      await db.transaction(async (tx) => {
+        for (let i = done; i < Math.min(done + PUBLISH_TX, MESSAGES); i++) {
+          await publish(tx, { type: 'invoice.paid', resourceId: `inv_${i}`, data: { invoice_id: `inv_${i}`, amount: '125.00', currency: 'TRY' } });
+        }
+      });
+    }
+    process.stdout.write(`${Math.round(MESSAGES / ((performance.now() - t0) / 1000))} msg/s (not timed below)\n`);
+    const { rows } = await db.query<{ payload: Buffer }>('SELECT payload FROM outbox_messages');
+    const bodies = rows.map((r) => Buffer.from(r.payload));
+
+    const dispatcher = new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
+    t0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    await dispatcher.start();
+    for (;;) {
+      const { rows: left } = await db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status IN ('pending', 'sending')");
+      if (Number(left[0]!.n) === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const dispatchSeconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    const cpuShare = (cpu.user + cpu.system) / 1e6 / dispatchSeconds;
+    await dispatcher.stop();
+    const { rows: check } = await db.query<{ ok: number; attempts: number }>(
+      "SELECT count(*) FILTER (WHERE status = 'succeeded') AS ok, (SELECT count(*) FROM outbox_attempts) AS attempts FROM outbox_deliveries",
+    );
+    const dispatchRate = MESSAGES / dispatchSeconds;
+    const ceiling = await bareRate(sink.url, bodies);
+    process.stdout.write(
+      [
+        `dispatcher: ${MESSAGES} deliveries in ${dispatchSeconds.toFixed(2)} s = ${Math.round(dispatchRate)} deliveries/s (succeeded ${check[0]!.ok}, attempts recorded ${check[0]!.attempts}; dispatcher process CPU ${(cpuShare * 100).toFixed(0)}% of one core)`,
+        `bare undici POSTs (ceiling, concurrency ${CONCURRENCY}): ${Math.round(ceiling)} requests/s`,
+        `ratio: ${(dispatchRate / ceiling).toFixed(2)} (target >= 0.5)`,
+        '',
+      ].join('\n'),
+    );
+  } finally {
+    sink.stop();
+    await db.close();
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+await main();

@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { defineHandlers, PermanentError, type HandlerRegistry } from '../../src/worker/handlers.js';
+import type { Queryable } from '../../src/store/db.js';
+
+/** A Paymos-style invoice event: `{event_id, event_type, occurred_at, data: {...}}`. */
+const invoiceEvent = z.object({
+  event_id: z.string(),
+  event_type: z.string(),
+  occurred_at: z.string().optional(),
+  data: z.object({
+    id: z.string(),
+    status: z.string(),
+    order_id: z.string(),
+    amount: z.number().int().nonnegative(),
+    currency: z.string().length(3),
+  }),
+});
+export type InvoiceEvent = z.infer<typeof invoiceEvent>;
+
+/** The call to an outside service (e.g. the warehouse) made after the order is marked paid. */
+export type AfterPaid = (call: { orderId: string; idempotencyKey: string }) => Promise<void>;
+
+export interface OrderHandlersOptions {
+  source: string;
+  afterPaid?: AfterPaid;
+}
+
+export async function createExampleSchema(db: Queryable): Promise<void> {
+  await db.exec(await readFile(new URL('./schema.sql', import.meta.url), 'utf8'));
+}
+
+interface OrderRow {
+  id: string;
+  amount_minor: number | string;
+  currency: string;
+  status: string;
+}
+
+async function loadOrder(tx: Queryable, invoice: InvoiceEvent['data']): Promise<OrderRow> {
+  const res = await tx.query<OrderRow>('SELECT id, amount_minor, currency, status FROM example_orders WHERE id = $1 FOR UPDATE', [invoice.order_id]);
+  const order = res.rows[0];
+  // Wrong data is not fixed by retrying: permanent, so it lands in the review queue at once.
+  if (!order) throw new PermanentError(`invoice ${invoice.id} names unknown order ${invoice.order_id}`);
+  if (Number(order.amount_minor) !== invoice.amount || order.currency !== invoice.currency) {
+    throw new PermanentError(`invoice ${invoice.id} is for ${invoice.amount} ${invoice.currency}, order ${order.id} is ${order.amount_minor} ${order.currency}`);
+  }
+  return order;
+}
+
+/**
+ * The shop's handlers. `invoice.paid` marks the order paid only if it is not paid yet (a conditional
+ * update: the second lock behind tekil's own), writes one ledger row for the effect, then calls the
+ * outside service with the idempotency key. Everything goes through `ctx.tx`, so a failing outside
+ * call rolls the update and the ledger row back and the retry starts clean.
+ */
+export function orderHandlers(options: OrderHandlersOptions): HandlerRegistry {
+  return defineHandlers()
+    .on<InvoiceEvent>(
+      options.source,
+      'invoice.paid',
+      async (event, ctx) => {
+        const invoice = event.payload.data;
+        const order = await loadOrder(ctx.tx, invoice);
+        const updated = await ctx.tx.query(
+          `UPDATE example_orders SET status = 'paid', paid_at = now(), paid_by_event = $2
+           WHERE id = $1 AND status <> 'paid'`,
+          [order.id, event.eventId],
+        );
+        if (updated.rowCount === 1) {
+          await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, 'order_paid']);
+          await options.afterPaid?.({ orderId: order.id, idempotencyKey: ctx.idempotencyKey });
+        }
+        return { resultRef: order.id };
+      },
+      { schema: invoiceEvent },
+    )
+    .on<InvoiceEvent>(
+      options.source,
+      '*',
+      async (event, ctx) => {
+        // Intermediate states (confirming, underpaid_waiting…) move an unpaid order forward only.
+        const invoice = event.payload.data;
+        const order = await loadOrder(ctx.tx, invoice);
+        const updated = await ctx.tx.query(`UPDATE example_orders SET status = $2 WHERE id = $1 AND status <> 'paid'`, [order.id, invoice.status]);
+        if (updated.rowCount === 1) {
+          await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, `order_${invoice.status}`]);
+        }
+        return { resultRef: order.id };
+      },
+      { schema: invoiceEvent },
+    );
+}

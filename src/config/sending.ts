@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { durationMs } from './units.js';
+
+const cidr = z
+  .string()
+  .regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'expected a network in CIDR form, e.g. 127.0.0.0/8 or ::1/128');
+
+const gap = z.string().regex(/^\d+(?:\.\d+)?(ms|s|m|h|d)$/, 'expected a gap like 30s, 2m or 1h');
+/** A ladder preset name, or the list of gaps between attempts. */
+export const ladderSetting = z.union([z.string().regex(/^[a-z][a-z0-9_-]*$/), z.array(gap).min(1).max(50)]);
+
+export const dispatcherSchema = z
+  .object({
+    /** Deliveries claimed by one query. */
+    batch_size: z.number().int().positive().default(200),
+    /** HTTP requests in flight at once in one dispatcher process (all endpoints together). */
+    concurrency: z.number().int().positive().default(64),
+    /** Polling fallback when no notification arrives. */
+    poll_interval: durationMs.default(1_000),
+    /** Added to an endpoint's timeout to form the claim's lease; after it another dispatcher may retry. */
+    lease_margin: durationMs.default(30_000),
+  })
+  .strict();
+
+export const sendingSchema = z
+  .object({
+    /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
+    allow_networks: z.array(cidr).default([]),
+    /** Request timeout of an endpoint created without one. */
+    timeout: durationMs.default(10_000),
+    /** How long a rotated-out secret keeps signing next to the new one. */
+    rotation_window: durationMs.default(24 * 3_600_000),
+    /** Concurrent requests per endpoint for an endpoint created without a value. */
+    max_in_flight: z.number().int().positive().default(16),
+    /** Ladder of an endpoint created without one. */
+    ladder: ladderSetting.default('standard'),
+    /** Disable an endpoint after this many consecutive failed deliveries; 0 never disables. */
+    disable_after_failures: z.number().int().nonnegative().default(0),
+    /** Longest Retry-After honoured; a longer one is cut to this. */
+    retry_after_max: durationMs.default(3_600_000),
+    /** Multiplies every ladder gap (0.001 turns minutes into tens of milliseconds for tests). */
+    time_scale: z.number().positive().max(1000).default(1),
+    dispatcher: dispatcherSchema.default(dispatcherSchema.parse({})),
+  })
+  .strict();
+
+export type SendingConfig = z.infer<typeof sendingSchema>;

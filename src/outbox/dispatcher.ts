@@ -1,0 +1,306 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { SendingConfig } from '../config/sending.js';
+import type { Logger } from '../logger.js';
+import type { Service } from '../service.js';
+import type { Db } from '../store/db.js';
+import { createScheme, type SignatureScheme } from '../signing/index.js';
+import type { DestinationGuard } from './destination-guard.js';
+import { signingSecrets } from './endpoints.js';
+import { ladderGapsMs, nextAttemptDelay } from './ladders.js';
+import { OUTBOX_CHANNEL } from './publish.js';
+import type { SecretBox } from './secrets.js';
+import { Sender } from './sender.js';
+import { claimDeliveries, type ClaimedDelivery } from './sql/claim.js';
+import { recordAbandoned, writeCompletions, type Completion } from './sql/complete.js';
+import type { EndpointScheme } from './types.js';
+
+export interface DispatcherOptions {
+  db: Db;
+  sending: SendingConfig;
+  box: SecretBox;
+  guard: DestinationGuard;
+  logger: Logger;
+  metrics?: Registry | undefined;
+}
+
+/** Secrets are cached briefly: a rotation changes the endpoint's updated_at, which invalidates them. */
+const SECRET_CACHE_MS = 60_000;
+/** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
+const STOP_GRACE_MS = 5_000;
+
+interface CachedSecrets {
+  updatedAt: number;
+  expiresAt: number;
+  secrets: Promise<string[]>;
+}
+
+/**
+ * Claims due deliveries, signs and posts them, and records every attempt. Requests run concurrently up
+ * to `dispatcher.concurrency`; finished attempts are written in groups (one statement per group) and
+ * the freed slots are refilled by the next claim. Wake-ups come from NOTIFY on publish, a timer for
+ * the earliest retry this process scheduled, and a polling fallback.
+ */
+export class Dispatcher implements Service {
+  readonly name = 'dispatcher';
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  private readonly sender: Sender;
+  private readonly schemes = new Map<string, SignatureScheme>();
+  private readonly secretCache = new Map<string, CachedSecrets>();
+  private readonly ladderCache = new Map<string, number[]>();
+  private readonly completions: Completion[] = [];
+  private readonly attemptsTotal: Counter<'result'> | undefined;
+  private readonly attemptSeconds: Histogram | undefined;
+  private running = false;
+  private inFlight = 0;
+  /** Claimed deliveries waiting for a free request slot (at most one `concurrency` worth). */
+  private readonly queue: Array<{ row: ClaimedDelivery; lease: string }> = [];
+  private claiming = false;
+  private claimAgain = false;
+  private claimSeq = 0;
+  private flushing: Promise<void> | undefined;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private wakeTimer: NodeJS.Timeout | undefined;
+  private wakeAt = Infinity;
+  private unlisten: (() => Promise<void>) | undefined;
+
+  constructor(private readonly options: DispatcherOptions) {
+    this.sender = new Sender(options.guard);
+    const registry = options.metrics;
+    if (registry) {
+      this.attemptsTotal =
+        (registry.getSingleMetric('tekil_outbox_attempts_total') as Counter<'result'> | undefined) ??
+        new Counter({ name: 'tekil_outbox_attempts_total', help: 'Delivery attempts by result', labelNames: ['result'], registers: [registry] });
+      this.attemptSeconds =
+        (registry.getSingleMetric('tekil_outbox_attempt_duration_seconds') as Histogram | undefined) ??
+        new Histogram({ name: 'tekil_outbox_attempt_duration_seconds', help: 'Duration of delivery attempts', registers: [registry] });
+    }
+  }
+
+  async start(): Promise<void> {
+    this.running = true;
+    try {
+      this.unlisten = await this.options.db.listen(OUTBOX_CHANNEL, () => this.kick());
+    } catch (err) {
+      this.options.logger.warn({ err }, 'dispatcher: LISTEN failed; relying on polling');
+    }
+    this.pollTimer = setInterval(() => this.kick(), this.options.sending.dispatcher.poll_interval);
+    this.pollTimer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearInterval(this.pollTimer);
+    clearTimeout(this.wakeTimer);
+    await this.unlisten?.().catch(() => {});
+    const deadline = Date.now() + STOP_GRACE_MS;
+    await this.releaseQueued();
+    while ((this.inFlight > 0 || this.claiming || this.flushing || this.completions.length > 0) && Date.now() < deadline) {
+      if (!this.flushing && this.completions.length > 0) this.flush();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await this.sender.close().catch(() => {});
+  }
+
+  /** Asks for a claim soon; several asks while one claim runs collapse into one more. */
+  kick(): void {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    void this.claimLoop();
+  }
+
+  /** Number of requests in flight in this process. */
+  get inFlightCount(): number {
+    return this.inFlight;
+  }
+
+  private async claimLoop(): Promise<void> {
+    this.claiming = true;
+    const { concurrency, batch_size, lease_margin } = this.options.sending.dispatcher;
+    try {
+      do {
+        this.claimAgain = false;
+        while (this.running) {
+          // Claiming ahead (up to twice the concurrency) keeps request slots busy while the database
+          // round trips of claiming and recording run.
+          const limit = Math.min(2 * concurrency - this.inFlight - this.queue.length, batch_size);
+          if (limit <= 0) break;
+          const lease = `${this.id}:${++this.claimSeq}`;
+          let rows: ClaimedDelivery[];
+          try {
+            rows = await claimDeliveries(this.options.db, limit, lease, lease_margin);
+            await recordAbandoned(
+              this.options.db,
+              rows
+                .filter((r) => r.previous_status === 'sending')
+                .map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
+            );
+          } catch (err) {
+            this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
+            return;
+          }
+          for (const row of rows) this.queue.push({ row, lease });
+          this.pump();
+          if (rows.length < limit) break;
+        }
+      } while (this.claimAgain && this.running);
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  /** Starts queued attempts while request slots are free. */
+  private pump(): void {
+    const { concurrency } = this.options.sending.dispatcher;
+    while (this.running && this.inFlight < concurrency && this.queue.length > 0) {
+      const next = this.queue.shift()!;
+      this.launch(next.row, next.lease);
+    }
+  }
+
+  /** On shutdown, claimed deliveries that never started go back to pending at once. */
+  private async releaseQueued(): Promise<void> {
+    const queued = this.queue.splice(0);
+    if (queued.length === 0) return;
+    await this.options.db
+      .query(
+        `UPDATE outbox_deliveries d SET status = 'pending', attempts = d.attempts - 1, next_attempt_at = now(), lease = NULL
+         FROM unnest($1::bigint[], $2::text[]) AS q (id, lease)
+         WHERE d.id = q.id AND d.lease = q.lease AND d.status = 'sending'`,
+        [queued.map((q) => q.row.id), queued.map((q) => q.lease)],
+      )
+      .catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
+  }
+
+  private launch(row: ClaimedDelivery, lease: string): void {
+    this.inFlight++;
+    void this.attempt(row, lease).then((completion) => {
+      this.inFlight--;
+      this.pump();
+      this.completions.push(completion);
+      this.attemptsTotal?.inc({ result: completion.succeeded ? 'success' : 'failure' });
+      this.attemptSeconds?.observe(completion.durationMs / 1000);
+      this.flush();
+    });
+  }
+
+  /** One attempt; never throws: whatever goes wrong is recorded as the attempt's error. */
+  private async attempt(row: ClaimedDelivery, lease: string): Promise<Completion> {
+    const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
+    const base = { deliveryId: Number(row.id), lease, messageId: row.message_id, endpointId: row.endpoint_id, attempt: row.attempt, url: row.url };
+    let outcome;
+    try {
+      const secrets = await this.secretsFor(row.endpoint_id, row.endpoint_updated_at);
+      const headers = this.scheme(row.scheme).sign({ body, secrets, id: row.message_id });
+      if (row.scheme === 'stripe') headers['X-Webhook-Id'] = row.message_id;
+      outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
+    } catch (err) {
+      outcome = {
+        startedAt: new Date(),
+        durationMs: 0,
+        succeeded: false,
+        statusCode: null,
+        error: `not sent: ${(err as Error).message}`,
+        responseBody: null,
+        retryAfterMs: undefined,
+      };
+    }
+    const { retryAfterMs, ...recorded } = outcome;
+    if (outcome.succeeded) return { ...base, ...recorded, next: 'succeeded', delayMs: 0 };
+    let delay: number | undefined;
+    try {
+      delay = nextAttemptDelay({
+        gapsMs: this.ladder(row.ladder),
+        attemptsOnLadder: row.attempt - row.ladder_base,
+        timeScale: this.options.sending.time_scale,
+        retryAfterMs,
+        retryAfterMaxMs: this.options.sending.retry_after_max,
+      });
+    } catch {
+      delay = undefined; // an unreadable ladder cannot schedule anything: the delivery fails
+    }
+    return delay === undefined ? { ...base, ...recorded, next: 'failed', delayMs: 0 } : { ...base, ...recorded, next: 'pending', delayMs: delay };
+  }
+
+  private flush(): void {
+    if (this.flushing) return;
+    this.flushing = (async () => {
+      while (this.completions.length > 0) {
+        const batch = this.completions.splice(0, 1000);
+        try {
+          await writeCompletions(this.options.db, batch, this.id, this.options.sending.disable_after_failures);
+        } catch (err) {
+          this.options.logger.warn({ err, attempts: batch.length }, 'dispatcher: recording attempts failed; retrying');
+          this.completions.unshift(...batch);
+          if (!this.running) return; // the leases run out and the deliveries are retried elsewhere
+          await new Promise((r) => setTimeout(r, this.options.sending.dispatcher.poll_interval));
+          continue;
+        }
+        for (const c of batch) if (c.next === 'pending') this.wakeIn(c.delayMs);
+        // The written rows freed their endpoints' slots: refill them while the next group is written.
+        this.kick();
+      }
+    })().finally(() => {
+      this.flushing = undefined;
+      this.kick();
+    });
+  }
+
+  /** Wakes the claim loop when this process's earliest scheduled retry is due. */
+  private wakeIn(ms: number): void {
+    if (!this.running) return;
+    const at = Date.now() + ms + 5; // a little late rather than early: the row is due by the database's clock
+    if (at >= this.wakeAt) return;
+    clearTimeout(this.wakeTimer);
+    this.wakeAt = at;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeAt = Infinity;
+      this.kick();
+    }, at - Date.now());
+    this.wakeTimer.unref();
+  }
+
+  private scheme(name: string): SignatureScheme {
+    let scheme = this.schemes.get(name);
+    if (!scheme) {
+      scheme = createScheme(name as EndpointScheme);
+      this.schemes.set(name, scheme);
+    }
+    return scheme;
+  }
+
+  private ladder(spec: string | string[]): number[] {
+    const key = JSON.stringify(spec);
+    let gaps = this.ladderCache.get(key);
+    if (!gaps) {
+      gaps = ladderGapsMs(spec);
+      this.ladderCache.set(key, gaps);
+    }
+    return gaps;
+  }
+
+  private secretsFor(endpointId: string, updatedAt: Date): Promise<string[]> {
+    const now = Date.now();
+    const cached = this.secretCache.get(endpointId);
+    if (cached && cached.updatedAt === updatedAt.getTime() && cached.expiresAt > now) return cached.secrets;
+    const entry: CachedSecrets = { updatedAt: updatedAt.getTime(), expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
+    entry.secrets = signingSecrets(this.options.db, this.options.box, endpointId).then(
+      ({ secrets, validUntil }) => {
+        // A secret leaving its rotation window must stop signing on time.
+        entry.expiresAt = Math.min(entry.expiresAt, validUntil);
+        return secrets;
+      },
+      (err: unknown) => {
+        this.secretCache.delete(endpointId);
+        throw err;
+      },
+    );
+    this.secretCache.set(endpointId, entry);
+    return entry.secrets;
+  }
+}

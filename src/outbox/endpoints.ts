@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import type { Queryable } from '../store/db.js';
+import type { SendingConfig } from '../config/sending.js';
+import { ladderSetting } from '../config/sending.js';
+import { durationMs } from '../config/units.js';
+import { TekilError } from '../errors.js';
+import type { DestinationGuard } from './destination-guard.js';
+import { newEndpointId } from './ids.js';
+import { ladderGapsMs } from './ladders.js';
+import { generateEndpointSecret, type SecretBox } from './secrets.js';
+import { endpointSchemes, type Endpoint } from './types.js';
+
+const eventTypePattern = z.string().regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/, 'event types are exact (invoice.paid), a prefix pattern (invoice.*) or *');
+
+/** What the API and CLI accept to create an endpoint. Durations take `10s` or a number of seconds. */
+export const endpointCreateSchema = z
+  .object({
+    url: z.string().min(1).max(2048),
+    description: z.string().max(500).optional(),
+    event_types: z.array(eventTypePattern).max(100).optional(),
+    ladder: ladderSetting.optional(),
+    timeout: durationMs.optional(),
+    max_in_flight: z.number().int().positive().max(1000).optional(),
+    scheme: z.enum(endpointSchemes).optional(),
+    /** Bring your own secret (moving from another sender); one is generated otherwise. */
+    secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'a secret is "whsec_" and at least 18 bytes of base64').optional(),
+    enabled: z.boolean().optional(),
+  })
+  .strict();
+export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
+
+export const endpointUpdateSchema = endpointCreateSchema.omit({ secret: true }).partial().strict();
+export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
+
+export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
+  const result = schema.safeParse(input);
+  if (!result.success) {
+    const message = result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
+    throw new TekilError('VALIDATION_FAILED', message);
+  }
+  return result.data;
+}
+
+const COLUMNS = `id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, enabled, disabled_reason,
+  consecutive_failures, created_at, updated_at`;
+
+export interface EndpointStoreOptions {
+  sending: SendingConfig;
+  box: SecretBox;
+  guard: DestinationGuard;
+}
+
+/** Endpoint storage: create, read, change, rotate secrets. Every function takes the store or a transaction. */
+export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
+  async function get(db: Queryable, id: string): Promise<Endpoint> {
+    const { rows } = await db.query<Endpoint>(`SELECT ${COLUMNS} FROM endpoints WHERE id = $1 AND deleted_at IS NULL`, [id]);
+    if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
+    return rows[0];
+  }
+
+  return {
+    get,
+
+    async create(db: Queryable, raw: unknown): Promise<{ endpoint: Endpoint; secret: string }> {
+      const input = parseInput(endpointCreateSchema, raw);
+      await guard.checkUrl(input.url);
+      const ladder = input.ladder ?? sending.ladder;
+      ladderGapsMs(ladder);
+      const id = newEndpointId();
+      const secret = input.secret ?? generateEndpointSecret();
+      const { rows } = await db.query<Endpoint>(
+        `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, enabled)
+         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
+        [id, input.url, input.description ?? null, input.event_types ?? [], JSON.stringify(ladder), input.timeout ?? sending.timeout,
+          input.max_in_flight ?? sending.max_in_flight, input.scheme ?? 'standard', input.enabled ?? true],
+      );
+      await db.query('INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($1, $2)', [id, box.encrypt(secret)]);
+      return { endpoint: rows[0]!, secret };
+    },
+
+    async list(db: Queryable): Promise<Endpoint[]> {
+      const { rows } = await db.query<Endpoint>(`SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL ORDER BY created_at, id`);
+      return rows;
+    },
+
+    async update(db: Queryable, id: string, raw: unknown): Promise<Endpoint> {
+      const input = parseInput(endpointUpdateSchema, raw);
+      if (input.url !== undefined) await guard.checkUrl(input.url);
+      if (input.ladder !== undefined) ladderGapsMs(input.ladder);
+      const sets: string[] = [];
+      const params: unknown[] = [id];
+      const set = (column: string, value: unknown, cast = '') => {
+        params.push(value);
+        sets.push(`${column} = $${params.length}${cast}`);
+      };
+      if (input.url !== undefined) set('url', input.url);
+      if (input.description !== undefined) set('description', input.description);
+      if (input.event_types !== undefined) set('event_types', input.event_types);
+      if (input.ladder !== undefined) set('ladder', JSON.stringify(input.ladder), '::jsonb');
+      if (input.timeout !== undefined) set('timeout_ms', input.timeout);
+      if (input.max_in_flight !== undefined) set('max_in_flight', input.max_in_flight);
+      if (input.scheme !== undefined) set('scheme', input.scheme);
+      if (input.enabled !== undefined) {
+        set('enabled', input.enabled);
+        if (input.enabled) sets.push('disabled_reason = NULL, consecutive_failures = 0');
+        else set('disabled_reason', 'disabled by an operator');
+      }
+      if (sets.length === 0) return get(db, id);
+      const { rows } = await db.query<Endpoint>(
+        `UPDATE endpoints SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+        params,
+      );
+      if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
+      return rows[0];
+    },
+
+    async setEnabled(db: Queryable, id: string, enabled: boolean): Promise<Endpoint> {
+      return this.update(db, id, { enabled });
+    },
+
+    /** Deletes an endpoint: it stops receiving, its unsent deliveries are cancelled, its history stays. */
+    async remove(db: Queryable, id: string): Promise<{ cancelled: number }> {
+      const { rows } = await db.query(
+        `UPDATE endpoints SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now()
+         WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
+        [id],
+      );
+      if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
+      await db.query('DELETE FROM endpoint_secrets WHERE endpoint_id = $1', [id]);
+      const cancelled = await db.query(
+        `UPDATE outbox_deliveries SET status = 'cancelled', completed_at = now(), lease = NULL
+         WHERE endpoint_id = $1 AND status IN ('pending', 'sending')`,
+        [id],
+      );
+      return { cancelled: cancelled.rowCount };
+    },
+
+    /**
+     * A new secret signs from now on; the previous ones keep signing beside it until the window ends,
+     * so receivers can switch without losing a delivery.
+     */
+    async rotateSecret(db: Queryable, id: string, windowMs = sending.rotation_window): Promise<{ secret: string; previous_expires_at: Date }> {
+      await get(db, id);
+      const secret = generateEndpointSecret();
+      const { rows } = await db.query<{ expires_at: Date }>(
+        `UPDATE endpoint_secrets SET expires_at = now() + $2::double precision * interval '1 millisecond'
+         WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now() + $2::double precision * interval '1 millisecond')
+         RETURNING expires_at`,
+        [id, windowMs],
+      );
+      await db.query('DELETE FROM endpoint_secrets WHERE endpoint_id = $1 AND expires_at <= now()', [id]);
+      await db.query('INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($1, $2)', [id, box.encrypt(secret)]);
+      await db.query('UPDATE endpoints SET updated_at = now() WHERE id = $1', [id]);
+      return { secret, previous_expires_at: rows[0]?.expires_at ?? new Date() };
+    },
+  };
+}
+
+export type EndpointStore = ReturnType<typeof endpointStore>;
+
+/** The secrets that sign a request now: the current one first, then any still inside a rotation window. */
+export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<{ secrets: string[]; validUntil: number }> {
+  const { rows } = await db.query<{ secret_enc: string; expires_at: Date | null }>(
+    `SELECT secret_enc, expires_at FROM endpoint_secrets
+     WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())
+     ORDER BY expires_at DESC NULLS FIRST, id DESC`,
+    [endpointId],
+  );
+  const expiries = rows.map((r) => r.expires_at?.getTime()).filter((t): t is number => t !== undefined);
+  return { secrets: rows.map((r) => box.decrypt(r.secret_enc)), validUntil: expiries.length ? Math.min(...expiries) : Infinity };
+}

@@ -1,0 +1,76 @@
+import { parseDuration } from '../config/units.js';
+import { TekilError } from '../errors.js';
+
+/**
+ * Retry ladders: the gaps between one attempt and the next. A ladder of n gaps makes n + 1 attempts;
+ * after the last one the delivery is `failed`.
+ */
+export const ladderPresets = {
+  /** Paymos: 1 minute doubling to 8 hours, 11 attempts, the last about 16 hours after the first. */
+  paymos: ['1m', '2m', '4m', '8m', '16m', '32m', '1h', '2h', '4h', '8h'],
+  /** MercanPay: 10 attempts over two days. */
+  mercanpay: ['30s', '2m', '10m', '30m', '1h', '3h', '6h', '12h', '24h'],
+  /** Standard Webhooks' recommendation: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+  standard: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'],
+} as const satisfies Record<string, readonly string[]>;
+
+export type LadderPreset = keyof typeof ladderPresets;
+/** How an endpoint names its ladder: a preset, or its own list of gaps. */
+export type LadderSpec = string | readonly string[];
+
+export function isLadderPreset(name: string): name is LadderPreset {
+  return Object.hasOwn(ladderPresets, name);
+}
+
+/** Resolves a ladder to its gaps in milliseconds; throws VALIDATION_FAILED on an unknown or bad ladder. */
+export function ladderGapsMs(spec: LadderSpec): number[] {
+  let gaps: readonly string[];
+  if (typeof spec === 'string') {
+    if (!isLadderPreset(spec)) {
+      throw new TekilError('VALIDATION_FAILED', `unknown ladder preset "${spec}" (expected ${Object.keys(ladderPresets).join(', ')} or a list of gaps like ["30s", "2m"])`);
+    }
+    gaps = ladderPresets[spec];
+  } else {
+    gaps = spec;
+  }
+  if (gaps.length === 0 || gaps.length > 50) throw new TekilError('VALIDATION_FAILED', 'a ladder has 1 to 50 gaps');
+  return gaps.map((g) => {
+    const ms = parseDuration(g);
+    if (ms === undefined || ms <= 0) throw new TekilError('VALIDATION_FAILED', `ladder gap "${g}": expected a duration like 30s, 2m or 1h`);
+    return ms;
+  });
+}
+
+/** Jitter keeps a crowd of deliveries that failed together from retrying in lockstep: ±10 %. */
+export const JITTER = 0.1;
+
+export interface NextAttemptInput {
+  gapsMs: readonly number[];
+  /** Attempts already made on the current ladder (1 after the first attempt). */
+  attemptsOnLadder: number;
+  timeScale: number;
+  /** Milliseconds the receiver asked for with Retry-After, when it did. */
+  retryAfterMs?: number | undefined;
+  retryAfterMaxMs: number;
+  random?: () => number;
+}
+
+/** Milliseconds until the next attempt, or undefined when the ladder is exhausted. */
+export function nextAttemptDelay(input: NextAttemptInput): number | undefined {
+  const gap = input.gapsMs[input.attemptsOnLadder - 1];
+  if (gap === undefined) return undefined;
+  const random = input.random ?? Math.random;
+  const jittered = gap * input.timeScale * (1 - JITTER + 2 * JITTER * random());
+  if (input.retryAfterMs === undefined) return Math.round(jittered);
+  // Retry-After may lengthen a gap (never shorten it), up to the configured bound.
+  return Math.round(Math.max(jittered, Math.min(input.retryAfterMs, input.retryAfterMaxMs) * input.timeScale));
+}
+
+/** Parses Retry-After: delay-seconds or an HTTP date. */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  if (!value) return undefined;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}

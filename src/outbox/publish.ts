@@ -1,0 +1,138 @@
+import { TekilError } from '../errors.js';
+import { newEventId } from './ids.js';
+
+/**
+ * Anything that runs a parameterised query: tekil's own `Queryable`, a node-postgres `Client` or
+ * `PoolClient` inside the caller's BEGIN … COMMIT, or a PGlite transaction. Only `query` is used.
+ */
+export interface SqlExecutor {
+  query(sql: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+/** A destination for one message only (an invoice's `callback_url`), signed and retried like `endpointId`. */
+export interface ExtraDestination {
+  url: string;
+  /** The endpoint whose secret, scheme, ladder and timeout this destination uses. */
+  endpointId: string;
+}
+
+export interface PublishInput {
+  /** Event type, e.g. `invoice.paid`. Endpoints subscribe to exact types or `invoice.*`. */
+  type: string;
+  /** The business object the event is about (`inv_…`); stays the same across its state changes. */
+  resourceId?: string | null | undefined;
+  /** Any JSON value: the envelope's `data`. */
+  data: unknown;
+  /** A repeat with the same key returns the first message instead of making another. */
+  idempotencyKey?: string | undefined;
+  extraDestinations?: readonly ExtraDestination[] | undefined;
+  /** When the event happened; defaults to now. */
+  occurredAt?: Date | undefined;
+}
+
+export interface PublishResult {
+  /** The event id (`evt_…`) every destination receives, in retries and replays alike. */
+  id: string;
+  /** Delivery rows created (0 for a repeat of an idempotency key). */
+  deliveries: number;
+  /** True when the idempotency key had been used: `id` is the first message's. */
+  duplicate: boolean;
+}
+
+/** Channel the dispatcher listens on; NOTIFY is delivered when the publishing transaction commits. */
+export const OUTBOX_CHANNEL = 'tekil_outbox';
+
+/**
+ * The message envelope, identical for every destination. It carries both the Standard Webhooks names
+ * (`type`, `timestamp`) and the names many payment providers use (`event_id`, `event_type`,
+ * `occurred_at`), so receivers written for either read it without a mapping.
+ */
+export function buildEnvelope(id: string, input: PublishInput, occurredAt: Date): Buffer {
+  const timestamp = occurredAt.toISOString();
+  return Buffer.from(
+    JSON.stringify({
+      event_id: id,
+      event_type: input.type,
+      type: input.type,
+      occurred_at: timestamp,
+      timestamp,
+      resource_id: input.resourceId ?? null,
+      data: input.data ?? null,
+    }),
+    'utf8',
+  );
+}
+
+// One statement: the message, one delivery per matching enabled endpoint, the extra destinations, and
+// a NOTIFY that Postgres delivers only if the caller's transaction commits.
+const PUBLISH_SQL = `
+WITH msg AS (
+  INSERT INTO outbox_messages (id, event_type, resource_id, payload, idempotency_key)
+  VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (idempotency_key) DO NOTHING
+  RETURNING id, event_type
+), fanout AS (
+  INSERT INTO outbox_deliveries (message_id, endpoint_id, url)
+  SELECT msg.id, e.id, NULL FROM msg JOIN endpoints e
+    ON e.enabled AND e.deleted_at IS NULL AND (
+      cardinality(e.event_types) = 0
+      OR msg.event_type = ANY (e.event_types)
+      OR EXISTS (SELECT 1 FROM unnest(e.event_types) AS p
+                 WHERE p = '*' OR (right(p, 2) = '.*' AND starts_with(msg.event_type, left(p, -1)))))
+  UNION ALL
+  SELECT msg.id, x.endpoint_id, x.url FROM msg CROSS JOIN unnest($6::text[], $7::text[]) AS x (endpoint_id, url)
+  ON CONFLICT DO NOTHING
+  RETURNING 1
+)
+SELECT msg.id, (SELECT count(*) FROM fanout)::int AS deliveries, pg_notify('${OUTBOX_CHANNEL}', '') AS notified FROM msg`;
+
+function validate(input: PublishInput): void {
+  if (typeof input.type !== 'string' || !/^[A-Za-z0-9_.:-]{1,255}$/.test(input.type)) {
+    throw new TekilError('VALIDATION_FAILED', 'type: 1 to 255 letters, digits, _ . : -');
+  }
+  if (input.resourceId != null && (typeof input.resourceId !== 'string' || input.resourceId.length > 255)) {
+    throw new TekilError('VALIDATION_FAILED', 'resourceId: a string of at most 255 characters');
+  }
+  if (input.idempotencyKey !== undefined && (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255)) {
+    throw new TekilError('VALIDATION_FAILED', 'idempotencyKey: 1 to 255 characters');
+  }
+  for (const extra of input.extraDestinations ?? []) {
+    if (!/^https?:\/\//.test(extra.url)) throw new TekilError('VALIDATION_FAILED', `extra destination "${extra.url}" is not an http(s) URL`);
+    if (!extra.endpointId) throw new TekilError('VALIDATION_FAILED', 'an extra destination needs the endpointId whose settings sign it');
+  }
+}
+
+/**
+ * Publishes an event inside the caller's own transaction: the message and its deliveries commit or roll
+ * back together with the caller's business change, so an event can be neither lost nor sent for a
+ * change that never happened.
+ */
+export async function publish(tx: SqlExecutor, input: PublishInput): Promise<PublishResult> {
+  validate(input);
+  const id = newEventId();
+  const payload = buildEnvelope(id, input, input.occurredAt ?? new Date());
+  const extras = input.extraDestinations ?? [];
+  let rows: unknown[];
+  try {
+    ({ rows } = await tx.query(PUBLISH_SQL, [
+      id,
+      input.type,
+      input.resourceId ?? null,
+      payload,
+      input.idempotencyKey ?? null,
+      extras.map((x) => x.endpointId),
+      extras.map((x) => x.url),
+    ]));
+  } catch (err) {
+    if ((err as { code?: string }).code === '23503') {
+      throw new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });
+    }
+    throw new TekilError('STORE_REJECTED', `publishing ${input.type} failed: ${(err as Error).message}`, { cause: err });
+  }
+  const row = rows[0] as { id: string; deliveries: number } | undefined;
+  if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
+  const first = await tx.query('SELECT id FROM outbox_messages WHERE idempotency_key = $1', [input.idempotencyKey]);
+  const firstRow = first.rows[0] as { id: string } | undefined;
+  if (!firstRow) throw new TekilError('INTERNAL', 'idempotency key conflict without a stored message');
+  return { id: firstRow.id, deliveries: 0, duplicate: true };
+}

@@ -1,0 +1,104 @@
+import { Agent, request } from 'undici';
+import { isTekilError } from '../errors.js';
+import type { DestinationGuard } from './destination-guard.js';
+import { parseRetryAfter } from './ladders.js';
+
+/** What one HTTP attempt produced, for the history and the next-attempt decision. */
+export interface AttemptOutcome {
+  startedAt: Date;
+  durationMs: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  retryAfterMs: number | undefined;
+}
+
+export interface SendRequest {
+  url: string;
+  body: Buffer;
+  headers: Record<string, string>;
+  timeoutMs: number;
+}
+
+/** Bytes of the answer kept in the history. */
+export const RESPONSE_KEEP_BYTES = 4096;
+
+/**
+ * Posts exact bytes and reports the outcome; never throws. Redirects are not followed (a 3xx is a
+ * failure), only 2xx counts as success, and every connection goes through the destination guard.
+ */
+export class Sender {
+  private readonly agent: Agent;
+
+  constructor(private readonly guard: DestinationGuard) {
+    this.agent = new Agent({
+      connect: { lookup: guard.lookup },
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  async send(req: SendRequest): Promise<AttemptOutcome> {
+    const startedAt = new Date();
+    const t0 = performance.now();
+    const done = (fields: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): AttemptOutcome => ({
+      startedAt,
+      durationMs: Math.round(performance.now() - t0),
+      ...fields,
+    });
+    try {
+      const url = new URL(req.url);
+      this.guard.checkLiteral(url);
+      const res = await request(url, {
+        dispatcher: this.agent,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'tekil', ...req.headers },
+        body: req.body,
+        signal: AbortSignal.timeout(req.timeoutMs),
+        headersTimeout: req.timeoutMs,
+        bodyTimeout: req.timeoutMs,
+      });
+      const responseBody = await readHead(res.body);
+      const ok = res.statusCode >= 200 && res.statusCode < 300;
+      const retryAfter = res.headers['retry-after'];
+      return done({
+        succeeded: ok,
+        statusCode: res.statusCode,
+        error: ok ? null : res.statusCode >= 300 && res.statusCode < 400 ? `redirect (HTTP ${res.statusCode}) not followed` : `HTTP ${res.statusCode}`,
+        responseBody,
+        retryAfterMs: ok ? undefined : parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+      });
+    } catch (err) {
+      return done({ succeeded: false, statusCode: null, error: describeError(err, req.timeoutMs), responseBody: null, retryAfterMs: undefined });
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+async function readHead(body: AsyncIterable<Buffer> & { destroy(): void }): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    chunks.push(chunk);
+    size += chunk.length;
+    if (size >= RESPONSE_KEEP_BYTES) break; // leaving the loop discards the rest of an oversized answer
+  }
+  return Buffer.concat(chunks).subarray(0, RESPONSE_KEEP_BYTES).toString('utf8');
+}
+
+/** A short, secret-free description of a network failure. */
+function describeError(err: unknown, timeoutMs: number): string {
+  for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
+    if (isTekilError(e, 'FORBIDDEN_DESTINATION')) return e.message;
+  }
+  const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
+  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+    return `timeout after ${timeoutMs} ms`;
+  }
+  const code = e.code ?? e.cause?.code;
+  const message = e.cause?.message ?? e.message ?? String(err);
+  return code ? `${code}: ${message}` : message;
+}

@@ -1,0 +1,65 @@
+import type { Queryable } from '../../store/db.js';
+import type { DeliveryStatus } from '../types.js';
+
+export interface ClaimedDelivery {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  /** The destination: the extra destination's URL, else the endpoint's. */
+  url: string;
+  /** This attempt's number (1 for the first). */
+  attempt: number;
+  ladder_base: number;
+  previous_status: DeliveryStatus;
+  previous_attempt_at: Date | null;
+  payload: Uint8Array;
+  event_type: string;
+  scheme: string;
+  timeout_ms: number;
+  ladder: string | string[];
+  endpoint_updated_at: Date;
+}
+
+/**
+ * Claims due deliveries. Per endpoint it takes no more than the endpoint's free in-flight slots, so a
+ * dead endpoint's backlog cannot fill a batch; endpoint rows are locked (NO KEY UPDATE, which does not
+ * block publishing) and skipped when another dispatcher is claiming them, which keeps the cap exact
+ * across dispatchers. A claimed row's next_attempt_at becomes its lease's end: if this process dies,
+ * the row is due again once the lease runs out. A row whose previous status is still `sending` was
+ * abandoned that way.
+ */
+const CLAIM_SQL = `
+WITH eps AS (
+  SELECT e.id, e.max_in_flight, e.timeout_ms FROM endpoints e
+  WHERE e.enabled AND e.deleted_at IS NULL
+    AND EXISTS (SELECT 1 FROM outbox_deliveries d
+                WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now())
+  FOR NO KEY UPDATE SKIP LOCKED
+), picked AS (
+  SELECT p.id, p.message_id, eps.id AS endpoint_id, p.status AS previous_status, p.last_attempt_at AS previous_attempt_at, eps.timeout_ms
+  FROM eps CROSS JOIN LATERAL (
+    SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
+    WHERE d.endpoint_id = eps.id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
+    ORDER BY d.next_attempt_at
+    LIMIT greatest(0, eps.max_in_flight - (
+      SELECT count(*) FROM outbox_deliveries s
+      WHERE s.endpoint_id = eps.id AND s.status = 'sending' AND s.next_attempt_at > now()))
+    FOR UPDATE SKIP LOCKED
+  ) p
+  LIMIT $1
+)
+UPDATE outbox_deliveries d
+SET status = 'sending', attempts = d.attempts + 1, lease = $2, last_attempt_at = now(),
+    next_attempt_at = now() + (picked.timeout_ms + $3::double precision) * interval '1 millisecond'
+FROM picked
+JOIN outbox_messages m ON m.id = picked.message_id
+JOIN endpoints e ON e.id = picked.endpoint_id
+WHERE d.id = picked.id
+RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
+  picked.previous_status, picked.previous_attempt_at, m.payload, m.event_type,
+  e.scheme, e.timeout_ms, e.ladder, e.updated_at AS endpoint_updated_at`;
+
+export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<ClaimedDelivery[]> {
+  const { rows } = await db.query<ClaimedDelivery>(CLAIM_SQL, [limit, lease, leaseMarginMs]);
+  return rows;
+}

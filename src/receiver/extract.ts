@@ -1,0 +1,152 @@
+import type { SourceConfig } from '../config/source.js';
+import { TekilError } from '../errors.js';
+import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
+
+/** Longest event or resource id accepted; longer ones are almost certainly not ids. */
+export const MAX_ID_LENGTH = 255;
+/** Longest event type kept; a longer value is truncated rather than rejected. */
+export const MAX_TYPE_LENGTH = 255;
+
+export interface ExtractedFields {
+  eventId: string;
+  resourceId: string | null;
+  eventType: string | null;
+  occurredAt: Date | null;
+}
+
+/** The request as extraction sees it: JSON is parsed lazily, at most once, and only if needed. */
+export interface ExtractionInput {
+  body: Buffer;
+  headers: IncomingHeaders;
+  /** The delivery id the signature scheme read from a verified header, if any. */
+  headerEventId?: string | undefined;
+}
+
+type Lookup = (req: LazyRequest) => unknown;
+
+class LazyRequest {
+  private parsed = false;
+  private json: unknown;
+  /** True once a body locator was consulted and the body turned out not to be JSON. */
+  notJson = false;
+
+  constructor(readonly input: ExtractionInput) {}
+
+  bodyJson(): unknown {
+    if (!this.parsed) {
+      this.parsed = true;
+      try {
+        this.json = JSON.parse(this.input.body.toString('utf8'));
+      } catch {
+        this.notJson = true;
+        this.json = undefined;
+      }
+    }
+    return this.json;
+  }
+}
+
+/** Turns `body:a.b.c` or `header:Name` into a lookup function, once per source. */
+export function compileLocator(locator: string): Lookup {
+  if (locator.startsWith('header:')) {
+    const name = locator.slice('header:'.length).toLowerCase();
+    return (req) => {
+      const v = req.input.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    };
+  }
+  if (locator.startsWith('body:')) {
+    const path = locator.slice('body:'.length).split('.');
+    return (req) => {
+      let cur: unknown = req.bodyJson();
+      for (const key of path) {
+        if (cur === null || typeof cur !== 'object') return undefined;
+        cur = (cur as Record<string, unknown>)[key];
+      }
+      return cur;
+    };
+  }
+  throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": expected "body:<dotted.path>" or "header:<name>"`);
+}
+
+/** A list of locators: the value of the first one that finds something. */
+function compileList(locators: readonly string[]): Lookup {
+  const lookups = locators.map(compileLocator);
+  return (req) => {
+    for (const lookup of lookups) {
+      const v = lookup(req);
+      if (v !== undefined && v !== null && v !== '') return v;
+    }
+    return undefined;
+  };
+}
+
+/** Postgres text cannot hold NUL; an id carrying one is refused rather than mangled. */
+function asId(v: unknown): string | undefined {
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  if (typeof v !== 'string') return undefined;
+  if (v.length === 0 || v.length > MAX_ID_LENGTH || v.includes('\u0000')) return undefined;
+  return v;
+}
+
+function asType(v: unknown): string | null {
+  if (typeof v !== 'string' || v.length === 0 || v.includes('\u0000')) return null;
+  return v.length > MAX_TYPE_LENGTH ? v.slice(0, MAX_TYPE_LENGTH) : v;
+}
+
+/**
+ * The provider's event time: an ISO-8601 string, or unix seconds as a number or a digit string
+ * (values that only make sense as milliseconds are read as milliseconds).
+ */
+export function asTime(v: unknown): Date | null {
+  let ms: number;
+  if (typeof v === 'number' && Number.isFinite(v)) {
+    ms = v > 1e11 ? v : v * 1000;
+  } else if (typeof v === 'string' && /^\d+(\.\d+)?$/.test(v)) {
+    const n = Number(v);
+    ms = n > 1e11 ? n : n * 1000;
+  } else if (typeof v === 'string' && v.length <= 64) {
+    ms = Date.parse(v);
+  } else {
+    return null;
+  }
+  if (!Number.isFinite(ms)) return null;
+  const d = new Date(ms);
+  // Postgres timestamptz covers a narrower range than JS Date; far-off values are not real times.
+  const year = d.getUTCFullYear();
+  return year >= 1970 && year < 10_000 ? d : null;
+}
+
+export type Extractor = (input: ExtractionInput) => ExtractedFields;
+
+/**
+ * Builds the field extractor of one source. The source's own locators win over the scheme's
+ * defaults; when no locator finds an event id, the id the scheme read from a verified header is used.
+ */
+export function createExtractor(source: Pick<SourceConfig, 'event_id' | 'resource_id' | 'event_type' | 'occurred_at'>, defaults: FieldDefaults): Extractor {
+  const eventId = compileList(source.event_id ?? defaults.event_id);
+  const resourceId = compileList(source.resource_id ?? defaults.resource_id);
+  const eventType = compileList(source.event_type ?? defaults.event_type);
+  const occurredAt = compileList(source.occurred_at ?? defaults.occurred_at);
+  return (input) => {
+    const req = new LazyRequest(input);
+    const rawId = eventId(req);
+    const id = rawId === undefined ? input.headerEventId || undefined : asId(rawId);
+    if (id === undefined) {
+      if (rawId !== undefined) {
+        throw new TekilError('EVENT_ID_INVALID', `the event id must be a non-empty string or a number of at most ${MAX_ID_LENGTH} characters`);
+      }
+      if (req.notJson) throw new TekilError('BODY_NOT_JSON', 'the body is not JSON, so the event id cannot be read from it');
+      throw new TekilError('EVENT_ID_MISSING', 'no event id found in the request (see the source\'s event_id locators)');
+    }
+    if (id.length > MAX_ID_LENGTH) {
+      throw new TekilError('EVENT_ID_INVALID', `the event id must be at most ${MAX_ID_LENGTH} characters`);
+    }
+    return {
+      eventId: id,
+      resourceId: asId(resourceId(req)) ?? null,
+      eventType: asType(eventType(req)),
+      occurredAt: asTime(occurredAt(req)),
+    };
+  };
+}

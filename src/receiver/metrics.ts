@@ -1,0 +1,71 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+export type DeliveryOutcome = 'accepted' | 'duplicate';
+
+/** The receiver's Prometheus metrics, one set per registry (the app and the batcher share it). */
+export class ReceiverMetrics {
+  readonly deliveries: Counter<'source' | 'outcome' | 'reason'>;
+  readonly ackSeconds: Histogram<'source'>;
+  readonly batchRows: Histogram;
+  readonly flushErrors: Counter;
+  // Label lookups hash their arguments; the hot path reuses one child per (source, outcome).
+  private readonly children = new Map<string, { inc(): void }>();
+  private readonly ackChildren = new Map<string, { observe(v: number): void }>();
+
+  constructor(registry: Registry) {
+    this.deliveries = new Counter({
+      name: 'tekil_inbox_deliveries_total',
+      help: 'Deliveries answered by POST /in/:source, by source, outcome (accepted, duplicate, rejected) and rejection reason (an error code).',
+      labelNames: ['source', 'outcome', 'reason'],
+      registers: [registry],
+    });
+    this.ackSeconds = new Histogram({
+      name: 'tekil_inbox_ack_seconds',
+      help: 'Time from request to 2xx acknowledgement (after the row is committed), by source.',
+      labelNames: ['source'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    });
+    this.batchRows = new Histogram({
+      name: 'tekil_inbox_batch_rows',
+      help: 'Rows per group-commit INSERT.',
+      buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
+      registers: [registry],
+    });
+    this.flushErrors = new Counter({
+      name: 'tekil_inbox_flush_errors_total',
+      help: 'Group-commit INSERTs that failed (each then fell back to per-row inserts or answered 503).',
+      registers: [registry],
+    });
+  }
+
+  observeAck(source: string, seconds: number): void {
+    let child = this.ackChildren.get(source);
+    if (!child) {
+      child = this.ackSeconds.labels(source);
+      this.ackChildren.set(source, child);
+    }
+    child.observe(seconds);
+  }
+
+  count(source: string, outcome: DeliveryOutcome | 'rejected', reason = ''): void {
+    const key = `${source}\u0000${outcome}\u0000${reason}`;
+    let child = this.children.get(key);
+    if (!child) {
+      child = this.deliveries.labels(source, outcome, reason);
+      this.children.set(key, child);
+    }
+    child.inc();
+  }
+}
+
+const bySource = new WeakMap<Registry, ReceiverMetrics>();
+
+export function receiverMetrics(registry: Registry): ReceiverMetrics {
+  let m = bySource.get(registry);
+  if (!m) {
+    m = new ReceiverMetrics(registry);
+    bySource.set(registry, m);
+  }
+  return m;
+}

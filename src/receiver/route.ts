@@ -1,0 +1,76 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { TekilError, isTekilError } from '../errors.js';
+import type { Context } from '../service.js';
+import type { InboxBatcher } from './batcher.js';
+import { receiverMetrics } from './metrics.js';
+import { compileSources } from './sources.js';
+
+export interface ReceiverRoutesOptions {
+  ctx: Context;
+  batcher: InboxBatcher;
+}
+
+const ACCEPTED = '{"status":"accepted"}';
+const DUPLICATE = '{"status":"duplicate"}';
+const EMPTY = Buffer.alloc(0);
+/** The metrics label for requests to a source that does not exist (keeps label cardinality bounded). */
+const UNKNOWN_SOURCE = '_unknown';
+
+/**
+ * POST /in/:source. Order matters: the body is read raw (any content type), verified against the
+ * source's secrets, only then parsed for ids, and answered only once the batcher has committed it.
+ */
+export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (app, { ctx, batcher }) => {
+  const sources = compileSources(ctx.config);
+  const metrics = receiverMetrics(ctx.metrics);
+  const retryAfter = String(ctx.config.receiver.retry_after);
+
+  // Signatures cover the exact bytes: in this scope every content type is kept as a Buffer.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.config.server.body_limit }, (_req, body, done) => {
+    done(null, body);
+  });
+
+  app.addHook('onError', async (req, _reply, err) => {
+    const name = (req.params as { source?: string }).source;
+    const source = name !== undefined && sources.has(name) ? name : UNKNOWN_SOURCE;
+    const fe = err as { code?: string };
+    const code = isTekilError(err) ? err.code : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'BODY_TOO_LARGE' : 'INTERNAL';
+    metrics.count(source, 'rejected', code);
+    if (code.startsWith('SIGNATURE_') || code.startsWith('TIMESTAMP_')) {
+      // Usually a secret mismatch after a rotation: worth an operator's eye, never with the headers.
+      req.log.warn({ source, code }, 'webhook rejected');
+    } else {
+      req.log.debug({ source, code }, 'webhook rejected');
+    }
+  });
+
+  app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
+    const source = sources.get(req.params.source);
+    if (!source) throw new TekilError('SOURCE_NOT_FOUND', `no source named "${req.params.source}" is configured`);
+    const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
+    const headers = req.headers;
+    const verified = source.scheme.verify({ body, headers, secrets: source.secrets, toleranceSec: source.toleranceSec });
+    const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
+    let outcome;
+    try {
+      outcome = await batcher.enqueue({
+        source: source.name,
+        eventId: fields.eventId,
+        resourceId: fields.resourceId,
+        eventType: fields.eventType,
+        occurredAt: fields.occurredAt,
+        body,
+        contentType: headers['content-type'] ?? null,
+        headers: source.pickHeaders(headers),
+      });
+    } catch (err) {
+      if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
+      throw err;
+    }
+    metrics.count(source.name, outcome);
+    metrics.observeAck(source.name, reply.elapsedTime / 1000);
+    reply.type('application/json');
+    return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
+  });
+};

@@ -1,0 +1,50 @@
+import type { Queryable } from '../store/db.js';
+
+export type DeliveryStatus = 'pending' | 'done' | 'stale' | 'dead';
+export type AttemptOutcome = 'done' | 'retry' | 'dead' | 'stale' | 'lost';
+
+/** How one attempt ended, and what the delivery becomes. */
+export interface Completion {
+  source: string;
+  event_id: string;
+  status: DeliveryStatus;
+  outcome: AttemptOutcome;
+  attempt: number;
+  started_at: string;
+  duration_ms: number;
+  /** Sanitized summary; no body, no secrets. */
+  error: string | null;
+  /** For `pending`: when to try again. */
+  next_attempt_at: string | null;
+  result_ref: string | null;
+}
+
+/**
+ * Writes a whole batch's outcomes in one statement: the delivery rows and one `inbox_attempts` row
+ * each. Rows travel as one JSON array so both adapters bind the same single parameter.
+ */
+const COMPLETE_SQL = `
+WITH r AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
+    source text, event_id text, status text, outcome text, attempt int, started_at timestamptz,
+    duration_ms int, error text, next_attempt_at timestamptz, result_ref text)
+), updated AS (
+  UPDATE inbox_deliveries d
+  SET status = r.status,
+      next_attempt_at = coalesce(r.next_attempt_at, d.next_attempt_at),
+      last_error = CASE WHEN r.outcome = 'done' THEN d.last_error ELSE r.error END,
+      processed_at = CASE WHEN r.status IN ('done', 'stale') THEN now() ELSE d.processed_at END,
+      result_ref = coalesce(r.result_ref, d.result_ref),
+      locked_until = NULL, locked_by = NULL, guard_bypass = false
+  FROM r
+  WHERE d.source = r.source AND d.event_id = r.event_id
+)
+INSERT INTO inbox_attempts (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
+SELECT r.source, r.event_id, r.attempt, $2, r.started_at, r.started_at + r.duration_ms * interval '1 millisecond',
+       r.duration_ms, r.outcome, r.error
+FROM r`;
+
+export async function completeDeliveries(tx: Queryable, completions: readonly Completion[], worker: string): Promise<void> {
+  if (completions.length === 0) return;
+  await tx.query(COMPLETE_SQL, [JSON.stringify(completions), worker]);
+}

@@ -1,0 +1,59 @@
+import { Counter, Histogram, type Registry } from 'prom-client';
+
+/** The worker's Prometheus metrics, one set per registry. */
+export class WorkerMetrics {
+  readonly attempts: Counter<'source' | 'outcome'>;
+  readonly attemptSeconds: Histogram<'source'>;
+  readonly batchErrors: Counter;
+  // Label lookups hash their arguments; the hot path reuses one child per label set.
+  private readonly counters = new Map<string, { inc(): void }>();
+  private readonly timers = new Map<string, { observe(v: number): void }>();
+
+  constructor(registry: Registry) {
+    this.attempts = new Counter({
+      name: 'tekil_inbox_attempts_total',
+      help: 'Processing attempts by source and outcome (done, retry, dead, stale, lost).',
+      labelNames: ['source', 'outcome'],
+      registers: [registry],
+    });
+    this.attemptSeconds = new Histogram({
+      name: 'tekil_inbox_attempt_seconds',
+      help: 'Duration of one processing attempt (handler or forward), by source.',
+      labelNames: ['source'],
+      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30],
+      registers: [registry],
+    });
+    this.batchErrors = new Counter({
+      name: 'tekil_worker_batch_errors_total',
+      help: 'Batches whose transaction failed (their deliveries come back when the lease expires).',
+      registers: [registry],
+    });
+  }
+
+  attempt(source: string, outcome: string, durationMs: number): void {
+    const key = `${source}\u0000${outcome}`;
+    let counter = this.counters.get(key);
+    if (!counter) {
+      counter = this.attempts.labels(source, outcome);
+      this.counters.set(key, counter);
+    }
+    counter.inc();
+    let timer = this.timers.get(source);
+    if (!timer) {
+      timer = this.attemptSeconds.labels(source);
+      this.timers.set(source, timer);
+    }
+    timer.observe(durationMs / 1000);
+  }
+}
+
+const byRegistry = new WeakMap<Registry, WorkerMetrics>();
+
+export function workerMetrics(registry: Registry): WorkerMetrics {
+  let m = byRegistry.get(registry);
+  if (!m) {
+    m = new WorkerMetrics(registry);
+    byRegistry.set(registry, m);
+  }
+  return m;
+}

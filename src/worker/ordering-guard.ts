@@ -1,0 +1,102 @@
+import type { OrderingConfig } from '../config/source.js';
+import type { Queryable } from '../store/db.js';
+import type { ClaimedDelivery } from './lock-claimed-deliveries.js';
+
+/** A source's ordering rules, compiled once: where the state is and how states rank. */
+export interface OrderingGuard {
+  /** Reads the event's state and rank (rank null when the state is absent or not listed). */
+  stateOf(payload: unknown, headers: Record<string, string>): { state: string | null; rank: number | null };
+  /** The rank every terminal state shares, or null when the source lists none. */
+  readonly terminalRank: number | null;
+}
+
+export function compileOrderingGuard(config: OrderingConfig): OrderingGuard {
+  const ranks = new Map<string, number>();
+  config.states.forEach((s, i) => ranks.set(s, i));
+  const terminalRank = config.terminal.length > 0 ? config.states.length : null;
+  if (terminalRank !== null) for (const s of config.terminal) ranks.set(s, terminalRank);
+  const read = config.state ? compileReader(config.state) : undefined;
+  return {
+    terminalRank,
+    stateOf(payload, headers) {
+      const v = read?.(payload, headers);
+      const state = typeof v === 'string' || typeof v === 'number' ? String(v) : null;
+      return { state, rank: state === null ? null : (ranks.get(state) ?? null) };
+    },
+  };
+}
+
+function compileReader(locator: string): (payload: unknown, headers: Record<string, string>) => unknown {
+  if (locator.startsWith('header:')) {
+    const name = locator.slice('header:'.length).toLowerCase();
+    return (_payload, headers) => headers[name];
+  }
+  const path = locator.slice('body:'.length).split('.');
+  return (payload) => {
+    let cur: unknown = payload;
+    for (const key of path) {
+      if (cur === null || typeof cur !== 'object') return undefined;
+      cur = (cur as Record<string, unknown>)[key];
+    }
+    return cur;
+  };
+}
+
+interface ResourceRow {
+  state: string | null;
+  rank: number | null;
+  occurred_at: Date | null;
+  event_id: string;
+}
+
+export type GuardVerdict =
+  | { kind: 'apply'; state: string | null; rank: number | null }
+  | { kind: 'stale'; reason: string };
+
+/**
+ * Decides whether an event may be applied to its resource. Stale when the resource already reached
+ * a terminal state, when the event's state ranks below the applied one, or when the provider says
+ * the event happened before the applied one. The event that set the current state may run again
+ * (a replay), since the handler's own writes are idempotent.
+ */
+export async function checkOrdering(
+  tx: Queryable,
+  guard: OrderingGuard,
+  delivery: ClaimedDelivery,
+  event: { state: string | null; rank: number | null },
+): Promise<GuardVerdict> {
+  const apply: GuardVerdict = { kind: 'apply', state: event.state, rank: event.rank };
+  if (delivery.resource_id === null || delivery.guard_bypass) return apply;
+  const res = await tx.query<ResourceRow>(
+    'SELECT state, rank, occurred_at, event_id FROM resources WHERE source = $1 AND resource_id = $2',
+    [delivery.source, delivery.resource_id],
+  );
+  const current = res.rows[0];
+  if (!current || current.event_id === delivery.event_id) return apply;
+  if (current.rank !== null && current.rank === guard.terminalRank) {
+    return { kind: 'stale', reason: `resource already in terminal state ${current.state} (event ${current.event_id})` };
+  }
+  if (event.rank !== null && current.rank !== null && event.rank < current.rank) {
+    return { kind: 'stale', reason: `state ${event.state} is behind the applied state ${current.state} (event ${current.event_id})` };
+  }
+  if (delivery.occurred_at && current.occurred_at && delivery.occurred_at.getTime() < current.occurred_at.getTime()) {
+    return { kind: 'stale', reason: `occurred ${delivery.occurred_at.toISOString()}, before the applied event ${current.event_id} (${current.occurred_at.toISOString()})` };
+  }
+  return apply;
+}
+
+/** Records the applied event as the resource's current state (after its effect succeeded). */
+export async function applyOrdering(tx: Queryable, delivery: ClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
+  if (delivery.resource_id === null) return;
+  await tx.query(
+    `INSERT INTO resources (source, resource_id, state, rank, occurred_at, event_id)
+     VALUES ($1, $2, $3, $4, $5, $6)
+     ON CONFLICT (source, resource_id) DO UPDATE SET
+       state = coalesce(EXCLUDED.state, resources.state),
+       rank = CASE WHEN EXCLUDED.state IS NULL THEN resources.rank ELSE EXCLUDED.rank END,
+       occurred_at = greatest(EXCLUDED.occurred_at, resources.occurred_at),
+       event_id = EXCLUDED.event_id,
+       updated_at = now()`,
+    [delivery.source, delivery.resource_id, verdict.state, verdict.rank, delivery.occurred_at, delivery.event_id],
+  );
+}

@@ -1,0 +1,209 @@
+import type { TekilConfig } from '../config/schema.js';
+import { retrySchema, type RetryConfig, type SourceConfig } from '../config/source.js';
+import { TekilError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Db, Queryable } from '../store/db.js';
+import { claimDueDeliveries } from './claim-due-deliveries.js';
+import { completeDeliveries, type Completion } from './complete-deliveries.js';
+import { forwardDelivery, type ForwardOutcome } from './forward.js';
+import { PermanentError, type HandlerRegistry, type HandlerResult, type InboxEvent, type RegisteredHandler } from './handlers.js';
+import { lockClaimedDeliveries, type ClaimedDelivery } from './lock-claimed-deliveries.js';
+import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } from './ordering-guard.js';
+import { decideRetry } from './retry-policy.js';
+import { sanitizeError } from './sanitize-error.js';
+import { LazySavepoint } from './savepoint.js';
+import type { WorkerMetrics } from './metrics.js';
+
+export interface BatchDeps {
+  db: Db;
+  config: TekilConfig;
+  handlers: HandlerRegistry;
+  guards: ReadonlyMap<string, OrderingGuard>;
+  logger: Logger;
+  metrics: WorkerMetrics;
+  /** Recorded on every attempt (`inbox_attempts.worker`). */
+  workerId: string;
+}
+
+const defaultRetry = retrySchema.parse({});
+
+/** One claimed delivery on its way through the batch. */
+interface Job {
+  row: ClaimedDelivery;
+  source: SourceConfig | undefined;
+  body: Buffer;
+  payload: unknown;
+  startedAt: number;
+  verdict?: Extract<GuardVerdict, { kind: 'apply' }>;
+}
+
+/**
+ * Claims one batch (committed claim, so a crash leaves a lease behind), then runs it inside ONE
+ * transaction: in-process handlers one after another, each behind its own savepoint, forwarded
+ * deliveries concurrently over HTTP, and all outcomes written by a single statement before the one
+ * commit. Answers how many deliveries were claimed.
+ */
+export async function processBatch(deps: BatchDeps, token: string): Promise<number> {
+  const { db, config } = deps;
+  const claimed = await claimDueDeliveries(db, { limit: config.worker.batch_size, leaseMs: config.worker.lease, token });
+  if (claimed === 0) return 0;
+  await db.transaction(async (tx) => {
+    const rows = await lockClaimedDeliveries(tx, token, config.worker.lease);
+    const completions: Completion[] = [];
+    const inProcess: Array<{ job: Job; registered: RegisteredHandler }> = [];
+    const forwards: Job[] = [];
+
+    for (const row of rows) {
+      const job = toJob(config, row);
+      const registered = deps.handlers.resolve(row.source, row.event_type);
+      if (!job.source) {
+        completions.push(failure(deps, job, new PermanentError(`source ${row.source} is not configured`), true));
+        continue;
+      }
+      if (!registered && !job.source.forward) {
+        completions.push(failure(deps, job, new PermanentError(`no handler registered for ${row.source} / ${row.event_type ?? '(no type)'} and no forward configured`), true));
+        continue;
+      }
+      const guard = deps.guards.get(row.source);
+      if (guard) {
+        const verdict = await checkOrdering(tx, guard, row, guard.stateOf(job.payload, row.headers));
+        if (verdict.kind === 'stale') {
+          completions.push(complete(deps, job, 'stale', 'stale', verdict.reason, null));
+          continue;
+        }
+        job.verdict = verdict;
+      }
+      if (registered) inProcess.push({ job, registered });
+      else forwards.push(job);
+    }
+
+    const [handled, forwarded] = await Promise.all([
+      runInProcess(deps, tx, inProcess),
+      runForwards(deps, forwards),
+    ]);
+    completions.push(...handled);
+    for (const { job, outcome } of forwarded) {
+      if (outcome.ok) {
+        if (job.verdict) await applyOrdering(tx, job.row, job.verdict);
+        completions.push(complete(deps, job, 'done', 'done', null, outcome.resultRef));
+      } else {
+        completions.push(failure(deps, job, new Error(outcome.error), outcome.permanent, outcome.notBeforeMs, true));
+      }
+    }
+    await completeDeliveries(tx, completions, deps.workerId);
+  });
+  return claimed;
+}
+
+function toJob(config: TekilConfig, row: ClaimedDelivery): Job {
+  const body = Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength);
+  let payload: unknown;
+  try {
+    payload = JSON.parse(body.toString('utf8'));
+  } catch {
+    payload = undefined; // not JSON: handlers still get the raw body
+  }
+  return { row, source: config.sources[row.source], body, payload, startedAt: Date.now() };
+}
+
+async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>): Promise<Completion[]> {
+  const out: Completion[] = [];
+  for (const { job, registered } of jobs) {
+    job.startedAt = Date.now();
+    const savepoint = new LazySavepoint(tx, 'tekil_delivery');
+    try {
+      let payload = job.payload;
+      if (registered.schema) {
+        const parsed = registered.schema.safeParse(payload);
+        if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
+        payload = parsed.data;
+      }
+      const event = toEvent(job, payload);
+      const result = await registered.handler(event, {
+        tx: savepoint.tx,
+        idempotencyKey: `${job.row.source}:${job.row.event_id}`,
+        logger: deps.logger,
+      });
+      if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
+      await savepoint.release();
+      out.push(complete(deps, job, 'done', 'done', null, resultRefOf(result)));
+    } catch (err) {
+      try {
+        await savepoint.rollback();
+      } catch (rollbackErr) {
+        // The connection is gone: nothing of this batch can commit. The leases bring it back.
+        throw new TekilError('STORE_UNAVAILABLE', 'lost the batch transaction while rolling back a handler', { cause: rollbackErr });
+      }
+      out.push(failure(deps, job, err, err instanceof PermanentError));
+    }
+  }
+  return out;
+}
+
+async function runForwards(deps: BatchDeps, jobs: readonly Job[]): Promise<Array<{ job: Job; outcome: ForwardOutcome }>> {
+  const results: Array<{ job: Job; outcome: ForwardOutcome }> = [];
+  let next = 0;
+  const lane = async () => {
+    while (next < jobs.length) {
+      const job = jobs[next++]!;
+      job.startedAt = Date.now();
+      results.push({ job, outcome: await forwardDelivery(job.source!.forward!, job.row) });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(deps.config.worker.forward_concurrency, jobs.length) }, lane));
+  return results;
+}
+
+function toEvent(job: Job, payload: unknown): InboxEvent {
+  const r = job.row;
+  return {
+    source: r.source,
+    eventId: r.event_id,
+    resourceId: r.resource_id,
+    type: r.event_type,
+    occurredAt: r.occurred_at,
+    receivedAt: r.received_at,
+    payload,
+    body: job.body,
+    contentType: r.content_type,
+    headers: r.headers,
+    attempt: r.attempts,
+  };
+}
+
+function resultRefOf(result: HandlerResult): string | null {
+  if (typeof result === 'string') return result;
+  if (result && typeof result === 'object' && result.resultRef) return String(result.resultRef);
+  return null;
+}
+
+function complete(deps: BatchDeps, job: Job, status: Completion['status'], outcome: Completion['outcome'], error: string | null, resultRef: string | null, nextAttemptAt: string | null = null): Completion {
+  const duration = Date.now() - job.startedAt;
+  deps.metrics.attempt(job.row.source, outcome, duration);
+  return {
+    source: job.row.source,
+    event_id: job.row.event_id,
+    status,
+    outcome,
+    attempt: job.row.attempts,
+    started_at: new Date(job.startedAt).toISOString(),
+    duration_ms: duration,
+    error,
+    next_attempt_at: nextAttemptAt,
+    result_ref: resultRef,
+  };
+}
+
+function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): Completion {
+  const policy: RetryConfig = job.source?.retry ?? defaultRetry;
+  const secrets = [...(job.source?.secrets ?? []), ...(job.source?.forward ? [job.source.forward.secret] : [])];
+  const summary = alreadySanitized ? (err as Error).message : sanitizeError(err, { secrets, body: job.body.toString('utf8') });
+  const decision = decideRetry(policy, job.row.attempts, { permanent, notBeforeMs });
+  if (decision.kind === 'dead') {
+    const why = permanent ? summary : `${summary} (gave up after ${job.row.attempts} attempts)`;
+    deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary }, 'delivery is dead (review queue)');
+    return complete(deps, job, 'dead', 'dead', why, null);
+  }
+  deps.logger.debug({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary, delayMs: decision.delayMs }, 'delivery will be retried');
+  return complete(deps, job, 'pending', 'retry', summary, null, new Date(Date.now() + decision.delayMs).toISOString());
+}

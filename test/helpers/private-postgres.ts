@@ -1,0 +1,69 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A throw-away Postgres cluster of this test's own, for the tests that stop and restart the server
+ * (the shared server must never be restarted under other tests). Runs as the `postgres` OS user when
+ * the tests run as root, since initdb refuses root.
+ */
+export interface PrivatePostgres {
+  url: string;
+  stop(): void;
+  start(): void;
+  /** Stops the server (fast: open connections are cut) and deletes its files. */
+  destroy(): void;
+}
+
+function findBinDir(): string | undefined {
+  const root = '/usr/lib/postgresql';
+  if (!existsSync(root)) return undefined;
+  const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  return versions[0] ? join(root, versions[0], 'bin') : undefined;
+}
+
+/** Why a private cluster cannot be made here, or undefined when it can. */
+export function privatePostgresUnavailable(): string | undefined {
+  if (!findBinDir()) return 'initdb not found under /usr/lib/postgresql/*/bin';
+  if (process.getuid?.() === 0) {
+    try {
+      execFileSync('id', ['postgres'], { stdio: 'ignore' });
+    } catch {
+      return 'running as root and there is no postgres user to run initdb as';
+    }
+  }
+  return undefined;
+}
+
+export function startPrivatePostgres(port: number): PrivatePostgres {
+  const bin = findBinDir();
+  if (!bin) throw new Error('initdb not found');
+  const asRoot = process.getuid?.() === 0;
+  const dir = mkdtempSync(join(tmpdir(), 'tekil-pg-'));
+  chmodSync(dir, 0o777);
+  const dataDir = join(dir, 'data');
+  const run = (tool: string, args: string[]) => {
+    const cmd = asRoot ? 'runuser' : join(bin, tool);
+    const argv = asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args;
+    execFileSync(cmd, argv, { stdio: 'pipe' });
+  };
+  run('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+  const start = () => run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
+  const stop = () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']);
+  start();
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    start,
+    stop,
+    destroy() {
+      try {
+        stop();
+      } catch {
+        // already stopped
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

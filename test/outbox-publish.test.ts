@@ -1,0 +1,108 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publish } from '../src/outbox/publish.js';
+import type { Dispatcher } from '../src/outbox/dispatcher.js';
+import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
+import { startSink, waitUntil, type Sink } from './helpers/sink.js';
+
+describe('outbox: publishing inside the caller’s transaction', () => {
+  let t: TestDb;
+  let h: OutboxHarness;
+  let dispatcher: Dispatcher;
+  let sinkA: Sink;
+  let sinkB: Sink;
+  let callback: Sink;
+  let epA: string;
+
+  beforeAll(async () => {
+    t = await createTestDb();
+    h = outboxHarness(t.db);
+    [sinkA, sinkB, callback] = await Promise.all([startSink(), startSink(), startSink()]);
+    epA = (await h.endpoints.create(t.db, { url: sinkA.url, event_types: ['invoice.*'] })).endpoint.id;
+    await h.endpoints.create(t.db, { url: sinkB.url, event_types: ['invoice.paid', 'payout.sent'] });
+    await h.endpoints.create(t.db, { url: sinkB.url, event_types: ['payout.*'] }); // not subscribed to invoices
+    await t.db.exec('CREATE TABLE invoices (id text PRIMARY KEY, status text NOT NULL)');
+    dispatcher = h.newDispatcher();
+    await dispatcher.start();
+  });
+  afterAll(async () => {
+    await dispatcher?.stop();
+    await Promise.all([sinkA?.close(), sinkB?.close(), callback?.close()]);
+    await t?.close();
+  });
+
+  it('sends nothing when the transaction rolls back', async () => {
+    await expect(
+      t.db.transaction(async (tx) => {
+        await tx.query("INSERT INTO invoices (id, status) VALUES ('inv_rolled', 'paid')");
+        await publish(tx, { type: 'invoice.paid', resourceId: 'inv_rolled', data: { invoice_id: 'inv_rolled' } });
+        throw new Error('business rule failed');
+      }),
+    ).rejects.toThrow('business rule failed');
+    const { rows } = await t.db.query<{ n: number }>('SELECT (SELECT count(*) FROM outbox_messages) + (SELECT count(*) FROM outbox_deliveries) AS n');
+    expect(Number(rows[0]!.n)).toBe(0);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sinkA.requests).toHaveLength(0);
+    expect(sinkB.requests).toHaveLength(0);
+  });
+
+  it('sends once per subscribed endpoint and extra destination, all with the same event id', async () => {
+    const result = await t.db.transaction(async (tx) => {
+      await tx.query("INSERT INTO invoices (id, status) VALUES ('inv_1', 'paid')");
+      return publish(tx, {
+        type: 'invoice.paid',
+        resourceId: 'inv_1',
+        data: { invoice_id: 'inv_1', amount: '10.00' },
+        extraDestinations: [{ url: callback.url, endpointId: epA }],
+      });
+    });
+    expect(result.id).toMatch(/^evt_[0-9a-z]{26}$/);
+    expect(result.deliveries).toBe(3);
+    await Promise.all([sinkA.waitFor(1), sinkB.waitFor(1), callback.waitFor(1)]);
+    await waitUntil(async () => {
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded'");
+      return Number(rows[0]!.n) === 3;
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    const all = [...sinkA.requests, ...sinkB.requests, ...callback.requests];
+    expect(all).toHaveLength(3);
+    for (const req of all) {
+      expect(req.headers['webhook-id']).toBe(result.id);
+      const body = JSON.parse(req.body.toString('utf8')) as { event_id: string; type: string; resource_id: string; data: unknown };
+      expect(body).toMatchObject({ event_id: result.id, type: 'invoice.paid', resource_id: 'inv_1', data: { invoice_id: 'inv_1' } });
+    }
+    // exact bytes: what was stored is what every destination received
+    const stored = await t.db.query<{ payload: Uint8Array }>('SELECT payload FROM outbox_messages WHERE id = $1', [result.id]);
+    for (const req of all) expect(req.body.equals(Buffer.from(stored.rows[0]!.payload))).toBe(true);
+    const attempts = await t.db.query<{ n: number }>('SELECT count(*) AS n FROM outbox_attempts WHERE message_id = $1 AND succeeded', [result.id]);
+    expect(Number(attempts.rows[0]!.n)).toBe(3);
+  });
+
+  it('returns the first message for a repeated idempotency key', async () => {
+    const first = await t.db.transaction((tx) => publish(tx, { type: 'payout.sent', data: {}, idempotencyKey: 'k-1' }));
+    const again = await t.db.transaction((tx) => publish(tx, { type: 'payout.sent', data: {}, idempotencyKey: 'k-1' }));
+    expect(again).toEqual({ id: first.id, deliveries: 0, duplicate: true });
+    expect(first.deliveries).toBe(2);
+  });
+
+  it.skipIf(!onPostgres)('works with the application’s own node-postgres client', async () => {
+    const client = new pg.Client({ connectionString: t.url });
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query("INSERT INTO invoices (id, status) VALUES ('inv_pg_rb', 'paid')");
+      await publish(client, { type: 'invoice.paid', resourceId: 'inv_pg_rb', data: {} });
+      await client.query('ROLLBACK');
+      await client.query('BEGIN');
+      await client.query("INSERT INTO invoices (id, status) VALUES ('inv_pg', 'paid')");
+      const { id } = await publish(client, { type: 'invoice.paid', resourceId: 'inv_pg', data: {} });
+      await client.query('COMMIT');
+      await waitUntil(() => sinkA.requests.some((r) => r.headers['webhook-id'] === id));
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_messages WHERE resource_id = 'inv_pg_rb'");
+      expect(Number(rows[0]!.n)).toBe(0);
+    } finally {
+      await client.end();
+    }
+  });
+});

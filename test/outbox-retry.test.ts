@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { publish } from '../src/outbox/publish.js';
+import { replayMessage } from '../src/outbox/operations.js';
+import type { Dispatcher } from '../src/outbox/dispatcher.js';
+import { createTestDb, type TestDb } from './helpers/db.js';
+import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
+import { startSink, waitUntil, type Sink } from './helpers/sink.js';
+
+// time_scale 0.01: a ladder of 10s, 20s, 40s becomes 100, 200, 400 ms.
+const SCALE = 0.01;
+
+interface AttemptRow {
+  attempt: number;
+  succeeded: boolean;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_body: string | null;
+}
+
+describe('outbox: retries on the ladder, failures recorded, replay', () => {
+  let t: TestDb;
+  let h: OutboxHarness;
+  let dispatcher: Dispatcher;
+  const sinks: Sink[] = [];
+
+  async function sink(...args: Parameters<typeof startSink>): Promise<Sink> {
+    const s = await startSink(...args);
+    sinks.push(s);
+    return s;
+  }
+  async function endpoint(url: string, type: string, extra: Record<string, unknown> = {}): Promise<string> {
+    return (await h.endpoints.create(t.db, { url, event_types: [type], ...extra })).endpoint.id;
+  }
+  const send = (type: string, data: unknown = {}) => t.db.transaction((tx) => publish(tx, { type, data }));
+  async function delivery(messageId: string) {
+    const { rows } = await t.db.query<{ status: string; attempts: number; endpoint_id: string }>(
+      'SELECT status, attempts, endpoint_id FROM outbox_deliveries WHERE message_id = $1',
+      [messageId],
+    );
+    return rows[0]!;
+  }
+  async function attempts(messageId: string): Promise<AttemptRow[]> {
+    const { rows } = await t.db.query<AttemptRow>(
+      'SELECT attempt, succeeded, status_code, error, duration_ms, response_body FROM outbox_attempts WHERE message_id = $1 ORDER BY attempt',
+      [messageId],
+    );
+    return rows;
+  }
+  const settled = (id: string, status: string, timeoutMs = 10_000) =>
+    waitUntil(async () => (await delivery(id)).status === status, timeoutMs, `delivery of ${id} to be ${status}`);
+
+  beforeAll(async () => {
+    t = await createTestDb();
+    h = outboxHarness(t.db, { time_scale: SCALE });
+    dispatcher = h.newDispatcher();
+    await dispatcher.start();
+  });
+  afterAll(async () => {
+    await dispatcher?.stop();
+    await Promise.all(sinks.map((s) => s.close()));
+    await t?.close();
+  });
+
+  it('a receiver failing 3 times gets attempt 4 at the ladder’s (scaled) times and succeeds', async () => {
+    const s = await sink((n) => (n <= 3 ? { status: 500, body: `boom ${n}` } : { status: 204 }));
+    await endpoint(s.url, 'flaky.event', { ladder: ['10s', '20s', '40s', '80s'] });
+    const { id } = await send('flaky.event');
+    await settled(id, 'succeeded');
+    expect(s.requests).toHaveLength(4);
+    const gaps = s.requests.slice(1).map((r, i) => r.at - s.requests[i]!.at);
+    [100, 200, 400].forEach((expected, i) => {
+      expect(gaps[i]).toBeGreaterThanOrEqual(expected * 0.9 - 5);
+      expect(gaps[i]).toBeLessThan(expected * 1.1 + 250);
+    });
+    const rows = await attempts(id);
+    expect(rows.map((a) => [a.attempt, a.succeeded, a.status_code])).toEqual([
+      [1, false, 500],
+      [2, false, 500],
+      [3, false, 500],
+      [4, true, 204],
+    ]);
+    expect(rows[0]!.response_body).toBe('boom 1');
+    expect(rows[0]!.error).toBe('HTTP 500');
+    expect(new Set(s.requests.map((r) => r.headers['webhook-id']))).toEqual(new Set([id]));
+  });
+
+  it('does not follow redirects; the exhausted ladder leaves the delivery failed and the endpoint enabled; a replay succeeds with the same id', async () => {
+    const target = await sink();
+    let healthy = false;
+    const s = await sink(() => (healthy ? { status: 200 } : { status: 302, headers: { location: target.url } }));
+    const epId = await endpoint(s.url, 'moved.event', { ladder: ['10s', '10s'] });
+    const { id } = await send('moved.event');
+    await settled(id, 'failed');
+    expect(s.requests).toHaveLength(3);
+    expect(target.requests).toHaveLength(0);
+    const rows = await attempts(id);
+    expect(rows.map((a) => a.status_code)).toEqual([302, 302, 302]);
+    expect(rows[0]!.error).toMatch(/redirect.*not followed/);
+    const ep = await h.endpoints.get(t.db, epId);
+    expect(ep.enabled).toBe(true);
+    expect(ep.consecutive_failures).toBe(1);
+
+    healthy = true;
+    expect(await replayMessage(t.db, id)).toEqual({ replayed: 1 });
+    await settled(id, 'succeeded');
+    expect(s.requests).toHaveLength(4);
+    expect(s.requests[3]!.headers['webhook-id']).toBe(id);
+    expect((await attempts(id)).map((a) => a.attempt)).toEqual([1, 2, 3, 4]);
+    expect((await h.endpoints.get(t.db, epId)).consecutive_failures).toBe(0);
+  });
+
+  it('records timeouts from a receiver that never answers', async () => {
+    const s = await sink(() => ({ hang: true }));
+    await endpoint(s.url, 'silent.event', { ladder: ['10s'], timeout: '300ms' });
+    const { id } = await send('silent.event');
+    await settled(id, 'failed');
+    const rows = await attempts(id);
+    expect(rows).toHaveLength(2);
+    for (const a of rows) {
+      expect(a.succeeded).toBe(false);
+      expect(a.status_code).toBeNull();
+      expect(a.error).toBe('timeout after 300 ms');
+      expect(a.duration_ms).toBeGreaterThanOrEqual(290);
+    }
+  });
+
+  it('honours Retry-After (scaled) when it asks for more than the ladder', async () => {
+    const s = await sink((n) => (n === 1 ? { status: 503, headers: { 'retry-after': '50' } } : { status: 200 }));
+    await endpoint(s.url, 'busy.event', { ladder: ['10s'] });
+    const { id } = await send('busy.event');
+    await settled(id, 'succeeded');
+    expect(s.requests[1]!.at - s.requests[0]!.at).toBeGreaterThanOrEqual(490);
+  });
+
+  it('a dead endpoint with a backlog does not slow a healthy one', async () => {
+    const dead = await sink(() => ({ hang: true }));
+    const healthy = await sink();
+    await endpoint(dead.url, 'load.dead', { timeout: '3s', max_in_flight: 4 });
+    await endpoint(healthy.url, 'load.ok');
+    await t.db.transaction(async (tx) => {
+      for (let i = 0; i < 200; i++) await publish(tx, { type: 'load.dead', data: { i } });
+    });
+    await dead.waitFor(4);
+    const started = Date.now();
+    await t.db.transaction(async (tx) => {
+      for (let i = 0; i < 30; i++) await publish(tx, { type: 'load.ok', data: { i } });
+    });
+    await healthy.waitFor(30, 5_000);
+    const elapsed = Date.now() - started;
+    expect(elapsed).toBeLessThan(1_500);
+    expect(dead.requests.length).toBe(4); // the cap holds: the backlog waits its turn
+  });
+});

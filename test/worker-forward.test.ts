@@ -1,0 +1,128 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDb, type TestDb } from './helpers/db.js';
+import { deliveryRow, testContext, workerTestConfig } from './helpers/inbox.js';
+import { createInboxWorker, type InboxWorker } from '../src/worker/worker.js';
+
+const SOURCE = 'fwd';
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+interface Seen {
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: Buffer;
+}
+
+/** Forwarding to an application URL, against a real HTTP server that answers as each test scripts. */
+describe('worker: forwarding', () => {
+  let t: TestDb;
+  let server: Server;
+  let worker: InboxWorker;
+  let seen: Seen[];
+  let answer: (req: IncomingMessage, res: ServerResponse) => void;
+
+  beforeAll(async () => {
+    t = await createTestDb();
+    server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push({ url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks) });
+        answer(req, res);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const config = workerTestConfig({}, {});
+    config.sources[SOURCE] = {
+      ...config.sources['shop-paymos']!,
+      ordering: undefined,
+      // Long backoffs: a test decides when a retry is due (by moving next_attempt_at).
+      retry: { max_attempts: 5, base: 60_000, cap: 60_000 },
+      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET },
+    };
+    worker = createInboxWorker(testContext(t.db, config));
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await t?.close();
+  });
+  beforeEach(() => {
+    seen = [];
+  });
+
+  const insert = async (eventId: string, body: Buffer | string = `{"event_id":"${eventId}","n":"ü"}`, contentType = 'application/json') => {
+    await t.db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, content_type) VALUES ($1, $2, $5, 'invoice.paid', $3, $4)`,
+      [SOURCE, eventId, Buffer.from(body), contentType, `inv_${eventId}`],
+    );
+  };
+
+  it('POSTs the raw bytes with the ids, Idempotency-Key and a Standard Webhooks signature; 2xx → done', async () => {
+    answer = (_req, res) => res.writeHead(204, { 'x-tekil-result-ref': 'order_77' }).end();
+    const body = Buffer.from('{"event_id":"evt_f1",  "odd spacing":[1, 2]}');
+    await insert('evt_f1', body, 'application/json; charset=utf-8');
+    expect(await worker.runOnce()).toBe(1);
+    expect(seen).toHaveLength(1);
+    const req = seen[0]!;
+    expect(req.url).toBe('/hooks');
+    expect(req.body.equals(body)).toBe(true);
+    expect(req.headers).toMatchObject({
+      'content-type': 'application/json; charset=utf-8',
+      'idempotency-key': `${SOURCE}:evt_f1`,
+      'x-tekil-source': SOURCE,
+      'x-tekil-event-id': 'evt_f1',
+      'x-tekil-resource-id': 'inv_evt_f1',
+      'webhook-id': `${SOURCE}:evt_f1`,
+    });
+    // The application verifies with any Standard Webhooks library.
+    expect(() => new Webhook(SECRET).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
+    expect(() => new Webhook('whsec_d3Jvbmctc2VjcmV0LXdyb25nLXNlY3JldA==').verify(req.body, req.headers as Record<string, string>)).toThrow();
+    expect(await deliveryRow(t.db, 'evt_f1', SOURCE)).toMatchObject({ status: 'done', result_ref: 'order_77' });
+  });
+
+  it('5xx, a redirect and a timeout are retried; the redirect is never followed', async () => {
+    const answers = [
+      (res: ServerResponse) => res.writeHead(503).end('down'),
+      (res: ServerResponse) => res.writeHead(302, { location: '/elsewhere' }).end(),
+      (_res: ServerResponse) => {}, // never answers: the 300 ms timeout fires
+    ];
+    for (const [i, reply] of answers.entries()) {
+      answer = (_req, res) => reply(res);
+      await insert(`evt_f2_${i}`);
+      expect(await worker.runOnce()).toBe(1);
+    }
+    const rows = await Promise.all([0, 1, 2].map((i) => deliveryRow(t.db, `evt_f2_${i}`, SOURCE)));
+    expect(rows.map((r) => r?.status)).toEqual(['pending', 'pending', 'pending']);
+    expect(rows[0]?.last_error).toBe('forward: HTTP 503');
+    expect(rows[1]?.last_error).toMatch(/HTTP 302 \(redirects are not followed\)/);
+    expect(rows[2]?.last_error).toBe('forward: no answer within 300 ms');
+    expect(seen.map((s) => s.url)).toEqual(['/hooks', '/hooks', '/hooks']);
+
+    answer = (_req, res) => res.writeHead(200).end();
+    await t.db.query("UPDATE inbox_deliveries SET next_attempt_at = now() WHERE event_id LIKE 'evt_f2_%'");
+    expect(await worker.runOnce()).toBe(3);
+    const after = await Promise.all([0, 1, 2].map((i) => deliveryRow(t.db, `evt_f2_${i}`, SOURCE)));
+    expect(after.map((r) => [r?.status, r?.attempts])).toEqual([['done', 2], ['done', 2], ['done', 2]]);
+    expect(seen.every((s) => s.url === '/hooks')).toBe(true);
+  });
+
+  it('429 honours Retry-After; other 4xx are permanent (dead at once)', async () => {
+    answer = (_req, res) => res.writeHead(429, { 'retry-after': '30' }).end();
+    await insert('evt_f3');
+    await worker.runOnce();
+    const limited = await t.db.query<{ status: string; wait_s: number }>(
+      "SELECT status, extract(epoch FROM next_attempt_at - now())::float AS wait_s FROM inbox_deliveries WHERE event_id = 'evt_f3'",
+    );
+    expect(limited.rows[0]!.status).toBe('pending');
+    expect(limited.rows[0]!.wait_s).toBeGreaterThan(25);
+
+    answer = (_req, res) => res.writeHead(422).end('{"error":"unknown order"}');
+    await insert('evt_f4');
+    await worker.runOnce();
+    expect(await deliveryRow(t.db, 'evt_f4', SOURCE)).toMatchObject({ status: 'dead', attempts: 1, last_error: 'forward: HTTP 422' });
+  });
+});

@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres } from './helpers/db.js';
+import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.js';
+import { createOrder, insertInvoiceDelivery, SOURCE, sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
+import { createPostgresDb } from '../src/store/postgres.js';
+import { migrate } from '../src/store/migrate.js';
+import type { Db } from '../src/store/db.js';
+import { createInboxWorker } from '../src/worker/worker.js';
+
+const unavailable = onPostgres ? privatePostgresUnavailable() : 'needs a Postgres server';
+if (onPostgres && unavailable) console.warn(`[tekil] skipping the Postgres restart test: ${unavailable}`);
+
+/** Postgres restarted while deliveries are in flight → all eventually done, none twice. */
+describe.skipIf(Boolean(unavailable))('worker across a Postgres restart', () => {
+  let pgServer: PrivatePostgres;
+  let db: Db;
+
+  beforeAll(() => {
+    pgServer = startPrivatePostgres(5544 + Math.floor(Math.random() * 300));
+  });
+  afterAll(async () => {
+    await db?.close().catch(() => {});
+    pgServer?.destroy();
+  });
+
+  it('every delivery ends done with exactly one effect', async () => {
+    db = createPostgresDb({ connectionString: pgServer.url, max: 6 });
+    await migrate(db);
+    await createExampleSchema(db);
+    const n = 300;
+    for (let i = 0; i < n; i++) {
+      await createOrder(db, `ord_${i}`);
+      await insertInvoiceDelivery(db, { eventId: `evt_${i}`, invoiceId: `inv_${i}`, orderId: `ord_${i}`, status: 'paid' });
+    }
+    const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 2, lease: '1s', poll_interval: '20ms' } });
+    // Enough attempts that the outage cannot exhaust them.
+    config.sources[SOURCE]!.retry = { max_attempts: 50, base: 10, cap: 200 };
+    const handlers = orderHandlers({ source: SOURCE, afterPaid: () => sleep(2) });
+    const ctx = testContext(db, config);
+    const worker = createInboxWorker(ctx, { handlers });
+    await worker.start();
+
+    const count = async (status: string) =>
+      Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbox_deliveries WHERE status = $1', [status])).rows[0]!.n);
+    const deadline = Date.now() + 20_000;
+    while ((await count('done')) < n / 5) {
+      if (Date.now() > deadline) throw new Error('processing did not start');
+      await sleep(10);
+    }
+    pgServer.stop(); // in-flight batches lose their connections mid-transaction
+    await sleep(300);
+    pgServer.start();
+
+    for (;;) {
+      const done = await count('done').catch(() => 0);
+      if (done === n) break;
+      if (Date.now() > deadline + 20_000) throw new Error(`only ${done} of ${n} done`);
+      await sleep(50);
+    }
+    await worker.stop();
+
+    // The outage really hit work in flight: batches failed and leases had to be taken back.
+    const batchErrors = await ctx.metrics.getSingleMetric('tekil_worker_batch_errors_total')!.get();
+    expect(batchErrors.values[0]!.value).toBeGreaterThan(0);
+
+    const effects = await db.query<{ order_id: string; n: number }>(
+      "SELECT order_id, count(*)::int AS n FROM example_ledger WHERE kind = 'order_paid' GROUP BY order_id HAVING count(*) <> 1",
+    );
+    expect(effects.rows).toEqual([]);
+    const paid = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM example_orders WHERE status = 'paid'");
+    expect(paid.rows[0]!.n).toBe(n);
+    const ledger = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM example_ledger WHERE kind = 'order_paid'");
+    expect(ledger.rows[0]!.n).toBe(n);
+  }, 60_000);
+});
