@@ -8,6 +8,8 @@
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Agent, request } from 'undici';
@@ -46,10 +48,11 @@ async function startSink(): Promise<{ url: string; stop(): void }> {
 }
 
 /** The ceiling: CONCURRENCY loops of plain undici POSTs, no database, no signing. */
-async function bareRate(url: string, bodies: Buffer[]): Promise<number> {
+async function bareRate(url: string, bodies: Buffer[]): Promise<{ rate: number; cpuShare: number }> {
   const agent = new Agent({ keepAliveTimeout: 30_000 });
   let next = 0;
   const started = performance.now();
+  const cpu0 = process.cpuUsage();
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < bodies.length) {
@@ -61,8 +64,9 @@ async function bareRate(url: string, bodies: Buffer[]): Promise<number> {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   await agent.close();
-  return bodies.length / seconds;
+  return { rate: bodies.length / seconds, cpuShare: (cpu.user + cpu.system) / 1e6 / seconds };
 }
 
 async function main(): Promise<void> {
@@ -84,18 +88,29 @@ async function main(): Promise<void> {
 
     process.stdout.write(`publishing ${MESSAGES} messages… `);
     let t0 = performance.now();
-    for (let done = 0; done < MESSAGES; done += PUBLISH_TX) {
-      await db.transaction(async (tx) => {
-        for (let i = done; i < Math.min(done + PUBLISH_TX, MESSAGES); i++) {
+    const chunks = Array.from({ length: Math.ceil(MESSAGES / PUBLISH_TX) }, (_, c) => c * PUBLISH_TX);
+    const publishChunk = async (start: number) =>
+      db.transaction(async (tx) => {
+        for (let i = start; i < Math.min(start + PUBLISH_TX, MESSAGES); i++) {
           await publish(tx, { type: 'invoice.paid', resourceId: `inv_${i}`, data: { invoice_id: `inv_${i}`, amount: '125.00', currency: 'TRY' } });
         }
       });
-    }
+    // Four publishing transactions side by side, like an application's request handlers.
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      for (let start = chunks.shift(); start !== undefined; start = chunks.shift()) await publishChunk(start);
+    }));
     process.stdout.write(`${Math.round(MESSAGES / ((performance.now() - t0) / 1000))} msg/s (not timed below)\n`);
     const { rows } = await db.query<{ payload: Buffer }>('SELECT payload FROM outbox_messages');
     const bodies = rows.map((r) => Buffer.from(r.payload));
 
-    const dispatcher = new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
+    const dispatcher = new Dispatcher({ db, databaseUrl: u.toString(), sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
+    // BENCH_PROFILE=<file> writes a CPU profile of the dispatch phase (open it in Chrome DevTools).
+    const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
+    if (profiler) {
+      profiler.connect();
+      await profiler.post('Profiler.enable');
+      await profiler.post('Profiler.start');
+    }
     t0 = performance.now();
     const cpu0 = process.cpuUsage();
     await dispatcher.start();
@@ -106,17 +121,22 @@ async function main(): Promise<void> {
     }
     const dispatchSeconds = (performance.now() - t0) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    if (profiler) {
+      const { profile } = await profiler.post('Profiler.stop');
+      writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+      profiler.disconnect();
+    }
     const cpuShare = (cpu.user + cpu.system) / 1e6 / dispatchSeconds;
     await dispatcher.stop();
     const { rows: check } = await db.query<{ ok: number; attempts: number }>(
       "SELECT count(*) FILTER (WHERE status = 'succeeded') AS ok, (SELECT count(*) FROM outbox_attempts) AS attempts FROM outbox_deliveries",
     );
     const dispatchRate = MESSAGES / dispatchSeconds;
-    const ceiling = await bareRate(sink.url, bodies);
+    const { rate: ceiling, cpuShare: bareCpu } = await bareRate(sink.url, bodies);
     process.stdout.write(
       [
         `dispatcher: ${MESSAGES} deliveries in ${dispatchSeconds.toFixed(2)} s = ${Math.round(dispatchRate)} deliveries/s (succeeded ${check[0]!.ok}, attempts recorded ${check[0]!.attempts}; dispatcher process CPU ${(cpuShare * 100).toFixed(0)}% of one core)`,
-        `bare undici POSTs (ceiling, concurrency ${CONCURRENCY}): ${Math.round(ceiling)} requests/s`,
+        `bare undici POSTs (ceiling, concurrency ${CONCURRENCY}): ${Math.round(ceiling)} requests/s (client CPU ${(bareCpu * 100).toFixed(0)}% of one core)`,
         `ratio: ${(dispatchRate / ceiling).toFixed(2)} (target >= 0.5)`,
         '',
       ].join('\n'),

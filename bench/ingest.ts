@@ -32,7 +32,7 @@ if (spawnSync('wrk', ['--version']).error) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tekil-bench-'));
-const dbName = `tekil_bench_${randomBytes(4).toString('hex')}`;
+const dbName = `tekil_ingest_bench_${randomBytes(4).toString('hex')}`;
 const dbUrl = (() => {
   const u = new URL(baseUrl);
   u.pathname = `/${dbName}`;

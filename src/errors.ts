@@ -32,6 +32,7 @@ export const errorCatalogue = {
   CONFIG_NOT_FOUND: 500,
   INVALID_IDENTIFIER: 500,
   MIGRATION_FAILED: 500,
+  LEASE_LOST: 409,
   INTERNAL: 500,
 } as const;
 

@@ -17,4 +17,16 @@ export {
 } from './outbox/publish.js';
 export { ladderPresets, ladderGapsMs, type LadderPreset, type LadderSpec } from './outbox/ladders.js';
 export type { Endpoint, Delivery, Attempt, DeliveryStatus, EndpointScheme } from './outbox/types.js';
+export {
+  defineHandlers,
+  HandlerRegistry,
+  PermanentError,
+  type Handler,
+  type HandlerContext,
+  type HandlerOptions,
+  type HandlerResult,
+  type InboxEvent,
+  type PayloadSchema,
+} from './worker/handlers.js';
+export { createInboxWorker, type InboxWorker, type WorkerOptions } from './worker/worker.js';
 export type { Role, Service, Context } from './service.js';

@@ -41,7 +41,7 @@ export interface RunningTekil {
 /** Background parts by role. Each role's module adds its factory here. */
 const serviceFactories: Partial<Record<Role, (ctx: Context, options: StartOptions) => Service>> = {
   worker: (ctx, options) => createInboxWorker(ctx, { handlers: options.handlers }),
-  dispatcher: (ctx) => createDispatcherService(ctx),
+  dispatcher: (ctx, options) => createDispatcherService(ctx, options.env),
 };
 
 export function resolveStoreSettings(config: TekilConfig, env: NodeJS.ProcessEnv): { databaseUrl?: string; dataDir: string } {

@@ -106,6 +106,15 @@ describe('group-commit batcher', () => {
     expect((refused as { statusCode: number }).statusCode).toBe(503);
     await Promise.all([inFlight, ...waiting]);
     expect(await countRows(t.db)).toBe(6);
+
+    const byBytes = make({ queueMaxBytes: 250 });
+    const body = Buffer.alloc(100, 0x62);
+    const first = byBytes.enqueue(row('qb0', { body }));
+    const fits = [byBytes.enqueue(row('qb1', { body })), byBytes.enqueue(row('qb2', { body }))];
+    const tooMuch = await byBytes.enqueue(row('qb3', { body })).catch((err: unknown) => err);
+    expect(isTekilError(tooMuch, 'OVERLOADED')).toBe(true);
+    await Promise.all([first, ...fits]);
+    expect(await countRows(t.db)).toBe(9);
   });
 
   it('stop() writes everything queued, then refuses new rows', async () => {

@@ -9,7 +9,6 @@ import { createOrder, deliveryRow, invoiceEvent, ledgerCount, SOURCE, sleep, wor
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { createScheme } from '../src/signing/index.js';
-import { roleNames } from '../src/service.js';
 
 const TOKEN = 'tk_inbox_e2e_token';
 
@@ -32,7 +31,7 @@ describe('inbox end to end over HTTP', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-e2e-'));
     running = await startTekil({
       config,
-      roles: new Set(roleNames),
+      roles: new Set(['receiver', 'worker', 'api'] as const),
       port: 0,
       host: '127.0.0.1',
       logger: pino({ level: 'silent' }),

@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { countRows, paymosBody, receiverApp, signPaymos, signStandard } from './helpers/receiver.js';
+import { PAYMOS_SECRET, countRows, paymosBody, receiverApp, receiverConfig, signPaymos, signStandard, testContext } from './helpers/receiver.js';
+import { buildApp } from '../src/app.js';
+import { pino } from 'pino';
+import { redactPaths } from '../src/logger.js';
 
 describe('POST /in/:source', () => {
   let t: TestDb;
@@ -153,5 +156,35 @@ describe('POST /in/:source', () => {
     expect(text).toMatch(/tekil_inbox_deliveries_total\{source="shop",outcome="rejected",reason="SIGNATURE_MISSING"\} \d+/);
     expect(text).toMatch(/tekil_inbox_ack_seconds_count\{source="shop"\} \d+/);
     expect(text).toMatch(/tekil_inbox_batch_rows_count \d+/);
+  });
+
+  it('logs never contain bodies, signatures, authorization headers or secrets, even at debug level', async () => {
+    const lines: string[] = [];
+    const config = receiverConfig();
+    const ctx = testContext(t.db, config);
+    // tekil's logger settings, writing into memory.
+    ctx.logger = pino({ level: 'debug', redact: { paths: redactPaths, censor: '[redacted]' } }, { write: (line: string) => void lines.push(line) });
+    const app = await buildApp({ ctx, roles: new Set(['receiver']) });
+    try {
+      const body = paymosBody('evt_log_1', { secret_note: 'BODY-MARKER-7781' });
+      const headers: Record<string, string> = { ...signPaymos(body), authorization: 'Bearer AUTH-MARKER-5521' };
+      expect((await app.inject({ method: 'POST', url: '/in/shop', payload: body, headers })).statusCode).toBe(200);
+      const wrong = signPaymos(body, { secret: 'whsec_WRONG-SECRET-MARKER' });
+      expect((await app.inject({ method: 'POST', url: '/in/shop', payload: body, headers: wrong })).statusCode).toBe(401);
+      // No content type at all: still read raw, still verified.
+      const body2 = paymosBody('evt_log_2');
+      const bare = await app.inject({ method: 'POST', url: '/in/shop', payload: Buffer.from(body2), headers: { 'x-webhook-signature': signPaymos(body2)['X-Webhook-Signature']! } });
+      expect(bare.json()).toEqual({ status: 'accepted' });
+      const stored = await t.db.query<{ content_type: string | null; body: Uint8Array }>("SELECT content_type, body FROM inbox_deliveries WHERE event_id = 'evt_log_2'");
+      expect(stored.rows[0]!.content_type).toBeNull();
+      expect(Buffer.from(stored.rows[0]!.body).toString()).toBe(body2);
+    } finally {
+      await app.close();
+    }
+    const text = lines.join('');
+    expect(text).toContain('webhook rejected'); // the 401 was logged…
+    for (const marker of ['BODY-MARKER-7781', 'AUTH-MARKER-5521', 'WRONG-SECRET-MARKER', PAYMOS_SECRET, 'v1=']) {
+      expect(text).not.toContain(marker); // …without anything secret or any body
+    }
   });
 });

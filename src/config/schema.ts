@@ -19,6 +19,8 @@ export const receiverSchema = z
     batch_max_bytes: sizeBytes.default(8 * 1024 * 1024),
     /** Rows that may wait for a flush before new requests get 503. */
     queue_max_rows: z.number().int().positive().default(10_000),
+    /** Body bytes that may wait for a flush before new requests get 503 (bounds memory). */
+    queue_max_bytes: sizeBytes.default(64 * 1024 * 1024),
     /** Seconds sent in Retry-After with a 503. */
     retry_after: z.number().int().positive().default(5),
     /** Group-commit INSERTs in flight at once; 1 keeps the store busy while the next batch gathers. */

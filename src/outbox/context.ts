@@ -30,8 +30,12 @@ export function outboxParts(ctx: Context, env: NodeJS.ProcessEnv = process.env):
   return parts;
 }
 
-/** The dispatcher role's service. */
-export function createDispatcherService(ctx: Context): Service {
-  const { box, guard } = outboxParts(ctx);
-  return new Dispatcher({ db: ctx.db, sending: ctx.config.sending, box, guard, logger: ctx.logger, metrics: ctx.metrics });
+/**
+ * The dispatcher role's service. Created before the admin API, so both share the parts made with the
+ * environment the process was started with.
+ */
+export function createDispatcherService(ctx: Context, env: NodeJS.ProcessEnv = process.env): Service {
+  const { box, guard } = outboxParts(ctx, env);
+  const databaseUrl = env.DATABASE_URL || ctx.config.store.url || undefined;
+  return new Dispatcher({ db: ctx.db, databaseUrl, sending: ctx.config.sending, box, guard, logger: ctx.logger, metrics: ctx.metrics });
 }

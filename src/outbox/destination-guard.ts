@@ -62,10 +62,20 @@ export class DestinationGuard {
     );
   }
 
+  private readonly literalVerdicts = new Map<string, boolean>();
+
   /** Throws FORBIDDEN_DESTINATION when the URL's host is an IP literal this guard refuses. */
   checkLiteral(url: URL): void {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host) && !this.permits(host)) throw this.refusal(host, host);
+    let allowed = this.literalVerdicts.get(url.hostname);
+    if (allowed === undefined) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      allowed = isIP(host) === 0 || this.permits(host);
+      if (this.literalVerdicts.size < 10_000) this.literalVerdicts.set(url.hostname, allowed);
+    }
+    if (!allowed) {
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      throw this.refusal(host, host);
+    }
   }
 
   /** A DNS lookup for sockets that drops refused addresses and fails when none is left. */

@@ -4,20 +4,23 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import type { SendingConfig } from '../config/sending.js';
 import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
-import type { Db } from '../store/db.js';
+import type { Db, Queryable } from '../store/db.js';
+import { dispatcherQueryable } from './dispatcher-store.js';
 import { createScheme, type SignatureScheme } from '../signing/index.js';
 import type { DestinationGuard } from './destination-guard.js';
 import { signingSecrets } from './endpoints.js';
 import { ladderGapsMs, nextAttemptDelay } from './ladders.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
-import { Sender } from './sender.js';
+import { Sender, type AttemptOutcome } from './sender.js';
 import { claimDeliveries, type ClaimedDelivery } from './sql/claim.js';
 import { recordAbandoned, writeCompletions, type Completion } from './sql/complete.js';
 import type { EndpointScheme } from './types.js';
 
 export interface DispatcherOptions {
   db: Db;
+  /** On Postgres, the dispatcher opens its own small pool with prepared statements to this database. */
+  databaseUrl?: string | undefined;
   sending: SendingConfig;
   box: SecretBox;
   guard: DestinationGuard;
@@ -27,6 +30,8 @@ export interface DispatcherOptions {
 
 /** Secrets are cached briefly: a rotation changes the endpoint's updated_at, which invalidates them. */
 const SECRET_CACHE_MS = 60_000;
+/** Deliveries claimed per request slot: the ones running plus those queued behind them. */
+const CLAIM_AHEAD = 3;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
@@ -46,6 +51,9 @@ export class Dispatcher implements Service {
   readonly name = 'dispatcher';
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: Sender;
+  /** Where the dispatcher's statements run: its own pool on Postgres, the shared store otherwise. */
+  private readonly sql: Queryable;
+  private readonly closeSql: () => Promise<void>;
   private readonly schemes = new Map<string, SignatureScheme>();
   private readonly secretCache = new Map<string, CachedSecrets>();
   private readonly ladderCache = new Map<string, number[]>();
@@ -67,6 +75,9 @@ export class Dispatcher implements Service {
 
   constructor(private readonly options: DispatcherOptions) {
     this.sender = new Sender(options.guard);
+    const { queryable, close } = dispatcherQueryable(options.db, options.databaseUrl);
+    this.sql = queryable;
+    this.closeSql = close;
     const registry = options.metrics;
     if (registry) {
       this.attemptsTotal =
@@ -102,6 +113,7 @@ export class Dispatcher implements Service {
       await new Promise((r) => setTimeout(r, 10));
     }
     await this.sender.close().catch(() => {});
+    await this.closeSql().catch(() => {});
   }
 
   /** Asks for a claim soon; several asks while one claim runs collapse into one more. */
@@ -126,23 +138,25 @@ export class Dispatcher implements Service {
       do {
         this.claimAgain = false;
         while (this.running) {
-          // Claiming ahead (up to twice the concurrency) keeps request slots busy while the database
-          // round trips of claiming and recording run.
-          const limit = Math.min(2 * concurrency - this.inFlight - this.queue.length, batch_size);
+          // Claiming ahead keeps request slots busy while the database round trips of claiming and
+          // recording run; bigger claims also mean fewer of them.
+          const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length, batch_size);
           if (limit <= 0) break;
           const lease = `${this.id}:${++this.claimSeq}`;
           let rows: ClaimedDelivery[];
           try {
-            rows = await claimDeliveries(this.options.db, limit, lease, lease_margin);
-            await recordAbandoned(
-              this.options.db,
-              rows
-                .filter((r) => r.previous_status === 'sending')
-                .map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
-            );
+            rows = await claimDeliveries(this.sql, limit, lease, lease_margin);
           } catch (err) {
             this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
             return;
+          }
+          const abandoned = rows.filter((r) => r.previous_status === 'sending');
+          if (abandoned.length > 0) {
+            this.options.logger.warn({ deliveries: abandoned.length }, 'dispatcher: retrying deliveries whose dispatcher stopped mid-attempt');
+            await recordAbandoned(
+              this.sql,
+              abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
+            ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
           }
           for (const row of rows) this.queue.push({ row, lease });
           this.pump();
@@ -167,7 +181,7 @@ export class Dispatcher implements Service {
   private async releaseQueued(): Promise<void> {
     const queued = this.queue.splice(0);
     if (queued.length === 0) return;
-    await this.options.db
+    await this.sql
       .query(
         `UPDATE outbox_deliveries d SET status = 'pending', attempts = d.attempts - 1, next_attempt_at = now(), lease = NULL
          FROM unnest($1::bigint[], $2::text[]) AS q (id, lease)
@@ -192,8 +206,7 @@ export class Dispatcher implements Service {
   /** One attempt; never throws: whatever goes wrong is recorded as the attempt's error. */
   private async attempt(row: ClaimedDelivery, lease: string): Promise<Completion> {
     const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
-    const base = { deliveryId: Number(row.id), lease, messageId: row.message_id, endpointId: row.endpoint_id, attempt: row.attempt, url: row.url };
-    let outcome;
+    let outcome: AttemptOutcome;
     try {
       const secrets = await this.secretsFor(row.endpoint_id, row.endpoint_updated_at);
       const headers = this.scheme(row.scheme).sign({ body, secrets, id: row.message_id });
@@ -210,21 +223,41 @@ export class Dispatcher implements Service {
         retryAfterMs: undefined,
       };
     }
-    const { retryAfterMs, ...recorded } = outcome;
-    if (outcome.succeeded) return { ...base, ...recorded, next: 'succeeded', delayMs: 0 };
-    let delay: number | undefined;
-    try {
-      delay = nextAttemptDelay({
-        gapsMs: this.ladder(row.ladder),
-        attemptsOnLadder: row.attempt - row.ladder_base,
-        timeScale: this.options.sending.time_scale,
-        retryAfterMs,
-        retryAfterMaxMs: this.options.sending.retry_after_max,
-      });
-    } catch {
-      delay = undefined; // an unreadable ladder cannot schedule anything: the delivery fails
+    let next: Completion['next'] = 'succeeded';
+    let delayMs = 0;
+    if (!outcome.succeeded) {
+      let delay: number | undefined;
+      try {
+        delay = nextAttemptDelay({
+          gapsMs: this.ladder(row.ladder),
+          attemptsOnLadder: row.attempt - row.ladder_base,
+          timeScale: this.options.sending.time_scale,
+          retryAfterMs: outcome.retryAfterMs,
+          retryAfterMaxMs: this.options.sending.retry_after_max,
+        });
+      } catch {
+        delay = undefined; // an unreadable ladder cannot schedule anything: the delivery fails
+      }
+      next = delay === undefined ? 'failed' : 'pending';
+      delayMs = delay ?? 0;
     }
-    return delay === undefined ? { ...base, ...recorded, next: 'failed', delayMs: 0 } : { ...base, ...recorded, next: 'pending', delayMs: delay };
+    return {
+      deliveryId: Number(row.id),
+      lease,
+      messageId: row.message_id,
+      endpointId: row.endpoint_id,
+      attempt: row.attempt,
+      url: row.url,
+      endpointHadFailures: row.consecutive_failures > 0,
+      startedAt: outcome.startedAt,
+      durationMs: outcome.durationMs,
+      succeeded: outcome.succeeded,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      responseBody: outcome.responseBody,
+      next,
+      delayMs,
+    };
   }
 
   private flush(): void {
@@ -233,7 +266,7 @@ export class Dispatcher implements Service {
       while (this.completions.length > 0) {
         const batch = this.completions.splice(0, 1000);
         try {
-          await writeCompletions(this.options.db, batch, this.id, this.options.sending.disable_after_failures);
+          await writeCompletions(this.sql, batch, this.id, this.options.sending.disable_after_failures);
         } catch (err) {
           this.options.logger.warn({ err, attempts: batch.length }, 'dispatcher: recording attempts failed; retrying');
           this.completions.unshift(...batch);
@@ -289,7 +322,7 @@ export class Dispatcher implements Service {
     const cached = this.secretCache.get(endpointId);
     if (cached && cached.updatedAt === updatedAt.getTime() && cached.expiresAt > now) return cached.secrets;
     const entry: CachedSecrets = { updatedAt: updatedAt.getTime(), expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
-    entry.secrets = signingSecrets(this.options.db, this.options.box, endpointId).then(
+    entry.secrets = signingSecrets(this.sql, this.options.box, endpointId).then(
       ({ secrets, validUntil }) => {
         // A secret leaving its rotation window must stop signing on time.
         entry.expiresAt = Math.min(entry.expiresAt, validUntil);

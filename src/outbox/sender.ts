@@ -41,11 +41,10 @@ export class Sender {
   async send(req: SendRequest): Promise<AttemptOutcome> {
     const startedAt = new Date();
     const t0 = performance.now();
-    const done = (fields: Omit<AttemptOutcome, 'startedAt' | 'durationMs'>): AttemptOutcome => ({
-      startedAt,
-      durationMs: Math.round(performance.now() - t0),
-      ...fields,
-    });
+    let statusCode: number | null = null;
+    let error: string | null;
+    let responseBody: string | null = null;
+    let retryAfterMs: number | undefined;
     try {
       const url = new URL(req.url);
       this.guard.checkLiteral(url);
@@ -54,23 +53,33 @@ export class Sender {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'user-agent': 'tekil', ...req.headers },
         body: req.body,
-        signal: AbortSignal.timeout(req.timeoutMs),
+        // undici's own timers (cheaper than an AbortSignal per request): the answer's headers must
+        // arrive within the timeout, and the body may not stall longer than it.
         headersTimeout: req.timeoutMs,
         bodyTimeout: req.timeoutMs,
       });
-      const responseBody = await readHead(res.body);
-      const ok = res.statusCode >= 200 && res.statusCode < 300;
-      const retryAfter = res.headers['retry-after'];
-      return done({
-        succeeded: ok,
-        statusCode: res.statusCode,
-        error: ok ? null : res.statusCode >= 300 && res.statusCode < 400 ? `redirect (HTTP ${res.statusCode}) not followed` : `HTTP ${res.statusCode}`,
-        responseBody,
-        retryAfterMs: ok ? undefined : parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
-      });
+      const length = Number(res.headers['content-length']);
+      responseBody = length <= RESPONSE_KEEP_BYTES ? await res.body.text() : await readHead(res.body);
+      statusCode = res.statusCode;
+      if (statusCode >= 200 && statusCode < 300) {
+        error = null;
+      } else {
+        error = statusCode >= 300 && statusCode < 400 ? `redirect (HTTP ${statusCode}) not followed` : `HTTP ${statusCode}`;
+        const retryAfter = res.headers['retry-after'];
+        retryAfterMs = parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter);
+      }
     } catch (err) {
-      return done({ succeeded: false, statusCode: null, error: describeError(err, req.timeoutMs), responseBody: null, retryAfterMs: undefined });
+      error = describeError(err, req.timeoutMs);
     }
+    return {
+      startedAt,
+      durationMs: Math.round(performance.now() - t0),
+      succeeded: error === null,
+      statusCode,
+      error,
+      responseBody,
+      retryAfterMs,
+    };
   }
 
   async close(): Promise<void> {
@@ -95,7 +104,7 @@ function describeError(err: unknown, timeoutMs: number): string {
     if (isTekilError(e, 'FORBIDDEN_DESTINATION')) return e.message;
   }
   const e = err as { name?: string; code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT') {
+  if (e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_BODY_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT') {
     return `timeout after ${timeoutMs} ms`;
   }
   const code = e.code ?? e.cause?.code;

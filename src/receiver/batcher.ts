@@ -12,6 +12,8 @@ export interface BatcherOptions {
   maxBytes: number;
   /** Rows that may wait; beyond this, enqueue fails with OVERLOADED. */
   queueMaxRows: number;
+  /** Body bytes that may wait; beyond this, enqueue fails with OVERLOADED (one row is always let in). */
+  queueMaxBytes?: number;
   /** INSERTs allowed in flight at once. One keeps the store busy while the next batch gathers. */
   maxInFlight?: number;
   metrics?: ReceiverMetrics;
@@ -83,6 +85,10 @@ export class InboxBatcher implements Service {
     if (this.stopping) return Promise.reject(new TekilError('SHUTTING_DOWN', 'tekil is shutting down; retry shortly'));
     if (this.queue.length >= this.options.queueMaxRows) {
       return Promise.reject(new TekilError('OVERLOADED', `more than ${this.options.queueMaxRows} deliveries are waiting to be written; retry shortly`));
+    }
+    const maxBytes = this.options.queueMaxBytes;
+    if (maxBytes !== undefined && this.queue.length > 0 && this.queuedBytes + row.body.length > maxBytes) {
+      return Promise.reject(new TekilError('OVERLOADED', `more than ${maxBytes} body bytes are waiting to be written; retry shortly`));
     }
     return new Promise<DeliveryOutcome>((resolve, reject) => {
       this.queue.push({ row, resolve, reject });

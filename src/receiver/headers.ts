@@ -36,10 +36,12 @@ export function isSecretHeader(name: string): boolean {
  * (the form the store takes it in). `extra` adds the headers a source's locators read.
  */
 export function createHeaderPicker(extra: readonly string[] = []): (headers: IncomingHeaders) => string {
-  const names = [...new Set([...KEPT_HEADERS, ...extra.map((h) => h.toLowerCase())])].filter((h) => !isSecretHeader(h));
+  const names = new Set([...KEPT_HEADERS, ...extra.map((h) => h.toLowerCase())].filter((h) => !isSecretHeader(h)));
   return (headers) => {
+    // A request carries fewer headers than the list names: walk the request's.
     const kept: Record<string, string> = {};
-    for (const name of names) {
+    for (const name in headers) {
+      if (!names.has(name)) continue;
       const v = headers[name];
       if (v !== undefined) kept[name] = Array.isArray(v) ? v.join(', ') : v;
     }

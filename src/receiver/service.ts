@@ -9,6 +9,7 @@ export function createInboxBatcher(ctx: Context, overrides: { maxInFlight?: numb
     maxRows: r.batch_max_rows,
     maxBytes: r.batch_max_bytes,
     queueMaxRows: r.queue_max_rows,
+    queueMaxBytes: r.queue_max_bytes,
     maxInFlight: overrides.maxInFlight ?? r.max_in_flight,
     metrics: receiverMetrics(ctx.metrics),
     logger: ctx.logger.child({ service: 'inbox-batcher' }),

@@ -1,40 +1,87 @@
-import type { Queryable } from '../store/db.js';
+import type { Db } from '../store/db.js';
+
+export interface ClaimedDelivery {
+  source: string;
+  event_id: string;
+  resource_id: string | null;
+  event_type: string | null;
+  occurred_at: Date | null;
+  received_at: Date;
+  body: Buffer | Uint8Array;
+  content_type: string | null;
+  headers: Record<string, string>;
+  /** Counting this attempt. */
+  attempts: number;
+  guard_bypass: boolean;
+  /** The previous holder's lease had expired: that attempt was lost (recorded by the claim). */
+  was_lost: boolean;
+}
+
+/** Why a delivery's previous attempt is recorded as lost. */
+export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, killed or lost its connection)';
 
 /**
- * Claims up to `limit` due pending deliveries for one batch and commits the claim (status
- * `processing`, attempts + 1, a lease until `locked_until`, `locked_by` = the batch token).
+ * Claims up to `limit` due deliveries for one batch and commits the claim: attempts + 1, a lease until
+ * `locked_until`, `locked_by` = the batch token. The row stays `pending` (shown as processing while
+ * the lease lives), so the update touches no indexed column and is written as a HOT update.
+ *
+ * A delivery whose lease expired (its worker died) is due again and is claimed like any other; the
+ * claim records the lost attempt in `inbox_attempts` in the same statement.
  *
  * One delivery per resource at a time, in provider time: a delivery is not claimed while another
- * delivery of its resource is `processing`, or is `pending` and earlier in (occurred_at, received_at,
- * event_id). This holds under concurrent claimers because the rule is checked against rows, not
- * locks: a row another claimer has just locked still reads as `pending` (its claim is not committed),
- * so it keeps blocking its resource's later deliveries, and SKIP LOCKED keeps it from being taken twice.
- * Within one statement the earlier row also reads as pending, so one batch never holds two
- * deliveries of one resource.
+ * delivery of its resource holds a live lease, or is pending and earlier in (occurred_at, received_at,
+ * event_id). This holds under concurrent claimers because the rule reads rows, not locks: a row
+ * another claimer has just locked (claim not yet committed) still reads as pending and without a
+ * lease, so when it is earlier it keeps blocking its resource's later deliveries, and SKIP LOCKED
+ * keeps it from being taken twice. Within one statement the earlier row also reads as unclaimed, so
+ * one batch never holds two deliveries of one resource.
  */
 const CLAIM_SQL = `
 WITH candidates AS (
-  SELECT d.source, d.event_id
+  SELECT d.source, d.event_id, d.locked_by AS prev_locked_by, d.claimed_at AS prev_claimed_at, d.attempts AS prev_attempts
   FROM inbox_deliveries d
   WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    AND (d.locked_until IS NULL OR d.locked_until < now())
     AND (d.resource_id IS NULL OR NOT EXISTS (
       SELECT 1 FROM inbox_deliveries o
       WHERE o.source = d.source AND o.resource_id = d.resource_id
-        AND o.status IN ('pending', 'processing') AND o.event_id <> d.event_id
-        AND (o.status = 'processing'
+        AND o.status = 'pending' AND o.event_id <> d.event_id
+        AND (o.locked_until >= now()
              OR (coalesce(o.occurred_at, o.received_at), o.received_at, o.event_id)
               < (coalesce(d.occurred_at, d.received_at), d.received_at, d.event_id))))
   ORDER BY d.next_attempt_at
   LIMIT $1
   FOR UPDATE SKIP LOCKED
+), lost AS (
+  INSERT INTO inbox_attempts (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
+  SELECT c.source, c.event_id, c.prev_attempts, c.prev_locked_by, coalesce(c.prev_claimed_at, now()), now(),
+         (extract(epoch FROM now() - coalesce(c.prev_claimed_at, now())) * 1000)::int, 'lost', $4
+  FROM candidates c
+  WHERE c.prev_locked_by IS NOT NULL
 )
 UPDATE inbox_deliveries d
-SET status = 'processing', attempts = d.attempts + 1, locked_by = $3, claimed_at = now(),
-    last_attempt_at = now(), locked_until = now() + $2 * interval '1 millisecond'
+SET attempts = d.attempts + 1, locked_by = $3, claimed_at = now(), last_attempt_at = now(),
+    locked_until = now() + $2 * interval '1 millisecond',
+    last_error = CASE WHEN c.prev_locked_by IS NOT NULL THEN $4 ELSE d.last_error END
 FROM candidates c
-WHERE d.source = c.source AND d.event_id = c.event_id`;
+WHERE d.source = c.source AND d.event_id = c.event_id
+RETURNING d.source, d.event_id, d.resource_id, d.event_type, d.occurred_at, d.received_at, d.body,
+          d.content_type, d.headers, d.attempts, d.guard_bypass, c.prev_locked_by IS NOT NULL AS was_lost`;
 
-export async function claimDueDeliveries(db: Queryable, options: { limit: number; leaseMs: number; token: string }): Promise<number> {
-  const res = await db.query(CLAIM_SQL, [options.limit, options.leaseMs, options.token]);
-  return res.rowCount;
+/**
+ * The claim commits without waiting for its WAL flush (synchronous_commit off, this transaction only):
+ * a claim lost in a server crash only means the delivery is unclaimed again, and the batch's own
+ * commit (synchronous) flushes the claim's WAL record before its own, so an effect never outlives its
+ * claim. Answers the claimed rows in provider-time order.
+ */
+export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+  const res = await db.transaction(async (tx) => {
+    if (db.kind === 'postgres') await tx.query('SET LOCAL synchronous_commit = off');
+    return tx.query<ClaimedDelivery>(CLAIM_SQL, [options.limit, options.leaseMs, options.token, LOST_ERROR]);
+  });
+  return res.rows.sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
+}
+
+function providerTime(d: ClaimedDelivery): number {
+  return (d.occurred_at ?? d.received_at).getTime();
 }

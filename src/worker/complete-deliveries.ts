@@ -1,7 +1,9 @@
+import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 
 export type DeliveryStatus = 'pending' | 'done' | 'stale' | 'dead';
-export type AttemptOutcome = 'done' | 'retry' | 'dead' | 'stale' | 'lost';
+/** `lost` attempts are recorded by the claim that takes an expired lease back. */
+export type AttemptOutcome = 'done' | 'retry' | 'dead' | 'stale';
 
 /** How one attempt ended, and what the delivery becomes. */
 export interface Completion {
@@ -22,6 +24,10 @@ export interface Completion {
 /**
  * Writes a whole batch's outcomes in one statement: the delivery rows and one `inbox_attempts` row
  * each. Rows travel as one JSON array so both adapters bind the same single parameter.
+ *
+ * Only rows still held by this batch (`locked_by` = its token) are written. A row whose
+ * lease ran out and that another worker claimed meanwhile is not: the caller then rolls the whole
+ * batch back, handler writes included, so that delivery's effect is the other worker's alone.
  */
 const COMPLETE_SQL = `
 WITH r AS (
@@ -37,14 +43,19 @@ WITH r AS (
       result_ref = coalesce(r.result_ref, d.result_ref),
       locked_until = NULL, locked_by = NULL, guard_bypass = false
   FROM r
-  WHERE d.source = r.source AND d.event_id = r.event_id
+  WHERE d.source = r.source AND d.event_id = r.event_id AND d.status = 'pending' AND d.locked_by = $3
+  RETURNING d.source, d.event_id
 )
 INSERT INTO inbox_attempts (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
 SELECT r.source, r.event_id, r.attempt, $2, r.started_at, r.started_at + r.duration_ms * interval '1 millisecond',
        r.duration_ms, r.outcome, r.error
-FROM r`;
+FROM r JOIN updated u ON u.source = r.source AND u.event_id = r.event_id`;
 
-export async function completeDeliveries(tx: Queryable, completions: readonly Completion[], worker: string): Promise<void> {
+/** `token`: the batch's claim token; only rows it still holds are written. */
+export async function completeDeliveries(tx: Queryable, completions: readonly Completion[], worker: string, token: string): Promise<void> {
   if (completions.length === 0) return;
-  await tx.query(COMPLETE_SQL, [JSON.stringify(completions), worker]);
+  const res = await tx.query(COMPLETE_SQL, [JSON.stringify(completions), worker, token]);
+  if (res.rowCount !== completions.length) {
+    throw new TekilError('LEASE_LOST', `${completions.length - res.rowCount} of ${completions.length} deliveries of this batch were taken back after their lease expired; the batch is rolled back`);
+  }
 }

@@ -32,7 +32,9 @@ export interface InboxListItem {
   result_ref: string | null;
 }
 
-const LIST_COLUMNS = `source, event_id, resource_id, event_type, status, attempts, occurred_at, received_at,
+/** A claimed delivery is stored as pending with a live lease; operators see it as processing. */
+const STATUS = `CASE WHEN status = 'pending' AND locked_until > now() THEN 'processing' ELSE status END`;
+const LIST_COLUMNS = `source, event_id, resource_id, event_type, ${STATUS} AS status, attempts, occurred_at, received_at,
   next_attempt_at, last_attempt_at, processed_at, last_error, result_ref`;
 
 function whereClause(filter: InboxFilter, params: unknown[]): string[] {
@@ -41,7 +43,9 @@ function whereClause(filter: InboxFilter, params: unknown[]): string[] {
     params.push(value);
     where.push(sql.replace('?', `$${params.length}`));
   };
-  if (filter.status) add('status = ?', filter.status);
+  if (filter.status === 'processing') where.push("status = 'pending' AND locked_until > now()");
+  else if (filter.status === 'pending') where.push("status = 'pending' AND (locked_until IS NULL OR locked_until <= now())");
+  else if (filter.status) add('status = ?', filter.status);
   if (filter.source) add('source = ?', filter.source);
   if (filter.type) add('event_type = ?', filter.type);
   if (filter.resourceId) add('resource_id = ?', filter.resourceId);
@@ -149,9 +153,7 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
     await db.query(`SELECT pg_notify('${INBOX_CHANNEL}', '')`);
     return row;
   }
-  const current = await db.query<{ status: string }>('SELECT status FROM inbox_deliveries WHERE source = $1 AND event_id = $2', [source, eventId]);
-  const status = current.rows[0]?.status;
-  if (!status) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
+  const status = await currentStatus(db, source, eventId);
   if (status === 'done') throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`);
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}: already queued`);
 }
@@ -178,13 +180,19 @@ export async function discardDelivery(db: Queryable, source: string, eventId: st
   const res = await db.query<InboxListItem>(
     `UPDATE inbox_deliveries SET status = 'discarded', locked_until = NULL, locked_by = NULL, processed_at = coalesce(processed_at, now())
      WHERE source = $1 AND event_id = $2 AND status IN ('dead', 'stale', 'pending')
+       AND (locked_until IS NULL OR locked_until <= now())
      RETURNING ${LIST_COLUMNS}`,
     [source, eventId],
   );
   const row = res.rows[0];
   if (row) return row;
-  const current = await db.query<{ status: string }>('SELECT status FROM inbox_deliveries WHERE source = $1 AND event_id = $2', [source, eventId]);
-  const status = current.rows[0]?.status;
-  if (!status) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
+  const status = await currentStatus(db, source, eventId);
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}; only dead, stale or pending deliveries can be discarded`);
+}
+
+async function currentStatus(db: Queryable, source: string, eventId: string): Promise<string> {
+  const res = await db.query<{ status: string }>(`SELECT ${STATUS} AS status FROM inbox_deliveries WHERE source = $1 AND event_id = $2`, [source, eventId]);
+  const status = res.rows[0]?.status;
+  if (!status) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
+  return status;
 }

@@ -1,6 +1,6 @@
 import type { OrderingConfig } from '../config/source.js';
 import type { Queryable } from '../store/db.js';
-import type { ClaimedDelivery } from './lock-claimed-deliveries.js';
+import type { ClaimedDelivery } from './claim-due-deliveries.js';
 
 /** A source's ordering rules, compiled once: where the state is and how states rank. */
 export interface OrderingGuard {
@@ -66,7 +66,12 @@ export async function checkOrdering(
   event: { state: string | null; rank: number | null },
 ): Promise<GuardVerdict> {
   const apply: GuardVerdict = { kind: 'apply', state: event.state, rank: event.rank };
-  if (delivery.resource_id === null || delivery.guard_bypass) return apply;
+  if (delivery.resource_id === null) return apply;
+  // Serialises the guard per resource until this batch commits. The claim already keeps one delivery
+  // per resource in flight; this also covers the instant a late, earlier event is claimed while a
+  // later one's claim is not yet committed, so the check and the update can never interleave.
+  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${delivery.source}\u0000${delivery.resource_id}`]);
+  if (delivery.guard_bypass) return apply;
   const res = await tx.query<ResourceRow>(
     'SELECT state, rank, occurred_at, event_id FROM resources WHERE source = $1 AND resource_id = $2',
     [delivery.source, delivery.resource_id],

@@ -3,11 +3,10 @@ import { retrySchema, type RetryConfig, type SourceConfig } from '../config/sour
 import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
-import { claimDueDeliveries } from './claim-due-deliveries.js';
+import { claimDueDeliveries, type ClaimedDelivery } from './claim-due-deliveries.js';
 import { completeDeliveries, type Completion } from './complete-deliveries.js';
 import { forwardDelivery, type ForwardOutcome } from './forward.js';
 import { PermanentError, type HandlerRegistry, type HandlerResult, type InboxEvent, type RegisteredHandler } from './handlers.js';
-import { lockClaimedDeliveries, type ClaimedDelivery } from './lock-claimed-deliveries.js';
 import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } from './ordering-guard.js';
 import { decideRetry } from './retry-policy.js';
 import { sanitizeError } from './sanitize-error.js';
@@ -32,7 +31,8 @@ interface Job {
   row: ClaimedDelivery;
   source: SourceConfig | undefined;
   body: Buffer;
-  payload: unknown;
+  /** The body parsed as JSON, lazily (undefined when it is not JSON). */
+  readonly payload: unknown;
   startedAt: number;
   verdict?: Extract<GuardVerdict, { kind: 'apply' }>;
 }
@@ -45,16 +45,22 @@ interface Job {
  */
 export async function processBatch(deps: BatchDeps, token: string): Promise<number> {
   const { db, config } = deps;
-  const claimed = await claimDueDeliveries(db, { limit: config.worker.batch_size, leaseMs: config.worker.lease, token });
-  if (claimed === 0) return 0;
+  const rows = await claimDueDeliveries(db, { limit: config.worker.batch_size, leaseMs: config.worker.lease, token });
+  if (rows.length === 0) return 0;
   await db.transaction(async (tx) => {
-    const rows = await lockClaimedDeliveries(tx, token, config.worker.lease);
     const completions: Completion[] = [];
     const inProcess: Array<{ job: Job; registered: RegisteredHandler }> = [];
     const forwards: Job[] = [];
 
     for (const row of rows) {
       const job = toJob(config, row);
+      if (row.was_lost) deps.metrics.attempt(row.source, 'lost', 0);
+      // A delivery whose attempts all ended with a dead worker (e.g. it crashes the process every
+      // time) must not loop forever: once the lost attempts used up the budget, it is dead.
+      if (row.attempts > (job.source?.retry ?? defaultRetry).max_attempts) {
+        completions.push(complete(deps, job, 'dead', 'dead', `gave up: ${row.attempts - 1} attempts used, the last one lost (worker died)`, null));
+        continue;
+      }
       const registered = deps.handlers.resolve(row.source, row.event_type);
       if (!job.source) {
         completions.push(failure(deps, job, new PermanentError(`source ${row.source} is not configured`), true));
@@ -90,20 +96,32 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
         completions.push(failure(deps, job, new Error(outcome.error), outcome.permanent, outcome.notBeforeMs, true));
       }
     }
-    await completeDeliveries(tx, completions, deps.workerId);
+    await completeDeliveries(tx, completions, deps.workerId, token);
   });
-  return claimed;
+  return rows.length;
 }
 
 function toJob(config: TekilConfig, row: ClaimedDelivery): Job {
   const body = Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength);
+  let parsed = false;
   let payload: unknown;
-  try {
-    payload = JSON.parse(body.toString('utf8'));
-  } catch {
-    payload = undefined; // not JSON: handlers still get the raw body
-  }
-  return { row, source: config.sources[row.source], body, payload, startedAt: Date.now() };
+  // Parsed on first use only: a handler that reads the raw body (or nothing) never pays for it.
+  const job = { row, source: config.sources[row.source], body, startedAt: Date.now() } as Job;
+  Object.defineProperty(job, 'payload', {
+    enumerable: true,
+    get() {
+      if (!parsed) {
+        parsed = true;
+        try {
+          payload = JSON.parse(body.toString('utf8'));
+        } catch {
+          payload = undefined; // not JSON: handlers still get the raw body
+        }
+      }
+      return payload;
+    },
+  });
+  return job;
 }
 
 async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>): Promise<Completion[]> {
@@ -112,13 +130,13 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<
     job.startedAt = Date.now();
     const savepoint = new LazySavepoint(tx, 'tekil_delivery');
     try {
-      let payload = job.payload;
+      let validated: { payload: unknown } | undefined;
       if (registered.schema) {
-        const parsed = registered.schema.safeParse(payload);
+        const parsed = registered.schema.safeParse(job.payload);
         if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
-        payload = parsed.data;
+        validated = { payload: parsed.data };
       }
-      const event = toEvent(job, payload);
+      const event = toEvent(job, validated);
       const result = await registered.handler(event, {
         tx: savepoint.tx,
         idempotencyKey: `${job.row.source}:${job.row.event_id}`,
@@ -154,21 +172,24 @@ async function runForwards(deps: BatchDeps, jobs: readonly Job[]): Promise<Array
   return results;
 }
 
-function toEvent(job: Job, payload: unknown): InboxEvent {
+function toEvent(job: Job, validated: { payload: unknown } | undefined): InboxEvent {
   const r = job.row;
-  return {
+  const event = {
     source: r.source,
     eventId: r.event_id,
     resourceId: r.resource_id,
     type: r.event_type,
     occurredAt: r.occurred_at,
     receivedAt: r.received_at,
-    payload,
+    payload: undefined as unknown,
     body: job.body,
     contentType: r.content_type,
     headers: r.headers,
     attempt: r.attempts,
   };
+  if (validated) event.payload = validated.payload;
+  else Object.defineProperty(event, 'payload', { enumerable: true, get: () => job.payload });
+  return event;
 }
 
 function resultRefOf(result: HandlerResult): string | null {

@@ -1,14 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { retrySchema } from '../config/source.js';
 import type { Context, Service } from '../service.js';
-import { completeDeliveries, type Completion } from './complete-deliveries.js';
 import { HandlerRegistry } from './handlers.js';
 import { workerMetrics } from './metrics.js';
 import { compileOrderingGuard, type OrderingGuard } from './ordering-guard.js';
 import { processBatch, type BatchDeps } from './process-batch.js';
-import { decideRetry } from './retry-policy.js';
-import { selectExpiredLeases } from './sweep-expired-leases.js';
 
 import { INBOX_CHANNEL } from './channel.js';
 
@@ -21,8 +17,6 @@ export interface WorkerOptions {
 export interface InboxWorker extends Service {
   /** Runs one batch now (tests and benchmarks); answers how many deliveries it claimed. */
   runOnce(): Promise<number>;
-  /** Takes back deliveries whose lease expired; answers how many. */
-  sweepExpiredLeases(): Promise<number>;
 }
 
 /** A promise that resolves on the next wake-up or after `ms`, whichever comes first. */
@@ -58,8 +52,8 @@ class Wakeup {
 
 /**
  * The processing service: `concurrency` claim loops (one on PGlite, which is one connection), woken by
- * NOTIFY on inbox inserts with polling as the fallback, and a sweeper that takes back deliveries of
- * workers that died mid-batch once their lease expires.
+ * NOTIFY on inbox inserts and replays, with polling as the fallback. Deliveries of a worker that died
+ * mid-batch are claimed again by any worker once their lease expires.
  */
 export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): InboxWorker {
   const { config, db, logger } = ctx;
@@ -75,38 +69,10 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   let batchSeq = 0;
   let running = false;
   let unlisten: (() => Promise<void>) | undefined;
-  let sweepTimer: NodeJS.Timeout | undefined;
+  let leaseTimer: NodeJS.Timeout | undefined;
   const tasks: Array<Promise<void>> = [];
 
   const runOnce = () => processBatch(deps, `${workerId}:${++batchSeq}`);
-
-  async function sweepExpiredLeases(): Promise<number> {
-    return db.transaction(async (tx) => {
-      const expired = await selectExpiredLeases(tx, 500);
-      const now = new Date().toISOString();
-      const completions: Completion[] = expired.map((row) => {
-        const policy = config.sources[row.source]?.retry ?? retrySchema.parse({});
-        const decision = decideRetry(policy, row.attempts, { permanent: false });
-        const error = `lease expired: worker ${row.locked_by ?? '?'} did not finish (crashed or lost its connection)`;
-        return {
-          source: row.source,
-          event_id: row.event_id,
-          status: decision.kind === 'dead' ? 'dead' : 'pending',
-          outcome: 'lost',
-          attempt: row.attempts,
-          started_at: (row.claimed_at ?? new Date()).toISOString(),
-          duration_ms: row.claimed_at ? Date.now() - row.claimed_at.getTime() : 0,
-          error,
-          next_attempt_at: decision.kind === 'retry' ? new Date(Date.now() + decision.delayMs).toISOString() : now,
-          result_ref: null,
-        };
-      });
-      await completeDeliveries(tx, completions, workerId);
-      for (const c of completions) metrics.attempt(c.source, 'lost', c.duration_ms);
-      if (completions.length) logger.warn({ count: completions.length }, 'took back deliveries whose lease expired');
-      return completions.length;
-    });
-  }
 
   async function loop(): Promise<void> {
     let failures = 0;
@@ -129,7 +95,6 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   return {
     name: 'worker',
     runOnce,
-    sweepExpiredLeases,
     async start() {
       running = true;
       try {
@@ -137,20 +102,16 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
       } catch (err) {
         logger.warn({ err }, 'LISTEN failed; the worker polls only');
       }
-      const sweepEvery = Math.max(100, Math.min(config.worker.lease / 2, 30_000));
-      sweepTimer = setInterval(() => {
-        sweepExpiredLeases().then(
-          (n) => n > 0 && wakeup.notify(),
-          (err: unknown) => logger.warn({ err }, 'lease sweep failed'),
-        );
-      }, sweepEvery);
-      sweepTimer.unref();
+      // Expired leases need no sweeper (the claim takes them back), but nothing notifies when one
+      // expires: wake once per lease so they are found even when polling is slow.
+      leaseTimer = setInterval(() => wakeup.notify(), Math.max(50, config.worker.lease));
+      leaseTimer.unref();
       for (let i = 0; i < loops; i++) tasks.push(loop());
       logger.info({ workerId, loops, handlers: deps.handlers.size }, 'worker started');
     },
     async stop() {
       running = false;
-      if (sweepTimer) clearInterval(sweepTimer);
+      if (leaseTimer) clearInterval(leaseTimer);
       for (let i = 0; i < loops; i++) wakeup.notify();
       await Promise.all(tasks);
       await unlisten?.().catch(() => {});

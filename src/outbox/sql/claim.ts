@@ -18,6 +18,8 @@ export interface ClaimedDelivery {
   timeout_ms: number;
   ladder: string | string[];
   endpoint_updated_at: Date;
+  /** The endpoint's failure streak when claimed; a success only needs to reset a non-zero one. */
+  consecutive_failures: number;
 }
 
 /**
@@ -57,7 +59,7 @@ JOIN endpoints e ON e.id = picked.endpoint_id
 WHERE d.id = picked.id
 RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
   picked.previous_status, picked.previous_attempt_at, m.payload, m.event_type,
-  e.scheme, e.timeout_ms, e.ladder, e.updated_at AS endpoint_updated_at`;
+  e.scheme, e.timeout_ms, e.ladder, e.updated_at AS endpoint_updated_at, e.consecutive_failures`;
 
 export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<ClaimedDelivery[]> {
   const { rows } = await db.query<ClaimedDelivery>(CLAIM_SQL, [limit, lease, leaseMarginMs]);

@@ -14,6 +14,8 @@ export interface Completion {
   statusCode: number | null;
   error: string | null;
   responseBody: string | null;
+  /** True when the endpoint had a failure streak at claim time, which a success must reset. */
+  endpointHadFailures: boolean;
   /** The delivery's new status: `pending` again (with delayMs), `succeeded` or `failed`. */
   next: 'pending' | 'succeeded' | 'failed';
   delayMs: number;
@@ -63,7 +65,7 @@ export async function writeCompletions(db: Queryable, batch: readonly Completion
     batch.map((c) => c.endpointId),
     batch.map((c) => c.attempt),
     batch.map((c) => c.url),
-    batch.map((c) => c.startedAt),
+    batch.map((c) => c.startedAt.toISOString()),
     batch.map((c) => c.durationMs),
     batch.map((c) => c.succeeded),
     batch.map((c) => c.responseBody),
@@ -71,7 +73,7 @@ export async function writeCompletions(db: Queryable, batch: readonly Completion
   ]);
   const streaks = new Map<string, { reset: boolean; failed: number }>();
   for (const c of batch) {
-    if (c.next === 'pending') continue;
+    if (c.next === 'pending' || (c.next === 'succeeded' && !c.endpointHadFailures)) continue;
     const s = streaks.get(c.endpointId) ?? { reset: false, failed: 0 };
     if (c.next === 'succeeded') s.reset = true;
     else s.failed++;
