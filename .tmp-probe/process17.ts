@@ -76,6 +76,7 @@ async function benchTekil(url: string): Promise<number> {
       handled++;
     });
     const worker = createInboxWorker({ config, db, logger: pino({ level: 'warn' }), metrics: createMetricsRegistry(false) }, { handlers });
+    const cpu0 = process.cpuUsage();
     const started = performance.now();
     // The service's own loop body: claim a batch, run it, commit; again at once while batches are full.
     await Promise.all(
@@ -84,6 +85,8 @@ async function benchTekil(url: string): Promise<number> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    console.log(`node cpu ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s of ${seconds.toFixed(2)} s wall`);
     const check = await db.query<{ done: number; attempts: number }>(
       "SELECT (SELECT count(*) FROM inbox_deliveries WHERE status = 'done') AS done, (SELECT count(*) FROM inbox_attempts) AS attempts",
     );

@@ -134,6 +134,22 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
     expect(s.requests[1]!.at - s.requests[0]!.at).toBeGreaterThanOrEqual(490);
   });
 
+  it('the optional disable policy disables an endpoint after N consecutive failed deliveries', async () => {
+    await dispatcher.stop();
+    const strict = outboxHarness(t.db, { time_scale: SCALE, disable_after_failures: 2 }, t.url);
+    dispatcher = strict.newDispatcher();
+    await dispatcher.start();
+    const s = await sink(() => ({ status: 500 }));
+    const epId = await endpoint(s.url, 'doomed.event', { ladder: ['10s'] });
+    const first = await send('doomed.event');
+    await settled(first.id, 'failed');
+    expect((await h.endpoints.get(t.db, epId)).enabled).toBe(true);
+    const second = await send('doomed.event');
+    await settled(second.id, 'failed');
+    const ep = await h.endpoints.get(t.db, epId);
+    expect(ep).toMatchObject({ enabled: false, consecutive_failures: 2, disabled_reason: 'disabled after 2 consecutive failed deliveries' });
+  });
+
   it('a dead endpoint with a backlog does not slow a healthy one', async () => {
     const dead = await sink(() => ({ hang: true }));
     const healthy = await sink();

@@ -30,6 +30,8 @@ export interface DispatcherOptions {
 
 /** Secrets are cached briefly: a rotation changes the endpoint's updated_at, which invalidates them. */
 const SECRET_CACHE_MS = 60_000;
+/** Completion writers that may run at once (each on its own connection). */
+const FLUSH_WRITERS = 2;
 /** Deliveries claimed per request slot: the ones running plus those queued behind them. */
 const CLAIM_AHEAD = 3;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
@@ -67,7 +69,8 @@ export class Dispatcher implements Service {
   private claiming = false;
   private claimAgain = false;
   private claimSeq = 0;
-  private flushing: Promise<void> | undefined;
+  /** Completion writers running; two overlap so recording never waits a full round trip. */
+  private flushing = 0;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private wakeAt = Infinity;
@@ -108,8 +111,8 @@ export class Dispatcher implements Service {
     await this.unlisten?.().catch(() => {});
     const deadline = Date.now() + STOP_GRACE_MS;
     await this.releaseQueued();
-    while ((this.inFlight > 0 || this.claiming || this.flushing || this.completions.length > 0) && Date.now() < deadline) {
-      if (!this.flushing && this.completions.length > 0) this.flush();
+    while ((this.inFlight > 0 || this.claiming || this.flushing > 0 || this.completions.length > 0) && Date.now() < deadline) {
+      if (this.flushing === 0 && this.completions.length > 0) this.flush();
       await new Promise((r) => setTimeout(r, 10));
     }
     await this.sender.close().catch(() => {});
@@ -261,8 +264,9 @@ export class Dispatcher implements Service {
   }
 
   private flush(): void {
-    if (this.flushing) return;
-    this.flushing = (async () => {
+    if (this.flushing >= FLUSH_WRITERS || this.completions.length === 0) return;
+    this.flushing++;
+    void (async () => {
       while (this.completions.length > 0) {
         const batch = this.completions.splice(0, 1000);
         try {
@@ -279,7 +283,7 @@ export class Dispatcher implements Service {
         this.kick();
       }
     })().finally(() => {
-      this.flushing = undefined;
+      this.flushing--;
       this.kick();
     });
   }

@@ -46,7 +46,7 @@ export class Sender {
     let responseBody: string | null = null;
     let retryAfterMs: number | undefined;
     try {
-      const url = new URL(req.url);
+      const url = this.parse(req.url);
       this.guard.checkLiteral(url);
       const res = await request(url, {
         dispatcher: this.agent,
@@ -80,6 +80,18 @@ export class Sender {
       responseBody,
       retryAfterMs,
     };
+  }
+
+  /** Destinations repeat: parse each URL once (a bounded cache; URL objects are not changed). */
+  private readonly urls = new Map<string, URL>();
+  private parse(text: string): URL {
+    let url = this.urls.get(text);
+    if (!url) {
+      url = new URL(text);
+      if (this.urls.size >= 10_000) this.urls.clear();
+      this.urls.set(text, url);
+    }
+    return url;
   }
 
   async close(): Promise<void> {

@@ -15,6 +15,8 @@ export interface ClaimedDelivery {
   guard_bypass: boolean;
   /** The previous holder's lease had expired: that attempt was lost (recorded by the claim). */
   was_lost: boolean;
+  /** Where the claimed row version is: the completion finds it without an index lookup. */
+  row_ref: string;
 }
 
 /** Why a delivery's previous attempt is recorded as lost. */
@@ -38,7 +40,7 @@ export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, ki
  */
 const CLAIM_SQL = `
 WITH candidates AS (
-  SELECT d.source, d.event_id, d.locked_by AS prev_locked_by, d.claimed_at AS prev_claimed_at, d.attempts AS prev_attempts
+  SELECT d.ctid AS row_ctid, d.source, d.event_id, d.locked_by AS prev_locked_by, d.claimed_at AS prev_claimed_at, d.attempts AS prev_attempts
   FROM inbox_deliveries d
   WHERE d.status = 'pending' AND d.next_attempt_at <= now()
     AND (d.locked_until IS NULL OR d.locked_until < now())
@@ -64,9 +66,10 @@ SET attempts = d.attempts + 1, locked_by = $3, claimed_at = now(), last_attempt_
     locked_until = now() + $2 * interval '1 millisecond',
     last_error = CASE WHEN c.prev_locked_by IS NOT NULL THEN $4 ELSE d.last_error END
 FROM candidates c
-WHERE d.source = c.source AND d.event_id = c.event_id
+WHERE d.ctid = c.row_ctid
 RETURNING d.source, d.event_id, d.resource_id, d.event_type, d.occurred_at, d.received_at, d.body,
-          d.content_type, d.headers, d.attempts, d.guard_bypass, c.prev_locked_by IS NOT NULL AS was_lost`;
+          d.content_type, d.headers, d.attempts, d.guard_bypass, c.prev_locked_by IS NOT NULL AS was_lost,
+          d.ctid::text AS row_ref`;
 
 /**
  * The claim commits without waiting for its WAL flush (synchronous_commit off, this transaction only):

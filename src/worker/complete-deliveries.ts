@@ -9,6 +9,8 @@ export type AttemptOutcome = 'done' | 'retry' | 'dead' | 'stale';
 export interface Completion {
   source: string;
   event_id: string;
+  /** The claimed row version's ctid, from the claim. */
+  row_ref: string;
   status: DeliveryStatus;
   outcome: AttemptOutcome;
   attempt: number;
@@ -25,14 +27,15 @@ export interface Completion {
  * Writes a whole batch's outcomes in one statement: the delivery rows and one `inbox_attempts` row
  * each. Rows travel as one JSON array so both adapters bind the same single parameter.
  *
- * Only rows still held by this batch (`locked_by` = its token) are written. A row whose
+ * Rows are found by the ctid the claim returned (no index lookup); a row changed since then is not
+ * found, like a row no longer held by this batch (`locked_by` = its token), and neither is written. A row whose
  * lease ran out and that another worker claimed meanwhile is not: the caller then rolls the whole
  * batch back, handler writes included, so that delivery's effect is the other worker's alone.
  */
 const COMPLETE_SQL = `
 WITH r AS (
-  SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(
-    source text, event_id text, status text, outcome text, attempt int, started_at timestamptz,
+  SELECT * FROM json_to_recordset($1::json) AS r(
+    source text, event_id text, row_ref tid, status text, outcome text, attempt int, started_at timestamptz,
     duration_ms int, error text, next_attempt_at timestamptz, result_ref text)
 ), updated AS (
   UPDATE inbox_deliveries d
@@ -43,7 +46,8 @@ WITH r AS (
       result_ref = coalesce(r.result_ref, d.result_ref),
       locked_until = NULL, locked_by = NULL, guard_bypass = false
   FROM r
-  WHERE d.source = r.source AND d.event_id = r.event_id AND d.status = 'pending' AND d.locked_by = $3
+  WHERE d.ctid = r.row_ref AND d.source = r.source AND d.event_id = r.event_id
+    AND d.status = 'pending' AND d.locked_by = $3
   RETURNING d.source, d.event_id
 )
 INSERT INTO inbox_attempts (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)

@@ -27,14 +27,68 @@ export interface BatchDeps {
 const defaultRetry = retrySchema.parse({});
 
 /** One claimed delivery on its way through the batch. */
-interface Job {
-  row: ClaimedDelivery;
-  source: SourceConfig | undefined;
-  body: Buffer;
-  /** The body parsed as JSON, lazily (undefined when it is not JSON). */
-  readonly payload: unknown;
-  startedAt: number;
+class Job {
+  readonly body: Buffer;
+  startedAt = Date.now();
   verdict?: Extract<GuardVerdict, { kind: 'apply' }>;
+  #parsed = false;
+  #payload: unknown;
+
+  constructor(
+    readonly row: ClaimedDelivery,
+    readonly source: SourceConfig | undefined,
+  ) {
+    const b = row.body;
+    this.body = Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+  }
+
+  /** The body parsed as JSON on first use (undefined when it is not JSON): unread, it costs nothing. */
+  get payload(): unknown {
+    if (!this.#parsed) {
+      this.#parsed = true;
+      try {
+        this.#payload = JSON.parse(this.body.toString('utf8'));
+      } catch {
+        this.#payload = undefined; // not JSON: handlers still get the raw body
+      }
+    }
+    return this.#payload;
+  }
+}
+
+/** The handler's view of a job. */
+class Event implements InboxEvent {
+  readonly source: string;
+  readonly eventId: string;
+  readonly resourceId: string | null;
+  readonly type: string | null;
+  readonly occurredAt: Date | null;
+  readonly receivedAt: Date;
+  readonly body: Buffer;
+  readonly contentType: string | null;
+  readonly headers: Record<string, string>;
+  readonly attempt: number;
+
+  constructor(
+    private readonly job: Job,
+    private readonly validated: { payload: unknown } | undefined,
+  ) {
+    const r = job.row;
+    this.source = r.source;
+    this.eventId = r.event_id;
+    this.resourceId = r.resource_id;
+    this.type = r.event_type;
+    this.occurredAt = r.occurred_at;
+    this.receivedAt = r.received_at;
+    this.body = job.body;
+    this.contentType = r.content_type;
+    this.headers = r.headers;
+    this.attempt = r.attempts;
+  }
+
+  get payload(): unknown {
+    return this.validated ? this.validated.payload : this.job.payload;
+  }
 }
 
 /**
@@ -53,7 +107,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
     const forwards: Job[] = [];
 
     for (const row of rows) {
-      const job = toJob(config, row);
+      const job = new Job(row, config.sources[row.source]);
       if (row.was_lost) deps.metrics.attempt(row.source, 'lost', 0);
       // A delivery whose attempts all ended with a dead worker (e.g. it crashes the process every
       // time) must not loop forever: once the lost attempts used up the budget, it is dead.
@@ -101,29 +155,6 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   return rows.length;
 }
 
-function toJob(config: TekilConfig, row: ClaimedDelivery): Job {
-  const body = Buffer.isBuffer(row.body) ? row.body : Buffer.from(row.body.buffer, row.body.byteOffset, row.body.byteLength);
-  let parsed = false;
-  let payload: unknown;
-  // Parsed on first use only: a handler that reads the raw body (or nothing) never pays for it.
-  const job = { row, source: config.sources[row.source], body, startedAt: Date.now() } as Job;
-  Object.defineProperty(job, 'payload', {
-    enumerable: true,
-    get() {
-      if (!parsed) {
-        parsed = true;
-        try {
-          payload = JSON.parse(body.toString('utf8'));
-        } catch {
-          payload = undefined; // not JSON: handlers still get the raw body
-        }
-      }
-      return payload;
-    },
-  });
-  return job;
-}
-
 async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>): Promise<Completion[]> {
   const out: Completion[] = [];
   for (const { job, registered } of jobs) {
@@ -136,7 +167,7 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<
         if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
         validated = { payload: parsed.data };
       }
-      const event = toEvent(job, validated);
+      const event = new Event(job, validated);
       const result = await registered.handler(event, {
         tx: savepoint.tx,
         idempotencyKey: `${job.row.source}:${job.row.event_id}`,
@@ -172,26 +203,6 @@ async function runForwards(deps: BatchDeps, jobs: readonly Job[]): Promise<Array
   return results;
 }
 
-function toEvent(job: Job, validated: { payload: unknown } | undefined): InboxEvent {
-  const r = job.row;
-  const event = {
-    source: r.source,
-    eventId: r.event_id,
-    resourceId: r.resource_id,
-    type: r.event_type,
-    occurredAt: r.occurred_at,
-    receivedAt: r.received_at,
-    payload: undefined as unknown,
-    body: job.body,
-    contentType: r.content_type,
-    headers: r.headers,
-    attempt: r.attempts,
-  };
-  if (validated) event.payload = validated.payload;
-  else Object.defineProperty(event, 'payload', { enumerable: true, get: () => job.payload });
-  return event;
-}
-
 function resultRefOf(result: HandlerResult): string | null {
   if (typeof result === 'string') return result;
   if (result && typeof result === 'object' && result.resultRef) return String(result.resultRef);
@@ -204,6 +215,7 @@ function complete(deps: BatchDeps, job: Job, status: Completion['status'], outco
   return {
     source: job.row.source,
     event_id: job.row.event_id,
+    row_ref: job.row.row_ref,
     status,
     outcome,
     attempt: job.row.attempts,

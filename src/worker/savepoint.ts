@@ -5,24 +5,27 @@ import type { Queryable, QueryResult } from '../store/db.js';
  * first writes or reads through it, so a handler that never touches the database costs no round trip;
  * when it does, a throw rolls back this delivery's work alone and its neighbours still commit.
  */
-export class LazySavepoint {
+export class LazySavepoint implements Queryable {
   #open = false;
-  readonly tx: Queryable;
 
   constructor(
     private readonly batchTx: Queryable,
     private readonly name: string,
-  ) {
-    this.tx = {
-      query: async <R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
-        await this.#ensure();
-        return this.batchTx.query<R>(sql, params);
-      },
-      exec: async (sql: string): Promise<void> => {
-        await this.#ensure();
-        await this.batchTx.exec(sql);
-      },
-    };
+  ) {}
+
+  /** What the handler gets as `ctx.tx`. */
+  get tx(): Queryable {
+    return this;
+  }
+
+  async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
+    await this.#ensure();
+    return this.batchTx.query<R>(sql, params);
+  }
+
+  async exec(sql: string): Promise<void> {
+    await this.#ensure();
+    await this.batchTx.exec(sql);
   }
 
   async #ensure(): Promise<void> {

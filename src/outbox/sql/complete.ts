@@ -37,23 +37,32 @@ WITH r AS (
       last_status_code = r.status_code, last_error = r.error, lease = NULL
   FROM r WHERE d.id = r.id AND d.lease = r.lease AND d.status = 'sending'
   RETURNING d.id
+), streak AS (
+  -- Endpoint failure streaks: reset on success, counted per failed delivery, and the optional disable policy.
+  UPDATE endpoints e
+  SET consecutive_failures = CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed,
+      enabled = CASE WHEN $19::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $19::int
+        THEN false ELSE e.enabled END,
+      disabled_reason = CASE WHEN $19::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $19::int
+        THEN 'disabled after ' || $19::int || ' consecutive failed deliveries' ELSE e.disabled_reason END
+  FROM unnest($16::text[], $17::boolean[], $18::int[]) AS x (id, reset, failed)
+  WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0)
 )
 INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
   status_code, error, response_body, dispatcher)
 SELECT * FROM unnest($1::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::timestamptz[], $12::int[],
   $13::boolean[], $5::int[], $6::text[], $14::text[], $15::text[])`;
 
-/** Endpoint failure streaks: reset on success, counted on a failed delivery, and the optional disable policy. */
-const STREAK_SQL = `
-UPDATE endpoints e
-SET consecutive_failures = CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed,
-    enabled = CASE WHEN $4::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $4::int THEN false ELSE e.enabled END,
-    disabled_reason = CASE WHEN $4::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $4::int
-      THEN 'disabled after ' || $4::int || ' consecutive failed deliveries' ELSE e.disabled_reason END
-FROM unnest($1::text[], $2::boolean[], $3::int[]) AS x (id, reset, failed)
-WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0)`;
-
 export async function writeCompletions(db: Queryable, batch: readonly Completion[], dispatcher: string, disableAfter: number): Promise<void> {
+  const streaks = new Map<string, { reset: boolean; failed: number }>();
+  for (const c of batch) {
+    if (c.next === 'pending' || (c.next === 'succeeded' && !c.endpointHadFailures)) continue;
+    const s = streaks.get(c.endpointId) ?? { reset: false, failed: 0 };
+    if (c.next === 'succeeded') s.reset = true;
+    else s.failed++;
+    streaks.set(c.endpointId, s);
+  }
+  const streakIds = [...streaks.keys()];
   await db.query(COMPLETE_SQL, [
     batch.map((c) => c.deliveryId),
     batch.map((c) => c.lease),
@@ -70,18 +79,11 @@ export async function writeCompletions(db: Queryable, batch: readonly Completion
     batch.map((c) => c.succeeded),
     batch.map((c) => c.responseBody),
     batch.map(() => dispatcher),
+    streakIds,
+    streakIds.map((id) => streaks.get(id)!.reset),
+    streakIds.map((id) => streaks.get(id)!.failed),
+    disableAfter,
   ]);
-  const streaks = new Map<string, { reset: boolean; failed: number }>();
-  for (const c of batch) {
-    if (c.next === 'pending' || (c.next === 'succeeded' && !c.endpointHadFailures)) continue;
-    const s = streaks.get(c.endpointId) ?? { reset: false, failed: 0 };
-    if (c.next === 'succeeded') s.reset = true;
-    else s.failed++;
-    streaks.set(c.endpointId, s);
-  }
-  if (streaks.size === 0) return;
-  const ids = [...streaks.keys()];
-  await db.query(STREAK_SQL, [ids, ids.map((id) => streaks.get(id)!.reset), ids.map((id) => streaks.get(id)!.failed), disableAfter]);
 }
 
 /** Records attempts a dispatcher started but never finished (it died): the lease ran out. */

@@ -1,0 +1,146 @@
+// npm run bench:process — end-to-end processing throughput (claim, run a no-op handler, complete) of
+// tekil's worker over N pending deliveries, against N no-op jobs through graphile-worker on the same
+// Postgres. Each system gets a fresh database, dropped afterwards; inserting the work is not timed.
+//
+//   TEKIL_BENCH_DATABASE_URL  server to use (default postgres://postgres@127.0.0.1:5432/postgres)
+//   BENCH_N                   deliveries / jobs (default 100000)
+//   BENCH_BATCH, BENCH_LOOPS  tekil worker.batch_size and worker.concurrency (default 200, 4)
+//   BENCH_GRAPHILE_CONCURRENCY graphile-worker concurrency (default 16)
+import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { pino } from 'pino';
+import { Logger as GraphileLogger, run as runGraphile, runMigrations as migrateGraphile } from 'graphile-worker';
+import { parseConfig } from '../src/config/index.js';
+import { createMetricsRegistry } from '../src/metrics.js';
+import { migrate } from '../src/store/migrate.js';
+import { createPostgresDb } from '../src/store/postgres.js';
+import { defineHandlers } from '../src/worker/handlers.js';
+import { createInboxWorker } from '../src/worker/worker.js';
+
+const serverUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const N = Number(process.env.BENCH_N ?? 100_000);
+const BATCH = Number(process.env.BENCH_BATCH ?? 200);
+const LOOPS = Number(process.env.BENCH_LOOPS ?? 4);
+const GRAPHILE_CONCURRENCY = Number(process.env.BENCH_GRAPHILE_CONCURRENCY ?? 16);
+const graphileVersion = (createRequire(import.meta.url)('graphile-worker/package.json') as { version: string }).version;
+
+function databaseUrl(name: string): string {
+  const u = new URL(serverUrl);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+async function withFreshDatabase<T>(prefix: string, fn: (url: string) => Promise<T>): Promise<T> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  await admin(`CREATE DATABASE ${name}`);
+  try {
+    return await fn(databaseUrl(name));
+  } finally {
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
+async function benchTekil(url: string): Promise<number> {
+  const db = createPostgresDb({ connectionString: url, max: LOOPS + 2 });
+  try {
+    await migrate(db);
+    // Realistic rows: a Paymos-like body, a distinct resource per delivery (so the per-resource
+    // ordering check runs for every claim), provider time set.
+    await db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, occurred_at, body, content_type)
+       SELECT 'bench', 'evt_' || i, 'inv_' || i, 'invoice.paid', now() - interval '1 hour' + i * interval '1 millisecond',
+              convert_to('{"event_id":"evt_' || i || '","event_type":"invoice.paid","data":{"id":"inv_' || i || '","status":"paid"}}', 'UTF8'),
+              'application/json'
+       FROM generate_series(1, $1::int) AS i`,
+      [N],
+    );
+    await db.exec('VACUUM ANALYZE inbox_deliveries');
+    const config = parseConfig({
+      worker: { batch_size: BATCH, concurrency: LOOPS, lease: '5m' },
+      sources: { bench: { scheme: 'standard', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] } },
+    });
+    let handled = 0;
+    const handlers = defineHandlers().on('bench', '*', () => {
+      handled++;
+    });
+    const worker = createInboxWorker({ config, db, logger: pino({ level: 'warn' }), metrics: createMetricsRegistry(false) }, { handlers });
+    const cpu0 = process.cpuUsage();
+    const started = performance.now();
+    // The service's own loop body: claim a batch, run it, commit; again at once while batches are full.
+    await Promise.all(
+      Array.from({ length: LOOPS }, async () => {
+        while ((await worker.runOnce()) > 0);
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    const cpu = process.cpuUsage(cpu0);
+    console.log(`node cpu ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s of ${seconds.toFixed(2)} s wall`);
+    const check = await db.query<{ done: number; attempts: number }>(
+      "SELECT (SELECT count(*) FROM inbox_deliveries WHERE status = 'done') AS done, (SELECT count(*) FROM inbox_attempts) AS attempts",
+    );
+    const { done, attempts } = check.rows[0]!;
+    if (done !== N || attempts !== N || handled !== N) throw new Error(`tekil: expected ${N} done, got done=${done} attempts=${attempts} handled=${handled}`);
+    return N / seconds;
+  } finally {
+    await db.close();
+  }
+}
+
+async function benchGraphile(url: string): Promise<number> {
+  await migrateGraphile({ connectionString: url, logger: new GraphileLogger(() => () => {}) });
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  try {
+    for (let from = 1; from <= N; from += 10_000) {
+      await pool.query(
+        `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+           SELECT ROW('noop', json_build_object('event_id', 'evt_' || i), NULL, NULL, NULL, NULL, NULL, NULL)::graphile_worker.job_spec
+           FROM generate_series($1::int, $2::int) AS i))`,
+        [from, Math.min(from + 9_999, N)],
+      );
+    }
+    await pool.query('VACUUM ANALYZE');
+    let handled = 0;
+    let finish!: () => void;
+    const allHandled = new Promise<void>((resolve) => (finish = resolve));
+    const started = performance.now();
+    const runner = await runGraphile({
+      connectionString: url,
+      concurrency: GRAPHILE_CONCURRENCY,
+      maxPoolSize: GRAPHILE_CONCURRENCY + 1,
+      noHandleSignals: true,
+      preset: { worker: { localQueue: { size: 500 }, completeJobBatchDelay: 0, failJobBatchDelay: 0 } } as never,
+      pollInterval: 1000,
+      logger: new GraphileLogger(() => () => {}),
+      taskList: {
+        noop: async () => {
+          if (++handled === N) finish();
+        },
+      },
+    });
+    await allHandled;
+    await runner.stop(); // completions of the last jobs are committed before this resolves
+    const seconds = (performance.now() - started) / 1000;
+    const left = await pool.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker.jobs');
+    if (Number(left.rows[0]!.n) !== 0) throw new Error(`graphile-worker: ${left.rows[0]!.n} jobs left`);
+    return N / seconds;
+  } finally {
+    await pool.end();
+  }
+}
+
+const fmt = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
+console.log(`processing benchmark: ${N.toLocaleString('en-US')} no-op items on ${new URL(serverUrl).host}`);
+const tekilRate = await withFreshDatabase('tekil_bench_process', benchTekil);
+console.log(`tekil worker (batch ${BATCH}, ${LOOPS} loops):            ${fmt(tekilRate)}`);
