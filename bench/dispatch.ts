@@ -83,8 +83,8 @@ async function main(): Promise<void> {
     const box = createSecretBox(randomBytes(32).toString('base64'));
     const guard = new DestinationGuard(config.sending.allow_networks);
     const endpoints = endpointStore({ sending: config.sending, box, guard });
-    // The endpoint's cap counts claimed deliveries, which run ahead of the requests: allow 4x.
-    await endpoints.create(db, { url: sink.url, max_in_flight: 4 * CONCURRENCY });
+    // The endpoint's cap counts claimed deliveries, which run ahead of the requests: allow 6x.
+    await endpoints.create(db, { url: sink.url, max_in_flight: 6 * CONCURRENCY });
 
     process.stdout.write(`publishing ${MESSAGES} messages… `);
     let t0 = performance.now();

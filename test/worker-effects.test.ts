@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createTestDb, type TestDb } from './helpers/db.js';
+import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import {
   createOrder,
   deliveryRow,
@@ -7,6 +7,7 @@ import {
   insertInvoiceDelivery,
   ledgerCount,
   SOURCE,
+  sleep,
   testContext,
   workerTestConfig,
 } from './helpers/inbox.js';
@@ -153,5 +154,30 @@ describe('worker: exactly one effect', () => {
     expect(garbage).toMatchObject({ status: 'dead', attempts: 1 });
     expect(garbage?.last_error).toMatch(/payload validation failed/);
     expect(await ledgerCount(t.db, 'ord_v')).toBe(0);
+  });
+
+  it.runIf(onPostgres)('a batch slower than its lease: another worker takes the delivery, the slow batch rolls back, one effect', async () => {
+    await createOrder(t.db, 'ord_slow');
+    const shortLease = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '300ms', poll_interval: '20ms' } });
+    let first = true;
+    afterPaid = async () => {
+      if (first) {
+        first = false;
+        await sleep(900); // the order is already marked paid in this batch's transaction
+      }
+    };
+    const handlers = orderHandlers({ source: SOURCE, afterPaid: (call) => afterPaid(call) });
+    const slow = createInboxWorker(testContext(t.db, shortLease), { handlers });
+    const fast = createInboxWorker(testContext(t.db, shortLease), { handlers });
+    await insertInvoiceDelivery(t.db, { eventId: 'evt_slow', invoiceId: 'inv_slow', orderId: 'ord_slow', status: 'paid' });
+    const slowRun = slow.runOnce();
+    await sleep(450); // past the lease, while the slow handler still sleeps
+    const fastRun = fast.runOnce();
+    await expect(slowRun).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    expect(await fastRun).toBe(1);
+    expect(await ledgerCount(t.db, 'ord_slow')).toBe(1);
+    expect(await deliveryRow(t.db, 'evt_slow')).toMatchObject({ status: 'done', attempts: 2 });
+    const attempts = await t.db.query<{ outcome: string }>("SELECT outcome FROM inbox_attempts WHERE event_id = 'evt_slow' ORDER BY id");
+    expect(attempts.rows.map((a) => a.outcome)).toEqual(['lost', 'done']);
   });
 });

@@ -33,7 +33,7 @@ const SECRET_CACHE_MS = 60_000;
 /** Completion writers that may run at once (each on its own connection). */
 const FLUSH_WRITERS = 2;
 /** Deliveries claimed per request slot: the ones running plus those queued behind them. */
-const CLAIM_AHEAD = 3;
+const CLAIM_AHEAD = 4;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
@@ -115,7 +115,9 @@ export class Dispatcher implements Service {
       if (this.flushing === 0 && this.completions.length > 0) this.flush();
       await new Promise((r) => setTimeout(r, 10));
     }
-    await this.sender.close().catch(() => {});
+    // Requests still running after the grace period are cut; their leases run out and another
+    // dispatcher (or the next start) records the lost attempt and retries.
+    await this.sender.close(this.inFlight > 0).catch(() => {});
     await this.closeSql().catch(() => {});
   }
 

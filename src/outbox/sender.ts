@@ -94,8 +94,9 @@ export class Sender {
     return url;
   }
 
-  async close(): Promise<void> {
-    await this.agent.close();
+  /** Closes idle connections; with `abort`, also cuts requests still in flight. */
+  async close(abort = false): Promise<void> {
+    await (abort ? this.agent.destroy() : this.agent.close());
   }
 }
 

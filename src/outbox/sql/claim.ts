@@ -43,9 +43,10 @@ WITH eps AS (
     SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
     WHERE d.endpoint_id = eps.id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
     ORDER BY d.next_attempt_at
-    LIMIT greatest(0, eps.max_in_flight - (
+    -- Never lock more than the claim can take: each locked row costs a write.
+    LIMIT least($1::int, greatest(0, eps.max_in_flight - (
       SELECT count(*) FROM outbox_deliveries s
-      WHERE s.endpoint_id = eps.id AND s.status = 'sending' AND s.next_attempt_at > now()))
+      WHERE s.endpoint_id = eps.id AND s.status = 'sending' AND s.next_attempt_at > now())))
     FOR UPDATE SKIP LOCKED
   ) p
   LIMIT $1
