@@ -70,3 +70,23 @@ describe('ladders', () => {
     expect(parseRetryAfter('soon')).toBeUndefined();
   });
 });
+
+describe('endpoint secrets at rest', () => {
+  it('encrypts with a key generated on first use into <data dir>/secret-key (0600); another key cannot decrypt', async () => {
+    const { mkdtempSync, statSync, existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { resolveSecretBox, createSecretBox, generateEndpointSecret } = await import('../src/outbox/secrets.js');
+    const dir = mkdtempSync(join(tmpdir(), 'tekil-secret-key-'));
+    const box = resolveSecretBox({}, dir);
+    expect(existsSync(join(dir, 'secret-key'))).toBe(false);
+    const secret = generateEndpointSecret();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    const sealed = box.encrypt(secret);
+    expect(sealed).not.toContain(secret.slice(6));
+    expect(statSync(join(dir, 'secret-key')).mode & 0o777).toBe(0o600);
+    expect(box.decrypt(sealed)).toBe(secret);
+    expect(() => createSecretBox('some other key').decrypt(sealed)).toThrow(/different TEKIL_SECRET_KEY/);
+    expect(resolveSecretBox({ TEKIL_SECRET_KEY: 'k1' }, dir).decrypt(resolveSecretBox({ TEKIL_SECRET_KEY: 'k1' }, '/nonexistent').encrypt('x'))).toBe('x');
+  });
+});

@@ -55,13 +55,18 @@ export function createSecretBox(keyText: string): SecretBox {
 
 const boxes = new Map<string, SecretBox>();
 
-/** The process's secret box: TEKIL_SECRET_KEY, else `<dataDir>/secret-key`, generated when absent. */
+/**
+ * The process's secret box: TEKIL_SECRET_KEY, else `<dataDir>/secret-key`, generated when absent. The
+ * key is read (or made) on first use, so a process that never touches an endpoint secret writes nothing.
+ */
 export function resolveSecretBox(env: NodeJS.ProcessEnv, dataDir: string): SecretBox {
   const fromEnv = env.TEKIL_SECRET_KEY;
   const cacheKey = fromEnv ? `env:${fromEnv}` : `dir:${dataDir}`;
   let box = boxes.get(cacheKey);
   if (box) return box;
-  box = createSecretBox(fromEnv || readOrCreateKeyFile(dataDir));
+  let inner: SecretBox | undefined;
+  const open = (): SecretBox => (inner ??= createSecretBox(fromEnv || readOrCreateKeyFile(dataDir)));
+  box = { encrypt: (plain) => open().encrypt(plain), decrypt: (sealed) => open().decrypt(sealed) };
   boxes.set(cacheKey, box);
   return box;
 }
