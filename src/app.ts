@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { TekilError, isTekilError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
@@ -19,7 +19,7 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     // Fastify's request log includes headers on error; ours below logs method, route and status only.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.server.body_limit,
     return503OnClosing: true,
   });
