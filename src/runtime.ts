@@ -7,7 +7,7 @@ import { openStore } from './store/open.js';
 import type { Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
 import { resolveAdminToken } from './api/token.js';
-import type { Context, Role, Service } from './service.js';
+import { roleNames, type Context, type Role, type Service } from './service.js';
 import { createDispatcherService } from './outbox/context.js';
 import { createInboxBatcher } from './receiver/service.js';
 import { createInboxWorker } from './worker/worker.js';
@@ -15,7 +15,8 @@ import type { HandlerRegistry } from './worker/handlers.js';
 
 export interface StartOptions {
   config: TekilConfig;
-  roles: ReadonlySet<Role>;
+  /** Roles to run; all of them when absent. Accepts role names as a Set or an array. */
+  roles?: ReadonlySet<Role> | readonly Role[];
   env?: NodeJS.ProcessEnv;
   logger?: Logger;
   /** Overrides config.server.port (0 picks a free port). */
@@ -53,7 +54,8 @@ export function resolveStoreSettings(config: TekilConfig, env: NodeJS.ProcessEnv
 export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   const env = options.env ?? process.env;
   const logger = options.logger ?? createLogger();
-  const { config, roles } = options;
+  const { config } = options;
+  const roles: ReadonlySet<Role> = new Set(options.roles ?? roleNames);
   const store = resolveStoreSettings(config, env);
   const ownsDb = !options.db;
   const db = options.db ?? (await openStore({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: config.store.pool_size }));
