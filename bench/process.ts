@@ -4,7 +4,8 @@
 //
 //   TEKIL_BENCH_DATABASE_URL  server to use (default postgres://postgres@127.0.0.1:5432/postgres)
 //   BENCH_N                   deliveries / jobs (default 100000)
-//   BENCH_BATCH, BENCH_LOOPS  tekil worker.batch_size and worker.concurrency (default 500, 3)
+//   BENCH_BATCH, BENCH_LOOPS  tekil worker.batch_size and worker.concurrency (default: tekil's own
+//                             config defaults, so the figure is what an unconfigured worker does)
 //   BENCH_GRAPHILE_CONCURRENCY graphile-worker concurrency (default 24)
 //
 // graphile-worker runs with its documented high-throughput settings
@@ -25,8 +26,9 @@ import { createInboxWorker } from '../src/worker/worker.js';
 
 const serverUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_N ?? 100_000);
-const BATCH = Number(process.env.BENCH_BATCH ?? 500);
-const LOOPS = Number(process.env.BENCH_LOOPS ?? 3);
+const workerDefaults = parseConfig({}).worker;
+const BATCH = Number(process.env.BENCH_BATCH ?? workerDefaults.batch_size);
+const LOOPS = Number(process.env.BENCH_LOOPS ?? workerDefaults.concurrency);
 const GRAPHILE_CONCURRENCY = Number(process.env.BENCH_GRAPHILE_CONCURRENCY ?? 24);
 const graphileVersion = (createRequire(import.meta.url)('graphile-worker/package.json') as { version: string }).version;
 

@@ -67,10 +67,8 @@ export async function checkOrdering(
 ): Promise<GuardVerdict> {
   const apply: GuardVerdict = { kind: 'apply', state: event.state, rank: event.rank };
   if (delivery.resource_id === null) return apply;
-  // Serialises the guard per resource until this batch commits. The claim already keeps one delivery
-  // per resource in flight; this also covers the instant a late, earlier event is claimed while a
-  // later one's claim is not yet committed, so the check and the update can never interleave.
-  await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`${delivery.source}:${delivery.resource_id}`]);
+  // No lock here: the batch already holds its resources' locks (lock-resources.ts) until it commits,
+  // so the check and the update below cannot interleave with another batch's.
   if (delivery.guard_bypass) return apply;
   const res = await tx.query<ResourceRow>(
     'SELECT state, rank, occurred_at, event_id FROM resources WHERE source = $1 AND resource_id = $2',

@@ -11,6 +11,7 @@ import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } f
 import { decideRetry } from './retry-policy.js';
 import { sanitizeError } from './sanitize-error.js';
 import { LazySavepoint } from './savepoint.js';
+import { lockBatchResources } from './lock-resources.js';
 import type { WorkerMetrics } from './metrics.js';
 
 export interface BatchDeps {
@@ -93,15 +94,17 @@ class Event implements InboxEvent {
 
 /**
  * Claims one batch (committed claim, so a crash leaves a lease behind), then runs it inside ONE
- * transaction: in-process handlers one after another, each behind its own savepoint, forwarded
- * deliveries concurrently over HTTP, and all outcomes written by a single statement before the one
- * commit. Answers how many deliveries were claimed.
+ * transaction that first locks the batch's resources: in-process handlers one after another, each
+ * behind its own savepoint, forwarded deliveries concurrently over HTTP, and all outcomes written by
+ * a single statement before the one commit. Answers how many deliveries were claimed.
  */
 export async function processBatch(deps: BatchDeps, token: string): Promise<number> {
   const { db, config } = deps;
   const rows = await claimDueDeliveries(db, { limit: config.worker.batch_size, leaseMs: config.worker.lease, token });
   if (rows.length === 0) return 0;
   await db.transaction(async (tx) => {
+    // First, before any work: waits while another batch still holds one of these resources.
+    await lockBatchResources(tx, rows);
     const completions: Completion[] = [];
     const inProcess: Array<{ job: Job; registered: RegisteredHandler }> = [];
     const forwards: Job[] = [];
@@ -209,7 +212,7 @@ function resultRefOf(result: HandlerResult): string | null {
   return null;
 }
 
-function complete(deps: BatchDeps, job: Job, status: Completion['status'], outcome: Completion['outcome'], error: string | null, resultRef: string | null, nextAttemptAt: string | null = null): Completion {
+function complete(deps: BatchDeps, job: Job, status: Completion['status'], outcome: Completion['outcome'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): Completion {
   const duration = Date.now() - job.startedAt;
   deps.metrics.attempt(job.row.source, outcome, duration);
   return {
@@ -219,10 +222,10 @@ function complete(deps: BatchDeps, job: Job, status: Completion['status'], outco
     status,
     outcome,
     attempt: job.row.attempts,
-    started_at: new Date(job.startedAt).toISOString(),
+    started_ms: job.startedAt,
     duration_ms: duration,
     error,
-    next_attempt_at: nextAttemptAt,
+    next_attempt_ms: nextAttemptMs,
     result_ref: resultRef,
   };
 }
@@ -238,5 +241,5 @@ function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, no
     return complete(deps, job, 'dead', 'dead', why, null);
   }
   deps.logger.debug({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary, delayMs: decision.delayMs }, 'delivery will be retried');
-  return complete(deps, job, 'pending', 'retry', summary, null, new Date(Date.now() + decision.delayMs).toISOString());
+  return complete(deps, job, 'pending', 'retry', summary, null, Date.now() + decision.delayMs);
 }

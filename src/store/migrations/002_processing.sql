@@ -19,9 +19,11 @@ ALTER TABLE inbox_deliveries
 
 -- The claim scans due pending rows in time order; the partial index stays small because done rows leave it.
 CREATE INDEX inbox_deliveries_due ON inbox_deliveries (next_attempt_at) WHERE status = 'pending';
--- The per-resource guard ("nothing of this resource in flight, nothing earlier pending"). Every index
--- is written on each completion, so there are as few as the queries need.
-CREATE INDEX inbox_deliveries_open_resource ON inbox_deliveries (source, resource_id) WHERE status = 'pending';
+-- The per-resource guard ("nothing of this resource in flight, nothing earlier pending"), probed once
+-- per claimed delivery. Only ever looked up by equality, so a hash index: one hash per probe and per
+-- insert instead of a descent of locale-aware text comparisons. The source is checked on the row.
+-- Every index is written on each completion, so there are as few as the queries need.
+CREATE INDEX inbox_deliveries_open_resource ON inbox_deliveries USING hash (resource_id) WHERE status = 'pending';
 -- The review queue. Partial: rows that are not dead cost nothing to keep in it.
 CREATE INDEX inbox_deliveries_dead ON inbox_deliveries (received_at) WHERE status = 'dead';
 
@@ -38,11 +40,15 @@ CREATE TABLE inbox_attempts (
   duration_ms integer,
   outcome     text        NOT NULL CHECK (outcome IN ('done', 'retry', 'dead', 'stale', 'lost')),
   error       text,
-  -- One index serves both: a delivery's attempts in order, and uniqueness.
-  PRIMARY KEY (source, event_id, id)
+  -- The identity alone is the key: appending to an integer index is the cheapest insert there is,
+  -- and every attempt is one insert.
+  PRIMARY KEY (id)
   -- No foreign key to inbox_deliveries: its per-row check would cost a lookup on every completion,
   -- and attempts are only ever written for a delivery row the same transaction holds locked.
 );
+-- A delivery's attempts are read by equality on its event id (the source is checked on the row, the
+-- order comes from id): a hash index, one hash per insert instead of a descent of text comparisons.
+CREATE INDEX inbox_attempts_delivery ON inbox_attempts USING hash (event_id);
 
 -- The ordering guard: the last state applied to each business object, and when the provider said so.
 CREATE TABLE resources (
