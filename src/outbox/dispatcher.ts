@@ -32,6 +32,13 @@ export interface DispatcherOptions {
 const SECRET_CACHE_MS = 60_000;
 /** Completion writers that may run at once (each on its own connection). */
 const FLUSH_WRITERS = 2;
+/**
+ * Finished attempts are written in groups of about this many, or after FLUSH_DELAY_MS: each statement
+ * costs Postgres a commit and a fixed overhead, which a group of a few rows repeats for every few
+ * deliveries.
+ */
+const FLUSH_GROUP = 100;
+const FLUSH_DELAY_MS = 5;
 /** Deliveries claimed per request slot: the ones running plus those queued behind them. */
 const CLAIM_AHEAD = 4;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
@@ -71,6 +78,7 @@ export class Dispatcher implements Service {
   private claimSeq = 0;
   /** Completion writers running; two overlap so recording never waits a full round trip. */
   private flushing = 0;
+  private flushTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private wakeAt = Infinity;
@@ -108,6 +116,7 @@ export class Dispatcher implements Service {
     this.running = false;
     clearInterval(this.pollTimer);
     clearTimeout(this.wakeTimer);
+    clearTimeout(this.flushTimer);
     await this.unlisten?.().catch(() => {});
     const deadline = Date.now() + STOP_GRACE_MS;
     await this.releaseQueued();
@@ -147,6 +156,9 @@ export class Dispatcher implements Service {
           // recording run; bigger claims also mean fewer of them.
           const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length, batch_size);
           if (limit <= 0) break;
+          // A claim costs about the same for a few rows as for many: while the queue still holds a
+          // round of work, wait until there is room for a full batch (pump kicks when it runs low).
+          if (limit < Math.min(batch_size, 2 * concurrency) && this.queue.length >= concurrency) break;
           const lease = `${this.id}:${++this.claimSeq}`;
           let rows: ClaimedDelivery[];
           try {
@@ -176,10 +188,14 @@ export class Dispatcher implements Service {
   /** Starts queued attempts while request slots are free. */
   private pump(): void {
     const { concurrency } = this.options.sending.dispatcher;
+    let launched = false;
     while (this.running && this.inFlight < concurrency && this.queue.length > 0) {
       const next = this.queue.shift()!;
       this.launch(next.row, next.lease);
+      launched = true;
     }
+    // The queue running low asks for the next claim (a claim in progress continues by itself).
+    if (launched && !this.claiming && this.queue.length < concurrency) this.kick();
   }
 
   /** On shutdown, claimed deliveries that never started go back to pending at once. */
@@ -204,7 +220,7 @@ export class Dispatcher implements Service {
       this.completions.push(completion);
       this.attemptsTotal?.inc({ result: completion.succeeded ? 'success' : 'failure' });
       this.attemptSeconds?.observe(completion.durationMs / 1000);
-      this.flush();
+      this.scheduleFlush();
     });
   }
 
@@ -213,7 +229,7 @@ export class Dispatcher implements Service {
     const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
     let outcome: AttemptOutcome;
     try {
-      const secrets = await this.secretsFor(row.endpoint_id, row.endpoint_updated_at);
+      const secrets = await this.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
       const headers = this.scheme(row.scheme).sign({ body, secrets, id: row.message_id });
       if (row.scheme === 'stripe') headers['X-Webhook-Id'] = row.message_id;
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
@@ -234,7 +250,7 @@ export class Dispatcher implements Service {
       let delay: number | undefined;
       try {
         delay = nextAttemptDelay({
-          gapsMs: this.ladder(row.ladder),
+          gapsMs: this.ladder(row.ladder_json),
           attemptsOnLadder: row.attempt - row.ladder_base,
           timeScale: this.options.sending.time_scale,
           retryAfterMs: outcome.retryAfterMs,
@@ -265,6 +281,18 @@ export class Dispatcher implements Service {
     };
   }
 
+  /** Writes at once when a full group is waiting, else shortly, so more finished attempts share it. */
+  private scheduleFlush(): void {
+    if (this.completions.length >= FLUSH_GROUP || !this.running) {
+      this.flush();
+    } else if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => {
+        this.flushTimer = undefined;
+        this.flush();
+      }, FLUSH_DELAY_MS);
+    }
+  }
+
   private flush(): void {
     if (this.flushing >= FLUSH_WRITERS || this.completions.length === 0) return;
     this.flushing++;
@@ -283,9 +311,11 @@ export class Dispatcher implements Service {
         for (const c of batch) if (c.next === 'pending') this.wakeIn(c.delayMs);
         // The written rows freed their endpoints' slots: refill them while the next group is written.
         this.kick();
+        if (this.running && this.completions.length < FLUSH_GROUP) break; // a small rest waits for company
       }
     })().finally(() => {
       this.flushing--;
+      if (this.completions.length > 0) this.scheduleFlush();
       this.kick();
     });
   }
@@ -313,21 +343,20 @@ export class Dispatcher implements Service {
     return scheme;
   }
 
-  private ladder(spec: string | string[]): number[] {
-    const key = JSON.stringify(spec);
-    let gaps = this.ladderCache.get(key);
+  private ladder(json: string): number[] {
+    let gaps = this.ladderCache.get(json);
     if (!gaps) {
-      gaps = ladderGapsMs(spec);
-      this.ladderCache.set(key, gaps);
+      gaps = ladderGapsMs(JSON.parse(json) as string | string[]);
+      this.ladderCache.set(json, gaps);
     }
     return gaps;
   }
 
-  private secretsFor(endpointId: string, updatedAt: Date): Promise<string[]> {
+  private secretsFor(endpointId: string, updatedAtMs: number): Promise<string[]> {
     const now = Date.now();
     const cached = this.secretCache.get(endpointId);
-    if (cached && cached.updatedAt === updatedAt.getTime() && cached.expiresAt > now) return cached.secrets;
-    const entry: CachedSecrets = { updatedAt: updatedAt.getTime(), expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
+    if (cached && cached.updatedAt === updatedAtMs && cached.expiresAt > now) return cached.secrets;
+    const entry: CachedSecrets = { updatedAt: updatedAtMs, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
     entry.secrets = signingSecrets(this.sql, this.options.box, endpointId).then(
       ({ secrets, validUntil }) => {
         // A secret leaving its rotation window must stop signing on time.

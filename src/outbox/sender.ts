@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { isTekilError } from '../errors.js';
 import type { DestinationGuard } from './destination-guard.js';
 import { parseRetryAfter } from './ladders.js';
@@ -17,8 +17,16 @@ export interface AttemptOutcome {
 export interface SendRequest {
   url: string;
   body: Buffer;
+  /** The signature headers; the sender adds content-type and user-agent to this object. */
   headers: Record<string, string>;
   timeoutMs: number;
+}
+
+/** A destination URL split once into what a request needs. */
+interface Destination {
+  url: URL;
+  origin: string;
+  path: string;
 }
 
 /** Bytes of the answer kept in the history. */
@@ -46,12 +54,17 @@ export class Sender {
     let responseBody: string | null = null;
     let retryAfterMs: number | undefined;
     try {
-      const url = this.parse(req.url);
-      this.guard.checkLiteral(url);
-      const res = await request(url, {
-        dispatcher: this.agent,
+      const destination = this.parse(req.url);
+      this.guard.checkLiteral(destination.url);
+      const headers = req.headers;
+      headers['content-type'] = 'application/json';
+      headers['user-agent'] = 'tekil';
+      // The agent's own request(): the top-level request() would parse the URL again on every call.
+      const res = await this.agent.request({
+        origin: destination.origin,
+        path: destination.path,
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'tekil', ...req.headers },
+        headers,
         body: req.body,
         // undici's own timers (cheaper than an AbortSignal per request): the answer's headers must
         // arrive within the timeout, and the body may not stall longer than it.
@@ -83,15 +96,16 @@ export class Sender {
   }
 
   /** Destinations repeat: parse each URL once (a bounded cache; URL objects are not changed). */
-  private readonly urls = new Map<string, URL>();
-  private parse(text: string): URL {
-    let url = this.urls.get(text);
-    if (!url) {
-      url = new URL(text);
-      if (this.urls.size >= 10_000) this.urls.clear();
-      this.urls.set(text, url);
+  private readonly destinations = new Map<string, Destination>();
+  private parse(text: string): Destination {
+    let destination = this.destinations.get(text);
+    if (!destination) {
+      const url = new URL(text);
+      destination = { url, origin: url.origin, path: `${url.pathname}${url.search}` };
+      if (this.destinations.size >= 10_000) this.destinations.clear();
+      this.destinations.set(text, destination);
     }
-    return url;
+    return destination;
   }
 
   /** Closes idle connections; with `abort`, also cuts requests still in flight. */

@@ -35,7 +35,10 @@ WITH r AS (
       next_attempt_at = CASE WHEN r.next = 'pending' THEN now() + r.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
       completed_at = CASE WHEN r.next = 'pending' THEN NULL ELSE now() END,
       last_status_code = r.status_code, last_error = r.error, lease = NULL
-  FROM r WHERE d.id = r.id AND d.lease = r.lease AND d.status = 'sending'
+  -- The lease is set only together with status 'sending' and cleared by every change away from it, so
+  -- it alone proves the row is still this attempt's. (A status test here would let the planner read
+  -- every in-flight row through the in-flight index instead of looking up just this batch's.)
+  FROM r WHERE d.id = r.id AND d.lease = r.lease
   RETURNING d.id
 ), streak AS (
   -- Endpoint failure streaks: reset on success, counted per failed delivery, and the optional disable policy.
@@ -50,8 +53,11 @@ WITH r AS (
 )
 INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
   status_code, error, response_body, dispatcher)
-SELECT * FROM unnest($1::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::timestamptz[], $12::int[],
-  $13::boolean[], $5::int[], $6::text[], $14::text[], $15::text[])`;
+SELECT a.id, a.message_id, a.endpoint_id, a.attempt, a.url, to_timestamp(a.started_ms / 1000), a.duration_ms, a.succeeded,
+  a.status_code, a.error, a.response_body, $15::text
+FROM unnest($1::bigint[], $7::text[], $8::text[], $9::int[], $10::text[], $11::double precision[], $12::int[],
+  $13::boolean[], $5::int[], $6::text[], $14::text[])
+  AS a (id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)`;
 
 export async function writeCompletions(db: Queryable, batch: readonly Completion[], dispatcher: string, disableAfter: number): Promise<void> {
   const streaks = new Map<string, { reset: boolean; failed: number }>();
@@ -74,11 +80,11 @@ export async function writeCompletions(db: Queryable, batch: readonly Completion
     batch.map((c) => c.endpointId),
     batch.map((c) => c.attempt),
     batch.map((c) => c.url),
-    batch.map((c) => c.startedAt.toISOString()),
+    batch.map((c) => c.startedAt.getTime()),
     batch.map((c) => c.durationMs),
     batch.map((c) => c.succeeded),
     batch.map((c) => c.responseBody),
-    batch.map(() => dispatcher),
+    dispatcher,
     streakIds,
     streakIds.map((id) => streaks.get(id)!.reset),
     streakIds.map((id) => streaks.get(id)!.failed),

@@ -47,7 +47,8 @@ CREATE INDEX outbox_messages_created ON outbox_messages (created_at);
 -- One row per message and destination. `url` is set for a per-message extra destination, which is
 -- signed and retried with the settings of `endpoint_id`.
 -- While status is 'sending', next_attempt_at is the lease's end: a dispatcher that dies mid-send
--- leaves the row due again once its lease runs out.
+-- leaves the row due again once its lease runs out. `lease` is set only together with status 'sending'
+-- and cleared by every change away from it: recording an attempt matches on it alone.
 CREATE TABLE outbox_deliveries (
   id               bigserial   PRIMARY KEY,
   message_id       text        NOT NULL REFERENCES outbox_messages (id) ON DELETE CASCADE,
