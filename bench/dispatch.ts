@@ -14,7 +14,6 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { Agent, request } from 'undici';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/logger.js';
@@ -26,21 +25,11 @@ import { createSecretBox } from '../src/outbox/secrets.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import type { Queryable } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
+import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 50_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const PUBLISH_TX = 5_000;
-const baseUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? process.env.TEKIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: baseUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 async function startSink(): Promise<{ url: string; stop(): void }> {
   const child = fork(fileURLToPath(new URL('./dispatch-sink.ts', import.meta.url)), [], {
@@ -99,12 +88,11 @@ async function bareRate(url: string, bodies: Buffer[]): Promise<{ rate: number; 
 }
 
 async function main(): Promise<void> {
-  const name = `tekil_bench_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  if (process.env.BENCH_ASYNC_COMMIT) await admin(`ALTER DATABASE ${name} SET synchronous_commit = off`);
-  const u = new URL(baseUrl);
-  u.pathname = `/${name}`;
-  const db = createPostgresDb({ connectionString: u.toString(), max: 8 });
+  const name = freshDatabaseName('tekil_dispatch_bench');
+  await adminQuery(`CREATE DATABASE ${name}`);
+  if (process.env.BENCH_ASYNC_COMMIT) await adminQuery(`ALTER DATABASE ${name} SET synchronous_commit = off`);
+  const dbUrl = databaseUrl(name);
+  const db = createPostgresDb({ connectionString: dbUrl, max: 8 });
   const sink = await startSink();
   try {
     await migrate(db);
@@ -138,7 +126,7 @@ async function main(): Promise<void> {
     await bareRate(sink.url, bodies.slice(0, Math.min(bodies.length, 10_000)));
     const before = await bareRate(sink.url, bodies);
 
-    const dispatcher = new Dispatcher({ db, databaseUrl: u.toString(), sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
+    const dispatcher = new Dispatcher({ db, databaseUrl: dbUrl, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
     // BENCH_PROFILE=<file> writes a CPU profile of the dispatch phase (open it in Chrome DevTools).
     const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
     if (profiler) {
@@ -188,7 +176,7 @@ async function main(): Promise<void> {
   } finally {
     sink.stop();
     await db.close();
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }
 }
 

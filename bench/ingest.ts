@@ -10,7 +10,6 @@
  * default all), BENCH_MAX_IN_FLIGHT (tekil's receiver.max_in_flight, default 1), BENCH_NODE_ARGS (extra node flags for the servers, e.g. --cpu-prof).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,8 +17,8 @@ import pg from 'pg';
 import { createScheme } from '../src/signing/index.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
+import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 
-const baseUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -32,22 +31,8 @@ if (spawnSync('wrk', ['--version']).error) {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'tekil-bench-'));
-const dbName = `tekil_ingest_bench_${randomBytes(4).toString('hex')}`;
-const dbUrl = (() => {
-  const u = new URL(baseUrl);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-
-async function admin(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: baseUrl });
-  await c.connect();
-  try {
-    await c.query(sql);
-  } finally {
-    await c.end();
-  }
-}
+const dbName = freshDatabaseName('tekil_ingest_bench');
+const dbUrl = databaseUrl(dbName);
 
 /** Signed raw HTTP requests, 10% of them repeats of a recent delivery (as provider retries are). */
 function preparePayloads(file: string): number {
@@ -205,7 +190,7 @@ interface Row extends WrkResult {
 }
 
 async function main(): Promise<void> {
-  await admin(`CREATE DATABASE ${dbName}`);
+  await adminQuery(`CREATE DATABASE ${dbName}`);
   const db = createPostgresDb({ connectionString: dbUrl, max: 1 });
   await migrate(db);
   await db.close();
@@ -264,7 +249,7 @@ async function main(): Promise<void> {
     const ok = tekil.rps >= 0.5 * ceiling.rps && tekil.p99ms < 25 && tekil.non2xx === 0;
     process.stdout.write(`target (tekil >= 0.5 x ceiling, p99 < 25 ms, no non-2xx): ${ok ? 'met' : 'NOT met'}\n`);
   } finally {
-    await admin(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }
 }

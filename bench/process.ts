@@ -11,7 +11,6 @@
 // graphile-worker runs with its documented high-throughput settings
 // (https://worker.graphile.org/docs/performance): concurrentJobs 24, maxPoolSize 25, a local queue of
 // 500 jobs, batched completion and failure (completeJobBatchDelay / failJobBatchDelay 0).
-import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
@@ -23,40 +22,14 @@ import { migrate } from '../src/store/migrate.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { defineHandlers } from '../src/worker/handlers.js';
 import { createInboxWorker } from '../src/worker/worker.js';
+import { benchServerUrl, withFreshDatabase } from './lib/database.js';
 
-const serverUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_N ?? 100_000);
 const workerDefaults = parseConfig({}).worker;
 const BATCH = Number(process.env.BENCH_BATCH ?? workerDefaults.batch_size);
 const LOOPS = Number(process.env.BENCH_LOOPS ?? workerDefaults.concurrency);
 const GRAPHILE_CONCURRENCY = Number(process.env.BENCH_GRAPHILE_CONCURRENCY ?? 24);
 const graphileVersion = (createRequire(import.meta.url)('graphile-worker/package.json') as { version: string }).version;
-
-function databaseUrl(name: string): string {
-  const u = new URL(serverUrl);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
-
-async function withFreshDatabase<T>(prefix: string, fn: (url: string) => Promise<T>): Promise<T> {
-  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
-  await admin(`CREATE DATABASE ${name}`);
-  try {
-    return await fn(databaseUrl(name));
-  } finally {
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  }
-}
 
 async function benchTekil(url: string): Promise<number> {
   const db = createPostgresDb({ connectionString: url, max: LOOPS + 2 });
@@ -144,7 +117,7 @@ async function benchGraphile(url: string): Promise<number> {
 }
 
 const fmt = (rate: number) => `${Math.round(rate).toLocaleString('en-US')}/s`;
-console.log(`processing benchmark: ${N.toLocaleString('en-US')} no-op items on ${new URL(serverUrl).host}`);
+console.log(`processing benchmark: ${N.toLocaleString('en-US')} no-op items on ${new URL(benchServerUrl).host}`);
 const tekilRate = await withFreshDatabase('tekil_bench_process', benchTekil);
 console.log(`tekil worker (batch ${BATCH}, ${LOOPS} loops): ${fmt(tekilRate)}`);
 const graphileRate = await withFreshDatabase('tekil_bench_graphile', benchGraphile);
