@@ -11,7 +11,7 @@
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
@@ -23,8 +23,8 @@ import { endpointStore } from '../src/outbox/endpoints.js';
 import { publish } from '../src/outbox/publish.js';
 import { createSecretBox } from '../src/outbox/secrets.js';
 import { createPostgresDb } from '../src/store/postgres.js';
-import type { Queryable } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
+import { backendCpu, cpuBetween } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 50_000);
@@ -38,31 +38,6 @@ async function startSink(): Promise<{ url: string; stop(): void }> {
   });
   const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
   return { url: `http://127.0.0.1:${port}/hook`, stop: () => child.kill() };
-}
-
-/**
- * CPU seconds used so far by each Postgres backend serving this database (Linux /proc; Postgres runs on
- * this machine in the benchmark's setting). The difference over the dispatch phase is Postgres's share
- * of the work, which competes with the dispatcher for the same cores.
- */
-async function backendCpu(db: Queryable, dbName: string): Promise<Map<number, number>> {
-  const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
-  const seconds = new Map<number, number>();
-  for (const { pid } of rows) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / 100); // utime + stime, in clock ticks
-    } catch {
-      // not on this machine (or already gone): not counted
-    }
-  }
-  return seconds;
-}
-
-function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
-  let total = 0;
-  for (const [pid, s] of after) total += s - (before.get(pid) ?? 0);
-  return total;
 }
 
 /** The ceiling: CONCURRENCY loops of plain undici POSTs, no database, no signing. */

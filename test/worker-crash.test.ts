@@ -54,10 +54,11 @@ describe.skipIf(!onPostgres)('worker process killed mid-handler', () => {
 
     // The dead worker's transaction is gone: no effect, the delivery still leased to it.
     expect(await ledgerCount(t.db, 'ord_k')).toBe(0);
-    expect(await deliveryRow(t.db, 'evt_kill')).toMatchObject({ status: 'pending', attempts: 1 });
-    const lease = await t.db.query<{ locked_by: string | null; leased: boolean }>(
-      "SELECT locked_by, locked_until > now() AS leased FROM inbox_deliveries WHERE event_id = 'evt_kill'",
+    expect(await deliveryRow(t.db, 'evt_kill')).toMatchObject({ status: 'pending' });
+    const lease = await t.db.query<{ locked_by: string | null; leased: boolean; attempts: number }>(
+      "SELECT locked_by, locked_until > now() AS leased, attempts FROM inbox_queue WHERE event_id = 'evt_kill'",
     );
+    expect(lease.rows[0]).toMatchObject({ leased: true, attempts: 1 });
     expect(lease.rows[0]!.locked_by).not.toBeNull();
 
     const second = startWorkerProcess(t.url!, 0);

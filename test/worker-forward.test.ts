@@ -103,7 +103,7 @@ describe('worker: forwarding', () => {
     expect(seen.map((s) => s.url)).toEqual(['/hooks', '/hooks', '/hooks']);
 
     answer = (_req, res) => res.writeHead(200).end();
-    await t.db.query("UPDATE inbox_deliveries SET next_attempt_at = now() WHERE event_id LIKE 'evt_f2_%'");
+    await t.db.query("UPDATE inbox_queue SET next_attempt_at = now() WHERE event_id LIKE 'evt_f2_%'");
     expect(await worker.runOnce()).toBe(3);
     const after = await Promise.all([0, 1, 2].map((i) => deliveryRow(t.db, `evt_f2_${i}`, SOURCE)));
     expect(after.map((r) => [r?.status, r?.attempts])).toEqual([['done', 2], ['done', 2], ['done', 2]]);
@@ -115,7 +115,7 @@ describe('worker: forwarding', () => {
     await insert('evt_f3');
     await worker.runOnce();
     const limited = await t.db.query<{ status: string; wait_s: number }>(
-      "SELECT status, extract(epoch FROM next_attempt_at - now())::float AS wait_s FROM inbox_deliveries WHERE event_id = 'evt_f3'",
+      "SELECT d.status, extract(epoch FROM q.next_attempt_at - now())::float AS wait_s FROM inbox_deliveries d JOIN inbox_queue q USING (source, event_id) WHERE event_id = 'evt_f3'",
     );
     expect(limited.rows[0]!.status).toBe('pending');
     expect(limited.rows[0]!.wait_s).toBeGreaterThan(25);

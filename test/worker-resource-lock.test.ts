@@ -21,7 +21,7 @@ describe.skipIf(!onPostgres)('worker: one delivery per resource at a time, also 
         END IF;
         RETURN NEW;
       END $$;
-      CREATE TRIGGER slow_claim BEFORE UPDATE ON inbox_deliveries FOR EACH ROW EXECUTE FUNCTION slow_claim();`);
+      CREATE TRIGGER slow_claim BEFORE UPDATE ON inbox_queue FOR EACH ROW EXECUTE FUNCTION slow_claim();`);
   });
   afterAll(async () => t?.close());
 

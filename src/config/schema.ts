@@ -34,6 +34,8 @@ export const storeSchema = z
     url: z.string().optional(),
     data_dir: z.string().optional(),
     pool_size: z.number().int().positive().default(10),
+    /** Named prepared statements for the worker's hot queries; off behind a pooler that cannot keep them. */
+    prepared_statements: z.boolean().default(true),
   })
   .strict();
 

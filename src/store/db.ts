@@ -7,8 +7,18 @@ export interface QueryResult<R> {
   rowCount: number;
 }
 
+export interface QueryOptions {
+  /**
+   * Runs the statement as a named prepared statement: parsed (and, once Postgres settles on a generic
+   * plan, planned) once per connection instead of on every call. For tekil's hot statements, whose
+   * text never changes; one name must always go with one text. PGlite ignores it, and so does the
+   * Postgres adapter when prepared statements are turned off (`store.prepared_statements`).
+   */
+  name?: string;
+}
+
 export interface Queryable {
-  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;
 }

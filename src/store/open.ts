@@ -9,10 +9,12 @@ export interface OpenStoreOptions {
   /** Directory for the embedded store's files. */
   dataDir?: string | undefined;
   poolSize?: number | undefined;
+  /** Named prepared statements for the hot queries (Postgres only; default true). */
+  preparedStatements?: boolean | undefined;
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Db> {
-  if (options.databaseUrl) return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize });
+  if (options.databaseUrl) return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize, preparedStatements: options.preparedStatements });
   const dir = options.dataDir ?? './.tekil';
   mkdirSync(dir, { recursive: true });
   return createPgliteDb(`${dir.replace(/\/$/, '')}/pgdata`);

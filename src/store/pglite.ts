@@ -9,6 +9,7 @@ interface PgliteQueryable {
 
 function wrap(target: PgliteQueryable): Queryable {
   return {
+    // Statement names are ignored: PGlite runs in this process, a parse costs no round trip.
     async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
       const res = await target.query<R>(sql, params as unknown[] | undefined);
       return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };

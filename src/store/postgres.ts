@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './db.js';
+import type { Db, Queryable, QueryOptions, QueryResult } from './db.js';
 import { TekilError } from '../errors.js';
 
 // bytea comes back as Buffer already; int8 (counts) as a JS number is safe for our ranges.
@@ -9,12 +9,19 @@ export interface PostgresOptions {
   connectionString: string;
   max?: number;
   applicationName?: string;
+  /**
+   * Named prepared statements for the hot queries (default true). Turn off behind a pooler that
+   * cannot keep them across transactions (PgBouncer in transaction mode before 1.21, or without
+   * max_prepared_statements).
+   */
+  preparedStatements?: boolean;
 }
 
-function wrap(client: pg.Pool | pg.PoolClient): Queryable {
+function wrap(client: pg.Pool | pg.PoolClient, prepared: boolean): Queryable {
   return {
-    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-      const res = await client.query(sql, params as unknown[] | undefined);
+    async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+      const values = params as unknown[] | undefined;
+      const res = prepared && options?.name ? await client.query({ name: options.name, text: sql, values }) : await client.query(sql, values);
       return { rows: res.rows as R[], rowCount: res.rowCount ?? 0 };
     },
     async exec(sql: string): Promise<void> {
@@ -29,11 +36,16 @@ export function createPostgresDb(options: PostgresOptions): Db {
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'tekil',
     connectionTimeoutMillis: 5_000,
+    // tekil's statements are short; JIT compilation only ever costs them. It kicks in when the planner's
+    // estimate is high, e.g. on a freshly filled queue that has no statistics yet, and then adds
+    // close to a second of compiling to every claim. An `options` in the connection string wins.
+    options: '-c jit=off',
   });
   // An idle client whose server went away emits 'error' on the pool; without a listener that kills
   // the process. The next query on a fresh client reports the outage to its caller instead.
   pool.on('error', () => {});
-  const root = wrap(pool);
+  const prepared = options.preparedStatements ?? true;
+  const root = wrap(pool, prepared);
   return {
     kind: 'postgres',
     query: root.query,
@@ -49,7 +61,7 @@ export function createPostgresDb(options: PostgresOptions): Db {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const result = await fn(wrap(client));
+        const result = await fn(wrap(client, prepared));
         await client.query('COMMIT');
         return result;
       } catch (err) {

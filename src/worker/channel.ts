@@ -1,2 +1,2 @@
-/** The NOTIFY channel a trigger signals on every insert into inbox_deliveries; replays signal it too. */
+/** The NOTIFY channel a trigger signals when an insert into inbox_deliveries queues work; replays signal it too. */
 export const INBOX_CHANNEL = 'tekil_inbox';

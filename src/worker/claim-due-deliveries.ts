@@ -15,64 +15,76 @@ export interface ClaimedDelivery {
   guard_bypass: boolean;
   /** The previous holder's lease had expired: that attempt was lost (recorded by the claim). */
   was_lost: boolean;
-  /** Where the claimed row version is: the completion finds it without an index lookup. */
+  /** Where the claimed queue row version is: the completion finds it without an index lookup. */
   row_ref: string;
+  /** Where the delivery record is (its ctid), for the same reason. */
+  record_ref: string;
 }
 
 /** Why a delivery's previous attempt is recorded as lost. */
 export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, killed or lost its connection)';
 
 /**
- * Claims up to `limit` due deliveries for one batch and commits the claim: attempts + 1, a lease until
- * `locked_until`, `locked_by` = the batch token. The row stays `pending` (shown as processing while
- * the lease lives), so the update touches no indexed column and is written as a HOT update.
+ * Claims up to `limit` due deliveries for one batch and commits the claim: on each queue row
+ * attempts + 1, a lease until `locked_until`, `locked_by` = the batch token. The update touches no
+ * indexed column of inbox_queue, so it is written as a HOT update. The delivery record is only read
+ * (body, headers), by its primary key; nothing but the batch's completion writes it until then, so
+ * the completion finds it by the ctid read here.
  *
  * A delivery whose lease expired (its worker died) is due again and is claimed like any other; the
- * claim records the lost attempt in `inbox_attempts` in the same statement.
+ * claim records the lost attempt in `inbox_attempt_history` in the same statement.
  *
  * One delivery per resource at a time, in provider time: a delivery is not claimed while another
- * delivery of its resource holds a live lease, or is pending and earlier in (occurred_at, received_at,
+ * queued delivery of its resource holds a live lease, or is earlier in (provider_at, received_at,
  * event_id). This holds under concurrent claimers because the rule reads rows, not locks: a row
- * another claimer has just locked (claim not yet committed) still reads as pending and without a
- * lease, so when it is earlier it keeps blocking its resource's later deliveries, and SKIP LOCKED
- * keeps it from being taken twice. Within one statement the earlier row also reads as unclaimed, so
- * one batch never holds two deliveries of one resource.
+ * another claimer has just locked (claim not yet committed) still reads as unleased, so when it is
+ * earlier it keeps blocking its resource's later deliveries, and SKIP LOCKED keeps it from being
+ * taken twice. Within one statement the earlier row also reads as unclaimed, so one batch never
+ * holds two deliveries of one resource. Dead (parked) deliveries block nothing.
  */
-const CLAIM_SQL = `
+function claimSql(limit: number): string {
+  return `
 WITH candidates AS (
-  SELECT d.ctid AS row_ctid, d.source, d.event_id, d.locked_by AS prev_locked_by, d.claimed_at AS prev_claimed_at, d.attempts AS prev_attempts
-  FROM inbox_deliveries d
-  WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+  SELECT q.ctid AS row_ctid, q.source, q.event_id, q.locked_by AS prev_locked_by, q.claimed_at AS prev_claimed_at, q.attempts AS prev_attempts
+  FROM inbox_queue q
+  WHERE NOT q.dead AND q.next_attempt_at <= now()
     -- Evaluated once (an init plan): this statement is its own transaction, see claimDueDeliveries.
     AND (SELECT set_config('synchronous_commit', 'off', true)) = 'off'
-    AND (d.locked_until IS NULL OR d.locked_until < now())
-    AND (d.resource_id IS NULL OR NOT EXISTS (
-      SELECT 1 FROM inbox_deliveries o
-      WHERE o.source = d.source AND o.resource_id = d.resource_id
-        AND o.status = 'pending' AND o.event_id <> d.event_id
+    AND (q.locked_until IS NULL OR q.locked_until < now())
+    AND (q.resource_id IS NULL OR NOT EXISTS (
+      SELECT 1 FROM inbox_queue o
+      WHERE o.resource_id = q.resource_id AND o.source = q.source AND NOT o.dead AND o.event_id <> q.event_id
         AND (o.locked_until >= now()
-             OR (coalesce(o.occurred_at, o.received_at), o.received_at, o.event_id)
-              < (coalesce(d.occurred_at, d.received_at), d.received_at, d.event_id))))
-  ORDER BY d.next_attempt_at
-  LIMIT $1
+             OR (o.provider_at, o.received_at, o.event_id) < (q.provider_at, q.received_at, q.event_id))))
+  ORDER BY q.next_attempt_at
+  LIMIT ${limit} -- a literal: the planner sizes the plan for it, also in the cached generic plan
   FOR UPDATE SKIP LOCKED
 ), lost AS (
-  INSERT INTO inbox_attempts (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
+  INSERT INTO inbox_attempt_history (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
   SELECT c.source, c.event_id, c.prev_attempts, c.prev_locked_by, coalesce(c.prev_claimed_at, now()), now(),
-         (extract(epoch FROM now() - coalesce(c.prev_claimed_at, now())) * 1000)::int, 'lost', $4
+         (extract(epoch FROM now() - coalesce(c.prev_claimed_at, now())) * 1000)::int, 'lost', $3
   FROM candidates c
   WHERE c.prev_locked_by IS NOT NULL
 )
-UPDATE inbox_deliveries d
-SET attempts = d.attempts + 1, locked_by = $3, claimed_at = now(), last_attempt_at = now(),
-    locked_until = now() + $2 * interval '1 millisecond',
-    last_error = CASE WHEN c.prev_locked_by IS NOT NULL THEN $4 ELSE d.last_error END
+UPDATE inbox_queue q
+SET attempts = q.attempts + 1, locked_by = $2, claimed_at = now(), locked_until = now() + $1 * interval '1 millisecond'
 FROM candidates c
-WHERE d.ctid = c.row_ctid
-RETURNING d.source, d.event_id, d.resource_id, d.event_type, date_part('epoch', d.occurred_at) * 1000 AS occurred_ms,
-          date_part('epoch', d.received_at) * 1000 AS received_ms, d.body,
-          d.content_type, d.headers, d.attempts, d.guard_bypass, c.prev_locked_by IS NOT NULL AS was_lost,
-          d.ctid::text AS row_ref`;
+  -- One primary-key lookup per claimed row, whatever the statistics say: LIMIT keeps the planner
+  -- from turning this into a hash join over the whole table.
+  CROSS JOIN LATERAL (
+    SELECT d.resource_id, d.event_type, d.occurred_at, d.received_at, d.body, d.content_type, d.headers, d.ctid AS record_ctid
+    FROM inbox_deliveries d
+    WHERE d.source = c.source AND d.event_id = c.event_id
+    LIMIT 1
+  ) d
+-- The array makes the row lookup a TID scan whatever the statistics (a cached generic plan made
+-- while the queue was empty would otherwise scan it).
+WHERE q.ctid = ANY (ARRAY(SELECT row_ctid FROM candidates)) AND q.ctid = c.row_ctid
+RETURNING q.source, q.event_id, d.resource_id, d.event_type, date_part('epoch', d.occurred_at) * 1000 AS occurred_ms,
+          date_part('epoch', d.received_at) * 1000 AS received_ms, d.body, d.content_type, d.headers,
+          q.attempts, q.guard_bypass, c.prev_locked_by IS NOT NULL AS was_lost, q.ctid::text AS row_ref,
+          d.record_ctid::text AS record_ref`;
+}
 
 /**
  * The claim is one statement sent on its own, so it is its own transaction: one round trip, no
@@ -82,7 +94,7 @@ RETURNING d.source, d.event_id, d.resource_id, d.event_type, date_part('epoch', 
  * its own, so an effect never outlives its claim. Answers the claimed rows in provider-time order.
  */
 export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
-  const res = await db.query<ClaimedRow>(CLAIM_SQL, [options.limit, options.leaseMs, options.token, LOST_ERROR]);
+  const res = await db.query<ClaimedRow>(claimSql(options.limit), [options.leaseMs, options.token, LOST_ERROR], { name: `tekil_claim_due_deliveries_${options.limit}` });
   return res.rows.map(toDelivery).sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
 }
 
@@ -105,6 +117,7 @@ function toDelivery(r: ClaimedRow): ClaimedDelivery {
     guard_bypass: r.guard_bypass,
     was_lost: r.was_lost,
     row_ref: r.row_ref,
+    record_ref: r.record_ref,
   };
 }
 

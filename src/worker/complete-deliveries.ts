@@ -2,68 +2,113 @@ import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 
 export type DeliveryStatus = 'pending' | 'done' | 'stale' | 'dead';
-/** `lost` attempts are recorded by the claim that takes an expired lease back. */
-export type AttemptOutcome = 'done' | 'retry' | 'dead' | 'stale';
 
 /** How one attempt ended, and what the delivery becomes. */
 export interface Completion {
-  source: string;
-  event_id: string;
-  /** The claimed row version's ctid, from the claim. */
+  /** The claimed queue row's ctid, from the claim. */
   row_ref: string;
+  /** The delivery record's ctid, from the claim. */
+  record_ref: string;
+  /** What the delivery becomes; the attempt's outcome follows (pending: retry). */
   status: DeliveryStatus;
-  outcome: AttemptOutcome;
-  attempt: number;
   /** When the attempt started, epoch milliseconds. */
   started_ms: number;
   duration_ms: number;
   /** Sanitized summary; no body, no secrets. */
   error: string | null;
+  /** Kept as the record's last_error when this attempt succeeds (the previous attempt was lost). */
+  prior_error: string | null;
   /** For `pending`: when to try again, epoch milliseconds. */
   next_attempt_ms: number | null;
   result_ref: string | null;
 }
 
 /**
- * Writes a whole batch's outcomes in one statement: the delivery rows and one `inbox_attempts` row
- * each. Rows travel as one JSON array so both adapters bind the same single parameter (encoding it
- * is native, cheaper than array literals); times travel as epoch milliseconds, which the server
- * reads without parsing a timestamp text.
+ * Writes a whole batch's outcomes in one statement: the queue rows and the delivery records. The
+ * outcomes travel as one array per field (one unnest, the cheapest form for the server to read; a
+ * JSON array of objects costs it several times more). Times travel as epoch milliseconds.
  *
- * Rows are found by the ctid the claim returned (no index lookup); a row changed since then is not
- * found, like a row no longer held by this batch (`locked_by` = its token), and neither is written. A row whose
- * lease ran out and that another worker claimed meanwhile is not: the caller then rolls the whole
- * batch back, handler writes included, so that delivery's effect is the other worker's alone.
- * The attempts are inserted from the update's own RETURNING (no join), so only rows written get one.
+ * A settled delivery (done, stale) leaves the queue: a DELETE, which writes no index entry. A retry
+ * or a dead one stays, unleased. The delivery record takes the outcome as a HOT update (none of the
+ * columns written is indexed), and the attempt that settles a delivery is kept on it (final_*);
+ * only a retried attempt becomes a row of inbox_attempt_history.
+ *
+ * Rows are found by the ctids the claim returned: TID scans (`= ANY` of the array keeps them TID
+ * scans in any cached plan, whatever the statistics were when it was made). A queue row still holding this
+ * batch's token (`locked_by`) at that ctid is this batch's claim; the source, event id and attempt
+ * number are read from it. A queue row changed since the claim is not found, like one no longer held
+ * by this batch, and neither is written; its record is not written either. A row whose lease ran out
+ * and that another worker claimed meanwhile is not: the caller then rolls the whole batch back,
+ * handler writes included, so that delivery's effect is the other worker's alone.
  */
 const COMPLETE_SQL = `
 WITH r AS (
-  SELECT * FROM json_to_recordset($1::json) AS r(
-    source text, event_id text, row_ref tid, status text, outcome text, attempt int, started_ms float8,
-    duration_ms int, error text, next_attempt_ms float8, result_ref text)
-), updated AS (
-  UPDATE inbox_deliveries d
-  SET status = r.status,
-      next_attempt_at = coalesce(to_timestamp(r.next_attempt_ms / 1000), d.next_attempt_at),
-      last_error = CASE WHEN r.outcome = 'done' THEN d.last_error ELSE r.error END,
-      processed_at = CASE WHEN r.status IN ('done', 'stale') THEN now() ELSE d.processed_at END,
-      result_ref = coalesce(r.result_ref, d.result_ref),
+  SELECT * FROM unnest($1::tid[], $2::tid[], $3::text[], $4::float8[], $5::int[], $6::text[], $7::text[], $8::float8[], $9::text[])
+    AS r(row_ref, record_ref, status, started_ms, duration_ms, error, prior_error, next_attempt_ms, result_ref)
+), settled AS (
+  DELETE FROM inbox_queue q
+  USING r
+  WHERE q.ctid = ANY ($1::tid[]) AND q.ctid = r.row_ref AND r.status IN ('done', 'stale') AND q.locked_by = $11
+  RETURNING q.source, q.event_id, q.attempts, r.*
+), kept AS (
+  UPDATE inbox_queue q
+  SET dead = r.status = 'dead',
+      next_attempt_at = coalesce(to_timestamp(r.next_attempt_ms / 1000), q.next_attempt_at),
       locked_until = NULL, locked_by = NULL, guard_bypass = false
   FROM r
-  WHERE d.ctid = r.row_ref AND d.source = r.source AND d.event_id = r.event_id
-    AND d.status = 'pending' AND d.locked_by = $3
-  RETURNING r.source, r.event_id, r.attempt, r.started_ms, r.duration_ms, r.outcome, r.error
+  WHERE q.ctid = ANY ($1::tid[]) AND q.ctid = r.row_ref AND r.status IN ('pending', 'dead') AND q.locked_by = $11
+  RETURNING q.source, q.event_id, q.attempts, r.*
+), written AS (
+  SELECT * FROM settled UNION ALL SELECT * FROM kept
+), retried AS (
+  INSERT INTO inbox_attempt_history (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
+  SELECT w.source, w.event_id, w.attempts, $10, to_timestamp(w.started_ms / 1000), to_timestamp((w.started_ms + w.duration_ms) / 1000),
+         w.duration_ms, 'retry', w.error
+  FROM written w
+  WHERE w.status = 'pending'
 )
-INSERT INTO inbox_attempts (source, event_id, attempt, worker, started_at, finished_at, duration_ms, outcome, error)
-SELECT u.source, u.event_id, u.attempt, $2, to_timestamp(u.started_ms / 1000), to_timestamp((u.started_ms + u.duration_ms) / 1000),
-       u.duration_ms, u.outcome, u.error
-FROM updated u`;
+UPDATE inbox_deliveries d
+SET status = w.status,
+    attempts = w.attempts,
+    last_attempt_at = to_timestamp(w.started_ms / 1000),
+    last_error = CASE WHEN w.status = 'done' THEN coalesce(w.prior_error, d.last_error) ELSE w.error END,
+    processed_at = CASE WHEN w.status IN ('done', 'stale') THEN now() ELSE d.processed_at END,
+    result_ref = coalesce(w.result_ref, d.result_ref),
+    final_outcome = CASE WHEN w.status = 'pending' THEN NULL ELSE w.status END,
+    final_worker = CASE WHEN w.status = 'pending' THEN NULL ELSE $10 END,
+    final_duration_ms = CASE WHEN w.status = 'pending' THEN NULL ELSE w.duration_ms END
+FROM written w
+WHERE d.ctid = ANY ($2::tid[]) AND d.ctid = w.record_ref AND d.source = w.source AND d.event_id = w.event_id`;
 
 /** `token`: the batch's claim token; only rows it still holds are written. */
 export async function completeDeliveries(tx: Queryable, completions: readonly Completion[], worker: string, token: string): Promise<void> {
-  if (completions.length === 0) return;
-  const res = await tx.query(COMPLETE_SQL, [JSON.stringify(completions), worker, token]);
-  if (res.rowCount !== completions.length) {
-    throw new TekilError('LEASE_LOST', `${completions.length - res.rowCount} of ${completions.length} deliveries of this batch were taken back after their lease expired; the batch is rolled back`);
+  const n = completions.length;
+  if (n === 0) return;
+  const rowRefs = new Array<string>(n);
+  const recordRefs = new Array<string>(n);
+  const statuses = new Array<string>(n);
+  const started = new Array<number>(n);
+  const durations = new Array<number>(n);
+  const errors = new Array<string | null>(n);
+  const priorErrors = new Array<string | null>(n);
+  const nextAttempts = new Array<number | null>(n);
+  const resultRefs = new Array<string | null>(n);
+  for (let i = 0; i < n; i++) {
+    const c = completions[i]!;
+    rowRefs[i] = c.row_ref;
+    recordRefs[i] = c.record_ref;
+    statuses[i] = c.status;
+    started[i] = c.started_ms;
+    durations[i] = c.duration_ms;
+    errors[i] = c.error;
+    priorErrors[i] = c.prior_error;
+    nextAttempts[i] = c.next_attempt_ms;
+    resultRefs[i] = c.result_ref;
+  }
+  const res = await tx.query(COMPLETE_SQL, [rowRefs, recordRefs, statuses, started, durations, errors, priorErrors, nextAttempts, resultRefs, worker, token], {
+    name: 'tekil_complete_deliveries',
+  });
+  if (res.rowCount !== n) {
+    throw new TekilError('LEASE_LOST', `${n - res.rowCount} of ${n} deliveries of this batch were taken back after their lease expired (or changed meanwhile); the batch is rolled back`);
   }
 }

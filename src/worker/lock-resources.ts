@@ -28,5 +28,5 @@ export async function lockBatchResources(tx: Queryable, rows: readonly ClaimedDe
   const keys: string[] = [];
   for (const row of rows) if (row.resource_id !== null) keys.push(resourceLockKey(row.source, row.resource_id));
   if (keys.length === 0) return;
-  await tx.query(LOCK_RESOURCES_SQL, [keys]);
+  await tx.query(LOCK_RESOURCES_SQL, [keys], { name: 'tekil_lock_resources' });
 }

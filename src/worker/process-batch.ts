@@ -3,7 +3,7 @@ import { retrySchema, type RetryConfig, type SourceConfig } from '../config/sour
 import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
-import { claimDueDeliveries, type ClaimedDelivery } from './claim-due-deliveries.js';
+import { claimDueDeliveries, LOST_ERROR, type ClaimedDelivery } from './claim-due-deliveries.js';
 import { completeDeliveries, type Completion } from './complete-deliveries.js';
 import { forwardDelivery, type ForwardOutcome } from './forward.js';
 import { PermanentError, type HandlerRegistry, type HandlerResult, type InboxEvent, type RegisteredHandler } from './handlers.js';
@@ -21,7 +21,7 @@ export interface BatchDeps {
   guards: ReadonlyMap<string, OrderingGuard>;
   logger: Logger;
   metrics: WorkerMetrics;
-  /** Recorded on every attempt (`inbox_attempts.worker`). */
+  /** Recorded on every attempt (`worker` in the inbox_attempts view). */
   workerId: string;
 }
 
@@ -115,7 +115,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
       // A delivery whose attempts all ended with a dead worker (e.g. it crashes the process every
       // time) must not loop forever: once the lost attempts used up the budget, it is dead.
       if (row.attempts > (job.source?.retry ?? defaultRetry).max_attempts) {
-        completions.push(complete(deps, job, 'dead', 'dead', `gave up: ${row.attempts - 1} attempts used, the last one lost (worker died)`, null));
+        completions.push(complete(deps, job, 'dead', `gave up: ${row.attempts - 1} attempts used, the last one lost (worker died)`, null));
         continue;
       }
       const registered = deps.handlers.resolve(row.source, row.event_type);
@@ -131,7 +131,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
       if (guard) {
         const verdict = await checkOrdering(tx, guard, row, guard.stateOf(job.payload, row.headers));
         if (verdict.kind === 'stale') {
-          completions.push(complete(deps, job, 'stale', 'stale', verdict.reason, null));
+          completions.push(complete(deps, job, 'stale', verdict.reason, null));
           continue;
         }
         job.verdict = verdict;
@@ -148,7 +148,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
     for (const { job, outcome } of forwarded) {
       if (outcome.ok) {
         if (job.verdict) await applyOrdering(tx, job.row, job.verdict);
-        completions.push(complete(deps, job, 'done', 'done', null, outcome.resultRef));
+        completions.push(complete(deps, job, 'done', null, outcome.resultRef));
       } else {
         completions.push(failure(deps, job, new Error(outcome.error), outcome.permanent, outcome.notBeforeMs, true));
       }
@@ -178,7 +178,7 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<
       });
       if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
       await savepoint.release();
-      out.push(complete(deps, job, 'done', 'done', null, resultRefOf(result)));
+      out.push(complete(deps, job, 'done', null, resultRefOf(result)));
     } catch (err) {
       try {
         await savepoint.rollback();
@@ -212,19 +212,17 @@ function resultRefOf(result: HandlerResult): string | null {
   return null;
 }
 
-function complete(deps: BatchDeps, job: Job, status: Completion['status'], outcome: Completion['outcome'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): Completion {
+function complete(deps: BatchDeps, job: Job, status: Completion['status'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): Completion {
   const duration = Date.now() - job.startedAt;
-  deps.metrics.attempt(job.row.source, outcome, duration);
+  deps.metrics.attempt(job.row.source, status === 'pending' ? 'retry' : status, duration);
   return {
-    source: job.row.source,
-    event_id: job.row.event_id,
     row_ref: job.row.row_ref,
+    record_ref: job.row.record_ref,
     status,
-    outcome,
-    attempt: job.row.attempts,
     started_ms: job.startedAt,
     duration_ms: duration,
     error,
+    prior_error: job.row.was_lost ? LOST_ERROR : null,
     next_attempt_ms: nextAttemptMs,
     result_ref: resultRef,
   };
@@ -238,8 +236,8 @@ function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, no
   if (decision.kind === 'dead') {
     const why = permanent ? summary : `${summary} (gave up after ${job.row.attempts} attempts)`;
     deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary }, 'delivery is dead (review queue)');
-    return complete(deps, job, 'dead', 'dead', why, null);
+    return complete(deps, job, 'dead', why, null);
   }
   deps.logger.debug({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary, delayMs: decision.delayMs }, 'delivery will be retried');
-  return complete(deps, job, 'pending', 'retry', summary, null, Date.now() + decision.delayMs);
+  return complete(deps, job, 'pending', summary, null, Date.now() + decision.delayMs);
 }

@@ -1,0 +1,33 @@
+// CPU accounting for benchmarks that share two cores with the Postgres server they measure.
+import { readFileSync } from 'node:fs';
+
+/**
+ * CPU seconds used so far by each Postgres backend serving this database (Linux /proc; Postgres runs on
+ * this machine in the benchmark's setting). The difference over the dispatch phase is Postgres's share
+ * of the work, which competes with the dispatcher for the same cores.
+ */
+/** Anything that runs a query: tekil's Db, a node-postgres pool or client. */
+interface Querier {
+  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
+}
+
+export async function backendCpu(db: Querier, dbName: string): Promise<Map<number, number>> {
+  const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
+  const seconds = new Map<number, number>();
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / 100); // utime + stime, in clock ticks
+    } catch {
+      // not on this machine (or already gone): not counted
+    }
+  }
+  return seconds;
+}
+
+export function cpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, s] of after) total += s - (before.get(pid) ?? 0);
+  return total;
+}
+
