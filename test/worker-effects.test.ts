@@ -174,7 +174,11 @@ describe('worker: exactly one effect', () => {
     await sleep(450); // past the lease, while the slow handler still sleeps
     const fastRun = fast.runOnce();
     await expect(slowRun).rejects.toMatchObject({ code: 'LEASE_LOST' });
+    // The fast batch waited for the slow one's resource lock past half its own lease, so it started
+    // nothing and gave the delivery back; its next batch processes it.
     expect(await fastRun).toBe(1);
+    expect(await deliveryRow(t.db, 'evt_slow')).toMatchObject({ status: 'pending' });
+    expect(await fast.runOnce()).toBe(1);
     expect(await ledgerCount(t.db, 'ord_slow')).toBe(1);
     expect(await deliveryRow(t.db, 'evt_slow')).toMatchObject({ status: 'done', attempts: 2 });
     const attempts = await t.db.query<{ outcome: string }>("SELECT outcome FROM inbox_attempts WHERE event_id = 'evt_slow' ORDER BY id");

@@ -77,8 +77,8 @@ FROM candidates c
     WHERE d.source = c.source AND d.event_id = c.event_id
     LIMIT 1
   ) d
--- The array makes the row lookup a TID scan whatever the statistics (a cached generic plan made
--- while the queue was empty would otherwise scan it).
+-- One TID scan of the whole array, hash-joined to the candidates: a TID scan repeated per candidate
+-- (a nested loop) asks the kernel for the table's size on every repetition.
 WHERE q.ctid = ANY (ARRAY(SELECT row_ctid FROM candidates)) AND q.ctid = c.row_ctid
 RETURNING q.source, q.event_id, d.resource_id, d.event_type, date_part('epoch', d.occurred_at) * 1000 AS occurred_ms,
           date_part('epoch', d.received_at) * 1000 AS received_ms, d.body, d.content_type, d.headers,

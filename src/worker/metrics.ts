@@ -5,6 +5,7 @@ export class WorkerMetrics {
   readonly attempts: Counter<'source' | 'outcome'>;
   readonly attemptSeconds: Histogram<'source'>;
   readonly batchErrors: Counter;
+  readonly released: Counter;
   // Label lookups hash their arguments; the hot path reuses one child per label set.
   private readonly counters = new Map<string, { inc(): void }>();
   private readonly timers = new Map<string, { observe(v: number): void }>();
@@ -26,6 +27,11 @@ export class WorkerMetrics {
     this.batchErrors = new Counter({
       name: 'tekil_worker_batch_errors_total',
       help: 'Batches whose transaction failed (their deliveries come back when the lease expires).',
+      registers: [registry],
+    });
+    this.released = new Counter({
+      name: 'tekil_worker_released_total',
+      help: 'Deliveries a batch returned to the queue unstarted because it had used half its lease.',
       registers: [registry],
     });
   }

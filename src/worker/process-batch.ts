@@ -97,9 +97,16 @@ class Event implements InboxEvent {
  * transaction that first locks the batch's resources: in-process handlers one after another, each
  * behind its own savepoint, forwarded deliveries concurrently over HTTP, and all outcomes written by
  * a single statement before the one commit. Answers how many deliveries were claimed.
+ *
+ * A batch starts no delivery once half its lease has passed: the rest go back to the queue
+ * unstarted, due at once and without using an attempt. Otherwise a slow batch (an application
+ * timing out on every forward, say) would outlive its lease, lose its deliveries to another worker
+ * and roll back, and its failures would never be recorded as the retries they are. The half left
+ * covers the deliveries already running (a forward ends within its timeout).
  */
 export async function processBatch(deps: BatchDeps, token: string): Promise<number> {
   const { db, config } = deps;
+  const deadline = Date.now() + config.worker.lease / 2;
   const rows = await claimDueDeliveries(db, { limit: config.worker.batch_size, leaseMs: config.worker.lease, token });
   if (rows.length === 0) return 0;
   await db.transaction(async (tx) => {
@@ -141,12 +148,14 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
     }
 
     const [handled, forwarded] = await Promise.all([
-      runInProcess(deps, tx, inProcess),
-      runForwards(deps, forwards),
+      runInProcess(deps, tx, inProcess, deadline),
+      runForwards(deps, forwards, deadline),
     ]);
     completions.push(...handled);
     for (const { job, outcome } of forwarded) {
-      if (outcome.ok) {
+      if (!outcome) {
+        completions.push(release(deps, job));
+      } else if (outcome.ok) {
         if (job.verdict) await applyOrdering(tx, job.row, job.verdict);
         completions.push(complete(deps, job, 'done', null, outcome.resultRef));
       } else {
@@ -158,10 +167,14 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   return rows.length;
 }
 
-async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>): Promise<Completion[]> {
+async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<Completion[]> {
   const out: Completion[] = [];
   for (const { job, registered } of jobs) {
     job.startedAt = Date.now();
+    if (job.startedAt > deadline) {
+      out.push(release(deps, job));
+      continue;
+    }
     const savepoint = new LazySavepoint(tx, 'tekil_delivery');
     try {
       let validated: { payload: unknown } | undefined;
@@ -192,13 +205,18 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<
   return out;
 }
 
-async function runForwards(deps: BatchDeps, jobs: readonly Job[]): Promise<Array<{ job: Job; outcome: ForwardOutcome }>> {
-  const results: Array<{ job: Job; outcome: ForwardOutcome }> = [];
+/** `outcome` undefined: not started (the batch had reached its deadline). */
+async function runForwards(deps: BatchDeps, jobs: readonly Job[], deadline: number): Promise<Array<{ job: Job; outcome?: ForwardOutcome }>> {
+  const results: Array<{ job: Job; outcome?: ForwardOutcome }> = [];
   let next = 0;
   const lane = async () => {
     while (next < jobs.length) {
       const job = jobs[next++]!;
       job.startedAt = Date.now();
+      if (job.startedAt > deadline) {
+        results.push({ job });
+        continue;
+      }
       results.push({ job, outcome: await forwardDelivery(job.source!.forward!, job.row) });
     }
   };
@@ -225,6 +243,22 @@ function complete(deps: BatchDeps, job: Job, status: Completion['status'], error
     prior_error: job.row.was_lost ? LOST_ERROR : null,
     next_attempt_ms: nextAttemptMs,
     result_ref: resultRef,
+  };
+}
+
+/** Back to the queue unstarted: the claim's attempt is given back. */
+function release(deps: BatchDeps, job: Job): Completion {
+  deps.metrics.released.inc();
+  return {
+    row_ref: job.row.row_ref,
+    record_ref: job.row.record_ref,
+    status: 'release',
+    started_ms: job.startedAt,
+    duration_ms: 0,
+    error: null,
+    prior_error: null,
+    next_attempt_ms: null,
+    result_ref: null,
   };
 }
 

@@ -1,0 +1,142 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createTestDb, type TestDb } from './helpers/db.js';
+import { sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import type { TekilConfig } from '../src/config/index.js';
+import { defineHandlers } from '../src/worker/handlers.js';
+import { createInboxWorker } from '../src/worker/worker.js';
+
+const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+/**
+ * A batch slower than its lease would lose its deliveries to another worker and roll back. A batch
+ * therefore starts nothing once half its lease has passed: the rest go back to the queue unstarted.
+ */
+describe('worker: a batch stops starting deliveries at half its lease', () => {
+  let t: TestDb;
+  let server: Server;
+  let port: number;
+  let seen: string[];
+  let answer: (req: IncomingMessage, res: ServerResponse) => void;
+
+  beforeAll(async () => {
+    t = await createTestDb();
+    server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        seen.push(String(req.headers['x-tekil-event-id']));
+        answer(req, res);
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server?.closeAllConnections();
+    await new Promise((r) => server?.close(r));
+    await t?.close();
+  });
+  beforeEach(() => {
+    seen = [];
+  });
+
+  /** One-at-a-time forwarding with a 1 s lease: the batch's deadline is 500 ms after its claim. */
+  function forwardConfig(source: string, timeout: number): TekilConfig {
+    const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '1s', poll_interval: '20ms', forward_concurrency: 1 } });
+    config.sources[source] = {
+      ...config.sources['shop-paymos']!,
+      ordering: undefined,
+      retry: { max_attempts: 5, base: 60_000, cap: 60_000 },
+      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout, secret: SECRET },
+    };
+    return config;
+  }
+
+  async function insertEvents(source: string, n: number): Promise<void> {
+    for (let i = 0; i < n; i++) {
+      await t.db.query(
+        `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, content_type)
+         VALUES ($1, $2, $3, 'invoice.paid', '\\x7b7d', 'application/json')`,
+        [source, `${source}_${i}`, `inv_${source}_${i}`],
+      );
+    }
+  }
+
+  async function counts(source: string) {
+    const res = await t.db.query<{ done: number; pending: number; history: number; leased: number; queued_attempts: number }>(
+      `SELECT (SELECT count(*)::int FROM inbox_deliveries WHERE source = $1 AND status = 'done') AS done,
+              (SELECT count(*)::int FROM inbox_deliveries WHERE source = $1 AND status = 'pending') AS pending,
+              (SELECT count(*)::int FROM inbox_attempt_history WHERE source = $1) AS history,
+              (SELECT count(*)::int FROM inbox_queue WHERE source = $1 AND locked_by IS NOT NULL) AS leased,
+              (SELECT coalesce(sum(attempts), 0)::int FROM inbox_queue WHERE source = $1) AS queued_attempts`,
+      [source],
+    );
+    return res.rows[0]!;
+  }
+
+  it('slow forwards: the unstarted ones return to the queue without an attempt; each is forwarded once', async () => {
+    const source = 'slowfwd';
+    answer = (_req, res) => void setTimeout(() => res.writeHead(204).end(), 200);
+    const metrics = testContext(t.db, forwardConfig(source, 2_000));
+    const worker = createInboxWorker(metrics);
+    await insertEvents(source, 10);
+
+    // Forwards start at about 0, 200 and 400 ms; the fourth would start after the 500 ms deadline.
+    expect(await worker.runOnce()).toBe(10);
+    const first = await counts(source);
+    expect(first.done).toBeGreaterThanOrEqual(2);
+    expect(first.done).toBeLessThanOrEqual(4);
+    expect(first).toMatchObject({ pending: 10 - first.done, history: 0, leased: 0, queued_attempts: 0 });
+    expect(seen).toHaveLength(first.done);
+    const released = await metrics.metrics.getSingleMetric('tekil_worker_released_total')?.get();
+    expect(released?.values[0]?.value).toBe(10 - first.done);
+
+    // The released ones are due at once; every event reaches the application exactly once.
+    for (let i = 0; i < 10 && (await counts(source)).done < 10; i++) await worker.runOnce();
+    expect((await counts(source)).done).toBe(10);
+    expect([...seen].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${source}_${i}`).sort());
+    const batchErrors = await metrics.metrics.getSingleMetric('tekil_worker_batch_errors_total')?.get();
+    expect(batchErrors?.values[0]?.value ?? 0).toBe(0);
+  });
+
+  it('an application that times out: the started attempts are recorded as retries, not lost with the batch', async () => {
+    const source = 'deadapp';
+    answer = () => {}; // never answers: every forward ends at its 300 ms timeout
+    const worker = createInboxWorker(testContext(t.db, forwardConfig(source, 300)));
+    await insertEvents(source, 10);
+
+    expect(await worker.runOnce()).toBe(10);
+    const after = await counts(source);
+    // Two forwards fit before the deadline (started at about 0 and 300 ms); both timed out.
+    expect(after.history).toBeGreaterThanOrEqual(1);
+    expect(after.history).toBeLessThanOrEqual(3);
+    expect(after).toMatchObject({ done: 0, pending: 10, leased: 0, queued_attempts: after.history });
+    const outcomes = await t.db.query<{ outcome: string; error: string }>('SELECT outcome, error FROM inbox_attempts WHERE source = $1', [source]);
+    expect(outcomes.rows.every((r) => r.outcome === 'retry' && r.error === 'forward: no answer within 300 ms')).toBe(true);
+    server.closeAllConnections();
+  });
+
+  it('slow in-process handlers: the same deadline applies between handlers', async () => {
+    const source = 'slowhandler';
+    const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '1s', poll_interval: '20ms' } });
+    config.sources[source] = { ...config.sources['shop-paymos']!, ordering: undefined };
+    const ran: string[] = [];
+    const handlers = defineHandlers().on(source, '*', async (event) => {
+      ran.push(event.eventId);
+      await sleep(200);
+    });
+    const worker = createInboxWorker(testContext(t.db, config), { handlers });
+    await insertEvents(source, 10);
+
+    expect(await worker.runOnce()).toBe(10);
+    const first = await counts(source);
+    expect(first.done).toBeGreaterThanOrEqual(2);
+    expect(first.done).toBeLessThanOrEqual(4);
+    expect(first).toMatchObject({ pending: 10 - first.done, history: 0, leased: 0, queued_attempts: 0 });
+    for (let i = 0; i < 10 && (await counts(source)).done < 10; i++) await worker.runOnce();
+    expect((await counts(source)).done).toBe(10);
+    expect(ran).toHaveLength(10);
+    expect(new Set(ran).size).toBe(10);
+  });
+});
