@@ -3,21 +3,12 @@ import { createTestDb, type TestDb } from './helpers/db.js';
 import { sleep, testContext, workerTestConfig } from './helpers/inbox.js';
 import type { Queryable } from '../src/store/db.js';
 import { PermanentError, defineHandlers } from '../src/worker/handlers.js';
-import { replayDelivery, showDelivery } from '../src/worker/inbox-admin.js';
+import { replayDelivery, showDelivery, type InboxAttempt } from '../src/worker/inbox-admin.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 
 const SOURCE = 'attempt-log';
 
-interface ViewAttempt {
-  id: unknown;
-  attempt: number;
-  worker: string | null;
-  started_at: Date;
-  finished_at: Date;
-  duration_ms: number | null;
-  outcome: string;
-  error: string | null;
-}
+type ViewAttempt = InboxAttempt & { id: unknown };
 
 async function viewAttempts(db: Queryable, eventId: string): Promise<ViewAttempt[]> {
   const res = await db.query<ViewAttempt>(

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres, postgresUrl } from './helpers/db.js';
+import { adminQuery, onPostgres, postgresUrl } from './helpers/db.js';
 import { testContext, workerTestConfig } from './helpers/inbox.js';
 import type { Db } from '../src/store/db.js';
 import { loadMigrations, migrate } from '../src/store/migrate.js';
@@ -21,16 +20,7 @@ async function createEmptyDb(): Promise<{ db: Db; close(): Promise<void> }> {
   }
   if (!postgresUrl) throw new Error('TEKIL_TEST_STORE=postgres needs TEKIL_TEST_DATABASE_URL');
   const name = `tekil_mig_${randomBytes(6).toString('hex')}`;
-  const admin = async (sql: string) => {
-    const client = new pg.Client({ connectionString: postgresUrl });
-    await client.connect();
-    try {
-      await client.query(sql);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
+  await adminQuery(`CREATE DATABASE ${name}`);
   const url = new URL(postgresUrl);
   url.pathname = `/${name}`;
   const db = createPostgresDb({ connectionString: url.toString(), max: 4 });
@@ -38,7 +28,7 @@ async function createEmptyDb(): Promise<{ db: Db; close(): Promise<void> }> {
     db,
     async close() {
       await db.close();
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     },
   };
 }

@@ -31,4 +31,28 @@ describe('store', () => {
     const after = await t.db.query('SELECT 1 FROM inbox_deliveries WHERE event_id = $1', ['e2']);
     expect(after.rows).toHaveLength(0);
   });
+
+  it('queues every new pending delivery in the inserting statement; duplicates and settled rows queue nothing', async () => {
+    await t.db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, body, status) VALUES
+         ('q', 'a', 'r1', '\\x7b7d', 'pending'), ('q', 'b', NULL, '\\x7b7d', 'done'), ('q', 'c', 'r2', '\\x7b7d', 'dead')`,
+    );
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body) VALUES ('q', 'a', '\\x00') ON CONFLICT DO NOTHING`);
+    const queued = await t.db.query<{ event_id: string; dead: boolean; attempts: number }>(
+      "SELECT event_id, dead, attempts FROM inbox_queue WHERE source = 'q' ORDER BY event_id",
+    );
+    expect(queued.rows).toEqual([
+      { event_id: 'a', dead: false, attempts: 0 },
+      { event_id: 'c', dead: true, attempts: 0 },
+    ]);
+  });
+
+  it('a queue row left behind by a record deleted by hand is replaced when the event is recorded again', async () => {
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, body) VALUES ('q', 'orphan', 'r_old', '\\x7b7d')`);
+    await t.db.query(`UPDATE inbox_queue SET dead = true, attempts = 7, locked_by = 'gone' WHERE source = 'q' AND event_id = 'orphan'`);
+    await t.db.query(`DELETE FROM inbox_deliveries WHERE source = 'q' AND event_id = 'orphan'`);
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, body) VALUES ('q', 'orphan', 'r_new', '\\x7b7d')`);
+    const row = await t.db.query("SELECT resource_id, dead, attempts, locked_by FROM inbox_queue WHERE source = 'q' AND event_id = 'orphan'");
+    expect(row.rows).toEqual([{ resource_id: 'r_new', dead: false, attempts: 0, locked_by: null }]);
+  });
 });

@@ -30,7 +30,8 @@ function withDatabase(url: string, database: string): string {
   return u.toString();
 }
 
-async function adminQuery(sql: string): Promise<void> {
+/** One statement on the test server's maintenance database (CREATE / DROP DATABASE). */
+export async function adminQuery(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: postgresUrl });
   await client.connect();
   try {

@@ -75,10 +75,16 @@ DROP TRIGGER inbox_deliveries_notify ON inbox_deliveries;
 DROP FUNCTION tekil_inbox_notify();
 CREATE FUNCTION tekil_inbox_enqueue() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO inbox_queue (source, event_id, resource_id, provider_at, received_at, dead)
+  INSERT INTO inbox_queue AS q (source, event_id, resource_id, provider_at, received_at, dead)
   SELECT a.source, a.event_id, a.resource_id, coalesce(a.occurred_at, a.received_at), a.received_at, a.status = 'dead'
   FROM added a
-  WHERE a.status IN ('pending', 'dead');
+  WHERE a.status IN ('pending', 'dead')
+  -- A queue row left behind by a record deleted by hand must not make the event unrecordable: it is
+  -- replaced, as if new.
+  ON CONFLICT (event_id, source) DO UPDATE
+  SET resource_id = excluded.resource_id, provider_at = excluded.provider_at, received_at = excluded.received_at,
+      dead = excluded.dead, next_attempt_at = now(), attempts = 0, locked_until = NULL, locked_by = NULL,
+      claimed_at = NULL, guard_bypass = false;
   IF FOUND THEN
     PERFORM pg_notify('tekil_inbox', '');
   END IF;
