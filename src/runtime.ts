@@ -58,7 +58,7 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   const roles: ReadonlySet<Role> = new Set(options.roles ?? roleNames);
   const store = resolveStoreSettings(config, env);
   const ownsDb = !options.db;
-  const db = options.db ?? (await openStore({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: config.store.pool_size, preparedStatements: config.store.prepared_statements }));
+  const db = options.db ?? (await openStore({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: config.store.pool_size, preparedStatements: config.store.prepared_statements, disableJit: config.store.disable_jit }));
   const ctx: Context = { config, db, logger, metrics: createMetricsRegistry() };
   const services: Service[] = [];
   try {

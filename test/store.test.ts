@@ -47,12 +47,15 @@ describe('store', () => {
     ]);
   });
 
-  it('a queue row left behind by a record deleted by hand is replaced when the event is recorded again', async () => {
-    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, body) VALUES ('q', 'orphan', 'r_old', '\\x7b7d')`);
-    await t.db.query(`UPDATE inbox_queue SET dead = true, attempts = 7, locked_by = 'gone' WHERE source = 'q' AND event_id = 'orphan'`);
-    await t.db.query(`DELETE FROM inbox_deliveries WHERE source = 'q' AND event_id = 'orphan'`);
-    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, body) VALUES ('q', 'orphan', 'r_new', '\\x7b7d')`);
-    const row = await t.db.query("SELECT resource_id, dead, attempts, locked_by FROM inbox_queue WHERE source = 'q' AND event_id = 'orphan'");
-    expect(row.rows).toEqual([{ resource_id: 'r_new', dead: false, attempts: 0, locked_by: null }]);
+  it('deleting or truncating records removes their queue rows', async () => {
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body) VALUES ('gone', 'x', '\\x7b7d'), ('gone', 'y', '\\x7b7d')`);
+    await t.db.query(`DELETE FROM inbox_deliveries WHERE source = 'gone' AND event_id = 'x'`);
+    const left = await t.db.query<{ event_id: string }>("SELECT event_id FROM inbox_queue WHERE source = 'gone'");
+    expect(left.rows).toEqual([{ event_id: 'y' }]);
+    // The event can be recorded (and queued) again.
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body) VALUES ('gone', 'x', '\\x7b7d')`);
+    await t.db.query('TRUNCATE inbox_deliveries');
+    const after = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbox_queue');
+    expect(after.rows[0]!.n).toBe(0);
   });
 });

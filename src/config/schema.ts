@@ -36,6 +36,8 @@ export const storeSchema = z
     pool_size: z.number().int().positive().default(10),
     /** Named prepared statements for the worker's hot queries; off behind a pooler that cannot keep them. */
     prepared_statements: z.boolean().default(true),
+    /** Sends `jit = off` as a startup option; off behind a pooler that rejects startup options. */
+    disable_jit: z.boolean().default(true),
   })
   .strict();
 

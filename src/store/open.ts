@@ -11,10 +11,12 @@ export interface OpenStoreOptions {
   poolSize?: number | undefined;
   /** Named prepared statements for the hot queries (Postgres only; default true). */
   preparedStatements?: boolean | undefined;
+  /** `jit = off` as a startup option (Postgres only; default true). */
+  disableJit?: boolean | undefined;
 }
 
 export async function openStore(options: OpenStoreOptions): Promise<Db> {
-  if (options.databaseUrl) return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize, preparedStatements: options.preparedStatements });
+  if (options.databaseUrl) return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize, preparedStatements: options.preparedStatements, disableJit: options.disableJit });
   const dir = options.dataDir ?? './.tekil';
   mkdirSync(dir, { recursive: true });
   return createPgliteDb(`${dir.replace(/\/$/, '')}/pgdata`);

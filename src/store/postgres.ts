@@ -15,6 +15,12 @@ export interface PostgresOptions {
    * max_prepared_statements).
    */
   preparedStatements?: boolean;
+  /**
+   * Sends `jit = off` as a startup option (default true). PgBouncer rejects startup options it does
+   * not know unless they are in its ignore_startup_parameters: turn this off there and set
+   * `ALTER ROLE … SET jit = off` instead.
+   */
+  disableJit?: boolean;
 }
 
 function wrap(client: pg.Pool | pg.PoolClient, prepared: boolean): Queryable {
@@ -39,7 +45,7 @@ export function createPostgresDb(options: PostgresOptions): Db {
     // tekil's statements are short; JIT compilation only ever costs them. It kicks in when the planner's
     // estimate is high, e.g. on a freshly filled queue that has no statistics yet, and then adds
     // close to a second of compiling to every claim. An `options` in the connection string wins.
-    options: '-c jit=off',
+    ...(options.disableJit === false ? {} : { options: '-c jit=off' }),
   });
   // An idle client whose server went away emits 'error' on the pool; without a listener that kills
   // the process. The next query on a fresh client reports the outage to its caller instead.

@@ -221,7 +221,10 @@ export async function replayMatching(db: Queryable, filter: InboxFilter, force: 
   const where = whereClause({ ...filter, status: undefined }, params);
   params.push(status);
   where.push(`d.status = $${params.length}`);
-  const res = await db.query(replaySql(`SELECT d.* FROM inbox_deliveries d WHERE ${where.join(' AND ')} FOR UPDATE`, '$1::boolean'), params);
+  // Dead deliveries are found through the queue's review index, not by reading every record.
+  const from = status === 'dead' ? `inbox_queue q JOIN inbox_deliveries d ON d.source = q.source AND d.event_id = q.event_id` : 'inbox_deliveries d';
+  if (status === 'dead') where.push('q.dead');
+  const res = await db.query(replaySql(`SELECT d.* FROM ${from} WHERE ${where.join(' AND ')} FOR UPDATE OF d`, '$1::boolean'), params);
   if (res.rowCount > 0) await db.query(`SELECT pg_notify('${INBOX_CHANNEL}', '')`);
   return res.rowCount;
 }
@@ -238,13 +241,16 @@ export async function discardDelivery(db: Queryable, source: string, eventId: st
        WHERE q.source = $1 AND q.event_id = $2 AND (q.locked_until IS NULL OR q.locked_until <= now())
        RETURNING q.source, q.event_id
      ), target AS (
-       SELECT source, event_id FROM dequeued
+       SELECT source, event_id, true AS dequeued FROM dequeued
        UNION ALL
-       SELECT d.source, d.event_id FROM inbox_deliveries d WHERE d.source = $1 AND d.event_id = $2 AND d.status = 'stale'
+       SELECT d.source, d.event_id, false FROM inbox_deliveries d WHERE d.source = $1 AND d.event_id = $2 AND d.status = 'stale'
      )
+     -- Each branch re-checks its own status: a stale delivery replayed meanwhile (pending again, with a
+     -- queue row this statement could not see) is not discarded behind its queue row's back.
      UPDATE inbox_deliveries d SET status = 'discarded', processed_at = coalesce(d.processed_at, now())
      FROM target t
-     WHERE d.source = t.source AND d.event_id = t.event_id AND d.status IN ('dead', 'stale', 'pending')
+     WHERE d.source = t.source AND d.event_id = t.event_id
+       AND (CASE WHEN t.dequeued THEN d.status IN ('dead', 'pending') ELSE d.status = 'stale' END)
      RETURNING d.source`,
     [source, eventId],
   );

@@ -46,6 +46,8 @@ CREATE INDEX inbox_queue_resource ON inbox_queue USING hash (resource_id) WHERE 
 -- The review queue, newest first.
 CREATE INDEX inbox_queue_dead ON inbox_queue (received_at) WHERE dead;
 
+-- 'processing' was never stored (002), but a row written so by hand is pending.
+UPDATE inbox_deliveries SET status = 'pending' WHERE status = 'processing';
 INSERT INTO inbox_queue (source, event_id, resource_id, provider_at, received_at, dead, next_attempt_at, attempts,
                          locked_until, locked_by, claimed_at, guard_bypass)
 SELECT source, event_id, resource_id, coalesce(occurred_at, received_at), received_at, status = 'dead', next_attempt_at,
@@ -78,13 +80,7 @@ BEGIN
   INSERT INTO inbox_queue AS q (source, event_id, resource_id, provider_at, received_at, dead)
   SELECT a.source, a.event_id, a.resource_id, coalesce(a.occurred_at, a.received_at), a.received_at, a.status = 'dead'
   FROM added a
-  WHERE a.status IN ('pending', 'dead')
-  -- A queue row left behind by a record deleted by hand must not make the event unrecordable: it is
-  -- replaced, as if new.
-  ON CONFLICT (event_id, source) DO UPDATE
-  SET resource_id = excluded.resource_id, provider_at = excluded.provider_at, received_at = excluded.received_at,
-      dead = excluded.dead, next_attempt_at = now(), attempts = 0, locked_until = NULL, locked_by = NULL,
-      claimed_at = NULL, guard_bypass = false;
+  WHERE a.status IN ('pending', 'dead');
   IF FOUND THEN
     PERFORM pg_notify('tekil_inbox', '');
   END IF;
@@ -93,3 +89,22 @@ END $$;
 CREATE TRIGGER inbox_deliveries_enqueue AFTER INSERT ON inbox_deliveries
   REFERENCING NEW TABLE AS added
   FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_enqueue();
+
+-- A queue row never outlives its record (a worker could not claim it, and it would hold up its
+-- resource): deleting records deletes their queue rows, truncating the table truncates the queue.
+-- A foreign key would do the same but check every enqueued row against the record on the hot path.
+CREATE FUNCTION tekil_inbox_dequeue_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM inbox_queue q USING removed r WHERE q.event_id = r.event_id AND q.source = r.source;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER inbox_deliveries_dequeue AFTER DELETE ON inbox_deliveries
+  REFERENCING OLD TABLE AS removed
+  FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_dequeue_deleted();
+CREATE FUNCTION tekil_inbox_truncate_queue() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  TRUNCATE inbox_queue;
+  RETURN NULL;
+END $$;
+CREATE TRIGGER inbox_deliveries_truncate AFTER TRUNCATE ON inbox_deliveries
+  FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_truncate_queue();
