@@ -1,8 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import { startSink, type Sink, type SinkAnswer } from './helpers/sink.js';
 import type { TekilConfig } from '../src/config/index.js';
 import { defineHandlers } from '../src/worker/handlers.js';
 import { createInboxWorker } from '../src/worker/worker.js';
@@ -15,30 +14,20 @@ const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
  */
 describe('worker: a batch stops starting deliveries at half its lease', () => {
   let t: TestDb;
-  let server: Server;
-  let port: number;
-  let seen: string[];
-  let answer: (req: IncomingMessage, res: ServerResponse) => void;
+  let sink: Sink;
+  let answer: () => SinkAnswer;
+  const seen = () => sink.requests.map((r) => String(r.headers['x-tekil-event-id']));
 
   beforeAll(async () => {
     t = await createTestDb();
-    server = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        seen.push(String(req.headers['x-tekil-event-id']));
-        answer(req, res);
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
+    sink = await startSink(() => answer());
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise((r) => server?.close(r));
+    await sink?.close();
     await t?.close();
   });
   beforeEach(() => {
-    seen = [];
+    sink.requests.length = 0;
   });
 
   /** One-at-a-time forwarding; the batch's deadline is half the lease after its claim began. */
@@ -48,7 +37,7 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
       ...config.sources['shop-paymos']!,
       ordering: undefined,
       retry: { max_attempts: 5, base: 60_000, cap: 60_000 },
-      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout, secret: SECRET },
+      forward: { url: sink.url, timeout, secret: SECRET },
     };
     return config;
   }
@@ -77,7 +66,7 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
 
   it('slow forwards: the unstarted ones return to the queue without an attempt; each is forwarded once', async () => {
     const source = 'slowfwd';
-    answer = (_req, res) => void setTimeout(() => res.writeHead(204).end(), 400);
+    answer = () => ({ status: 204, delayMs: 400 });
     const metrics = testContext(t.db, forwardConfig(source, 2_000, '2s'));
     const worker = createInboxWorker(metrics);
     await insertEvents(source, 10);
@@ -89,21 +78,21 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
     expect(first.done).toBeGreaterThanOrEqual(1);
     expect(first.done).toBeLessThanOrEqual(4);
     expect(first).toMatchObject({ pending: 10 - first.done, history: 0, leased: 0, queued_attempts: 0 });
-    expect(seen).toHaveLength(first.done);
+    expect(seen()).toHaveLength(first.done);
     const released = await metrics.metrics.getSingleMetric('tekil_worker_released_total')?.get();
     expect(released?.values[0]?.value).toBe(10 - first.done);
 
     // The released ones are due at once; every event reaches the application exactly once.
     for (let i = 0; i < 10 && (await counts(source)).done < 10; i++) await worker.runOnce();
     expect((await counts(source)).done).toBe(10);
-    expect([...seen].sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${source}_${i}`).sort());
+    expect(seen().sort()).toEqual(Array.from({ length: 10 }, (_, i) => `${source}_${i}`).sort());
     const batchErrors = await metrics.metrics.getSingleMetric('tekil_worker_batch_errors_total')?.get();
     expect(batchErrors?.values[0]?.value ?? 0).toBe(0);
   });
 
   it('an application that times out: the started attempts are recorded as retries, not lost with the batch', async () => {
     const source = 'deadapp';
-    answer = () => {}; // never answers: every forward ends at its 300 ms timeout
+    answer = () => ({ hang: true }); // every forward ends at its 300 ms timeout
     const worker = createInboxWorker(testContext(t.db, forwardConfig(source, 300, '1s')));
     await insertEvents(source, 10);
 
@@ -115,7 +104,6 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
     expect(after).toMatchObject({ done: 0, pending: 10, leased: 0, queued_attempts: after.history });
     const outcomes = await t.db.query<{ outcome: string; error: string }>('SELECT outcome, error FROM inbox_attempts WHERE source = $1', [source]);
     expect(outcomes.rows.every((r) => r.outcome === 'retry' && r.error === 'forward: no answer within 300 ms')).toBe(true);
-    server.closeAllConnections();
   });
 
   it('slow in-process handlers: the same deadline applies between handlers', async () => {

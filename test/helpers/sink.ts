@@ -8,12 +8,13 @@ export interface SinkRequest {
   path: string;
 }
 
-/** What the sink answers to the n-th request (1-based); `hang` never answers. */
+/** What the sink answers to the n-th request (1-based); `hang` never answers; `delayMs` answers late. */
 export interface SinkAnswer {
   status?: number;
   headers?: Record<string, string>;
   body?: string;
   hang?: boolean;
+  delayMs?: number;
 }
 
 export interface Sink {
@@ -34,8 +35,12 @@ export async function startSink(answer: (n: number, req: SinkRequest) => SinkAns
       requests.push(recorded);
       const a = answer(requests.length, recorded);
       if (a.hang) return;
-      res.writeHead(a.status ?? 200, a.headers ?? {});
-      res.end(a.body ?? 'ok');
+      const send = () => {
+        res.writeHead(a.status ?? 200, a.headers ?? {});
+        res.end(a.body ?? 'ok');
+      };
+      if (a.delayMs) setTimeout(send, a.delayMs);
+      else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
