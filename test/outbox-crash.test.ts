@@ -71,9 +71,11 @@ describe.skipIf(!onPostgres)('outbox: dispatcher crashes and several dispatchers
   }, 40_000);
 
   it('three dispatchers on one database never send one attempt twice', async () => {
-    const sink = await startSink();
+    // Slow answers and no in-flight cap: the three dispatchers, woken by the same commit, claim side by
+    // side instead of one finishing the lot before the others look (the sharing asserted below).
+    const sink = await startSink(() => ({ status: 200, delayMs: 20 }));
     cleanups.push(() => sink.close());
-    const ep = await h.endpoints.create(t.db, { url: sink.url, event_types: ['many.*'], max_in_flight: 50 });
+    const ep = await h.endpoints.create(t.db, { url: sink.url, event_types: ['many.*'], max_in_flight: 1000 });
     const dispatchers = [h.newDispatcher(), h.newDispatcher(), h.newDispatcher()];
     for (const d of dispatchers) {
       cleanups.push(() => d.stop());
