@@ -58,10 +58,4 @@ export async function startSink(answer: (n: number, req: SinkRequest) => SinkAns
   };
 }
 
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs = 10_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+export { waitUntil } from './wait.js';
