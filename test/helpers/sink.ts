@@ -58,4 +58,6 @@ export async function startSink(answer: (n: number, req: SinkRequest) => SinkAns
   };
 }
 
-export { waitUntil } from './wait.js';
+import { waitUntil } from './wait.js';
+
+export { waitUntil };
