@@ -29,6 +29,13 @@ export interface Db extends Queryable {
   readonly kind: StoreKind;
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * A separate small pool on the same store, opened with the same settings (prepared statements, jit,
+   * the same URL through the same pooler), for a role whose hot statements must not queue behind the
+   * others' (the dispatcher). On PGlite, a single connection, it is the store itself and `close` does
+   * nothing.
+   */
+  openPool(options: { applicationName: string; max: number }): Queryable & { close(): Promise<void> };
   /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;

@@ -37,6 +37,9 @@ export async function wrapPglite(pg: PGlite): Promise<Db & { pglite: PGlite }> {
     pglite: pg,
     query: root.query,
     exec: root.exec,
+    openPool() {
+      return { query: root.query, exec: root.exec, close: async () => {} };
+    },
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       return pg.transaction((tx) => fn(wrap(tx as unknown as PgliteQueryable)));
     },

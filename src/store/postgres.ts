@@ -36,7 +36,7 @@ function wrap(client: pg.Pool | pg.PoolClient, prepared: boolean): Queryable {
   };
 }
 
-export function createPostgresDb(options: PostgresOptions): Db {
+function createPool(options: PostgresOptions): pg.Pool {
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max: options.max ?? 10,
@@ -50,6 +50,11 @@ export function createPostgresDb(options: PostgresOptions): Db {
   // An idle client whose server went away emits 'error' on the pool; without a listener that kills
   // the process. The next query on a fresh client reports the outage to its caller instead.
   pool.on('error', () => {});
+  return pool;
+}
+
+export function createPostgresDb(options: PostgresOptions): Db {
+  const pool = createPool(options);
   const prepared = options.preparedStatements ?? true;
   const root = wrap(pool, prepared);
   return {
@@ -81,6 +86,10 @@ export function createPostgresDb(options: PostgresOptions): Db {
         client.off('error', onError);
         client.release(broken);
       }
+    },
+    openPool({ applicationName, max }) {
+      const own = createPool({ ...options, applicationName, max });
+      return { ...wrap(own, prepared), close: () => own.end() };
     },
     async listen(channel, onNotify) {
       const client = new pg.Client({ connectionString: options.connectionString, application_name: 'tekil-listen' });
