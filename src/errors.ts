@@ -41,16 +41,19 @@ export type ErrorCode = keyof typeof errorCatalogue;
 export class TekilError extends Error {
   readonly code: ErrorCode;
   readonly statusCode: number;
+  /** What the caller can do about it, when there is one clear step (shown by the CLI, sent by the API). */
+  readonly hint: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; hint?: string }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TekilError';
     this.code = code;
     this.statusCode = errorCatalogue[code];
+    this.hint = options?.hint;
   }
 
-  toJSON(): { error: ErrorCode; message: string } {
-    return { error: this.code, message: this.message };
+  toJSON(): { error: ErrorCode; message: string; hint?: string } {
+    return this.hint === undefined ? { error: this.code, message: this.message } : { error: this.code, message: this.message, hint: this.hint };
   }
 }
 
