@@ -1,5 +1,5 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { TekilError, isTekilError } from './errors.js';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import { TekilError, isTekilError, toClientError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
 import { receiverRoutes } from './receiver/route.js';
@@ -22,6 +22,11 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.server.body_limit,
     return503OnClosing: true,
+    // A URL the router cannot decode never reaches the error handler: answer it in the same coded shape.
+    frameworkErrors: (err, _req, reply) => {
+      const error = toClientError(err);
+      void (reply as FastifyReply).code(error.statusCode).send(error.toJSON());
+    },
   });
 
   // Only at debug level: the hook costs on every request even when its log line is dropped.
@@ -31,24 +36,22 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
     });
   }
 
+  // Every answer to a failed request is a catalogue code with its status: the framework's own
+  // refusals (bad JSON, unsupported media type, validation, unknown route) are mapped, not passed on.
   app.setErrorHandler(async (err: unknown, req, reply) => {
-    if (isTekilError(err)) {
-      if (err.statusCode >= 500) req.log.warn({ code: err.code, err: err.cause ?? err }, err.message);
-      return reply.code(err.statusCode).send(err.toJSON());
+    let error = toClientError(err);
+    if (!isTekilError(err) && error.code === 'BODY_TOO_LARGE') {
+      error = new TekilError('BODY_TOO_LARGE', `body exceeds the limit of ${ctx.config.server.body_limit} bytes`, { cause: err });
     }
-    const fe = err as { code?: string; statusCode?: number; message?: string };
-    if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-      return reply.code(413).send({ error: 'BODY_TOO_LARGE', message: `body exceeds the limit of ${ctx.config.server.body_limit} bytes` });
+    if (error.statusCode >= 500) {
+      if (isTekilError(err)) req.log.warn({ code: error.code, err: error.cause ?? error }, error.message);
+      else req.log.error({ err }, 'unhandled error');
     }
-    if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
-      return reply.code(fe.statusCode).send({ error: fe.code === 'FST_ERR_VALIDATION' ? 'VALIDATION_FAILED' : (fe.code ?? 'BAD_REQUEST'), message: fe.message ?? 'bad request' });
-    }
-    req.log.error({ err }, 'unhandled error');
-    return reply.code(500).send({ error: 'INTERNAL', message: 'internal error' });
+    return reply.code(error.statusCode).send(error.toJSON());
   });
 
   app.setNotFoundHandler(async (req, reply) => {
-    return reply.code(404).send({ error: 'NOT_FOUND', message: `no route ${req.method} ${req.url}` });
+    return reply.code(404).send(new TekilError('NOT_FOUND', `no route ${req.method} ${req.url}`).toJSON());
   });
 
   // server.close() drops only connections idle at that instant; one busy then would stay open for the

@@ -1,42 +1,60 @@
 /**
- * The one catalogue of tekil's coded errors. Each code has a fixed HTTP status so every surface
- * (receiver, admin API, CLI) reports the same failure the same way.
+ * The one catalogue of tekil's coded errors. Each code has a fixed HTTP status and a default message,
+ * so every surface (receiver, admin API, CLI) reports the same failure the same way. Every code is
+ * documented in docs/errors.md (a test keeps the two in step).
  */
+interface CatalogueEntry {
+  status: number;
+  message: string;
+}
+
 export const errorCatalogue = {
   // receiving
-  SOURCE_NOT_FOUND: 404,
-  BODY_TOO_LARGE: 413,
-  SIGNATURE_MISSING: 401,
-  SIGNATURE_MALFORMED: 401,
-  SIGNATURE_INVALID: 401,
-  TIMESTAMP_MISSING: 401,
-  TIMESTAMP_MALFORMED: 401,
-  TIMESTAMP_OUT_OF_TOLERANCE: 401,
-  EVENT_ID_MISSING: 400,
-  EVENT_ID_INVALID: 400,
-  BODY_NOT_JSON: 400,
-  STORE_UNAVAILABLE: 503,
-  STORE_REJECTED: 500,
-  OVERLOADED: 503,
-  SHUTTING_DOWN: 503,
+  SOURCE_NOT_FOUND: { status: 404, message: 'no such source is configured' },
+  BODY_TOO_LARGE: { status: 413, message: 'the request body exceeds the size limit' },
+  SIGNATURE_MISSING: { status: 401, message: 'the request carries no signature' },
+  SIGNATURE_MALFORMED: { status: 401, message: 'the signature header cannot be read' },
+  SIGNATURE_INVALID: { status: 401, message: 'no signature matches any active secret' },
+  TIMESTAMP_MISSING: { status: 401, message: 'the signed timestamp is missing' },
+  TIMESTAMP_MALFORMED: { status: 401, message: 'the signed timestamp is not a number of seconds' },
+  TIMESTAMP_OUT_OF_TOLERANCE: { status: 401, message: 'the signed timestamp is outside the tolerance' },
+  EVENT_ID_MISSING: { status: 400, message: 'the event id is missing' },
+  EVENT_ID_INVALID: { status: 400, message: 'the event id is not usable' },
+  BODY_NOT_JSON: { status: 400, message: 'the body is not valid JSON' },
+  STORE_UNAVAILABLE: { status: 503, message: 'the store is unavailable, retry later' },
+  STORE_REJECTED: { status: 500, message: 'the store refused the write' },
+  OVERLOADED: { status: 503, message: 'too much work in flight, retry later' },
+  SHUTTING_DOWN: { status: 503, message: 'tekil is shutting down, retry later' },
+  // HTTP requests in general (what the web framework refuses before a route runs)
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'the content type is not accepted here' },
+  REQUEST_MALFORMED: { status: 400, message: 'the request is malformed' },
+  URL_TOO_LONG: { status: 414, message: 'a path segment is too long' },
   // admin API
-  UNAUTHORIZED: 401,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  VALIDATION_FAILED: 400,
-  FORBIDDEN_DESTINATION: 400,
+  UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
+  NOT_FOUND: { status: 404, message: 'not found' },
+  CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
+  VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },
+  FORBIDDEN_DESTINATION: { status: 400, message: 'the destination is on a private, loopback or link-local network' },
   // sending
-  SECRET_KEY_MISMATCH: 500,
+  SECRET_KEY_MISMATCH: { status: 500, message: 'stored secrets were encrypted with another secret key' },
+  // the CLI, talking to a running tekil
+  SERVER_UNREACHABLE: { status: 503, message: 'cannot reach tekil' },
   // configuration and internal
-  CONFIG_INVALID: 500,
-  CONFIG_NOT_FOUND: 500,
-  INVALID_IDENTIFIER: 500,
-  MIGRATION_FAILED: 500,
-  LEASE_LOST: 409,
-  INTERNAL: 500,
-} as const;
+  CONFIG_INVALID: { status: 500, message: 'the configuration is not valid' },
+  CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file does not exist' },
+  INVALID_IDENTIFIER: { status: 500, message: 'a name is not a valid SQL identifier' },
+  MIGRATION_FAILED: { status: 500, message: 'a migration failed' },
+  LEASE_LOST: { status: 409, message: 'the lease on this work was lost to another process' },
+  INTERNAL: { status: 500, message: 'internal error' },
+} as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorCode = keyof typeof errorCatalogue;
+
+export interface TekilErrorOptions {
+  cause?: unknown;
+  /** What the caller can do about it, when there is one clear step (shown by the CLI, sent by the API). */
+  hint?: string;
+}
 
 export class TekilError extends Error {
   readonly code: ErrorCode;
@@ -44,11 +62,12 @@ export class TekilError extends Error {
   /** What the caller can do about it, when there is one clear step (shown by the CLI, sent by the API). */
   readonly hint: string | undefined;
 
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; hint?: string }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+  /** Without a message, the catalogue's default message for the code is used. */
+  constructor(code: ErrorCode, message?: string, options?: TekilErrorOptions) {
+    super(message ?? errorCatalogue[code].message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TekilError';
     this.code = code;
-    this.statusCode = errorCatalogue[code];
+    this.statusCode = errorCatalogue[code].status;
     this.hint = options?.hint;
   }
 
@@ -59,4 +78,42 @@ export class TekilError extends Error {
 
 export function isTekilError(err: unknown, code?: ErrorCode): err is TekilError {
   return err instanceof TekilError && (code === undefined || err.code === code);
+}
+
+/** The web framework's own request errors, by their code, as catalogue codes. */
+const frameworkCodes: Readonly<Record<string, ErrorCode>> = {
+  FST_ERR_VALIDATION: 'VALIDATION_FAILED',
+  FST_ERR_NOT_FOUND: 'NOT_FOUND',
+  FST_ERR_CTP_BODY_TOO_LARGE: 'BODY_TOO_LARGE',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'UNSUPPORTED_MEDIA_TYPE',
+  FST_ERR_CTP_INVALID_JSON_BODY: 'BODY_NOT_JSON',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'BODY_NOT_JSON',
+  FST_ERR_MAX_PARAM_LENGTH: 'URL_TOO_LONG',
+};
+
+/** Other client errors by status, for errors that carry a status but no code we know. */
+const clientStatusCodes: Readonly<Record<number, ErrorCode>> = {
+  401: 'UNAUTHORIZED',
+  404: 'NOT_FOUND',
+  409: 'CONFLICT',
+  413: 'BODY_TOO_LARGE',
+  414: 'URL_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+};
+
+/**
+ * Any error as the TekilError a client is told about, so no code outside the catalogue reaches a
+ * client. A client error from the web framework (or a library that sets `statusCode` 4xx) keeps its
+ * message; anything else is INTERNAL, whose message never repeats the underlying error's text.
+ */
+export function toClientError(err: unknown): TekilError {
+  if (isTekilError(err)) return err;
+  const fe = (typeof err === 'object' && err !== null ? err : {}) as { code?: unknown; statusCode?: unknown; message?: unknown };
+  const status = typeof fe.statusCode === 'number' ? fe.statusCode : 500;
+  if (status >= 400 && status < 500) {
+    const code = (typeof fe.code === 'string' ? frameworkCodes[fe.code] : undefined) ?? clientStatusCodes[status] ?? 'REQUEST_MALFORMED';
+    const message = typeof fe.message === 'string' && fe.message !== '' ? fe.message : undefined;
+    return new TekilError(code, message, { cause: err });
+  }
+  return new TekilError('INTERNAL', undefined, { cause: err });
 }

@@ -4,6 +4,7 @@ import type { Context } from '../service.js';
 import { tokenMatches } from './token.js';
 import { outboxRoutes } from './outbox.js';
 import { inboxRoutes } from './inbox.js';
+import { findNulByte } from './nul-bytes.js';
 
 export interface AdminApiOptions {
   ctx: Context;
@@ -21,5 +22,24 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
       throw new TekilError('UNAUTHORIZED', 'missing or wrong admin token (Authorization: Bearer <TEKIL_ADMIN_TOKEN>)');
     }
   });
+
+  // `curl -X POST -H 'content-type: application/json'` sends the header with no body: for routes that
+  // take no body (replay, rotate-secret, …) that is no body at all, not malformed JSON. Routes that need
+  // one still refuse `undefined` through their schema.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    if ((body as string).trim() === '') return done(null, undefined);
+    parseJson(req, body as string, done);
+  });
+
+  // Refused here once rather than in every route: Postgres cannot hold a NUL in text or jsonb.
+  app.addHook('preValidation', async (req) => {
+    const field = findNulByte(req.params, 'params') ?? findNulByte(req.query, 'query') ?? findNulByte(req.body, 'body');
+    if (field !== undefined) {
+      throw new TekilError('VALIDATION_FAILED', `${field}: contains a NUL character (U+0000), which tekil cannot store`);
+    }
+  });
+
   for (const register of routeModules) await register(app, ctx);
 };
