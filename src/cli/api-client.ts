@@ -31,7 +31,37 @@ export function resolveApiTarget(opts: ApiOptions, env: NodeJS.ProcessEnv = proc
   return { url, token };
 }
 
-/** Calls the admin API; answers the parsed JSON (or text for non-JSON), throws TekilError-shaped failures. */
+/**
+ * A refusal from the admin API, keeping the server's error code, status and hint so the CLI can print
+ * them (and a script using this client can branch on `code`). The code is the server's as sent: a newer
+ * server may send one this CLI does not know.
+ */
+export class ApiError extends Error {
+  readonly code: string;
+  readonly status: number;
+  readonly hint: string | undefined;
+  /** The call that was refused, e.g. `POST /api/v1/endpoints`. */
+  readonly request: string;
+
+  constructor(fields: { code: string; status: number; message: string; hint?: string | undefined; request: string }) {
+    super(fields.message);
+    this.name = 'ApiError';
+    this.code = fields.code;
+    this.status = fields.status;
+    this.hint = fields.hint;
+    this.request = fields.request;
+  }
+}
+
+/** The error a failed answer stands for: the server's coded JSON, or its status and text when it sent none (a proxy's page). */
+function apiErrorFrom(status: number, parsed: unknown, text: string, request: string): ApiError {
+  const body = typeof parsed === 'object' && parsed !== null ? (parsed as { error?: unknown; message?: unknown; hint?: unknown }) : {};
+  const code = typeof body.error === 'string' ? body.error : `HTTP_${status}`;
+  const message = typeof body.message === 'string' ? body.message : text.trim().slice(0, 300) || `${request} answered HTTP ${status}`;
+  return new ApiError({ code, status, message, hint: typeof body.hint === 'string' ? body.hint : undefined, request });
+}
+
+/** Calls the admin API; answers the parsed JSON (or text for non-JSON), throws ApiError for a refusal. */
 export async function callApi<T = unknown>(
   target: ApiTarget,
   method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE',
@@ -51,15 +81,22 @@ export async function callApi<T = unknown>(
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
   } catch (err) {
-    throw new TekilError('STORE_UNAVAILABLE', `cannot reach tekil at ${target.url}: ${(err as Error).message}`, { cause: err });
+    throw new TekilError('SERVER_UNREACHABLE', `cannot reach tekil at ${target.url}: ${(err as Error).message}`, {
+      cause: err,
+      hint: 'is tekil running with the api role? pass --url or set TEKIL_URL',
+    });
   }
   const text = await res.body.text();
   const isJson = (res.headers['content-type'] ?? '').toString().includes('json');
-  const parsed: unknown = isJson && text ? JSON.parse(text) : text;
-  if (res.statusCode >= 400) {
-    const e = parsed as { error?: string; message?: string };
-    throw new Error(`${method} ${path}: HTTP ${res.statusCode} ${e?.error ?? ''} ${e?.message ?? text}`.trim());
+  let parsed: unknown = text;
+  if (isJson && text) {
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      if (res.statusCode < 400) throw new TekilError('INTERNAL', `${method} ${path}: the answer is not valid JSON`, { cause: err });
+    }
   }
+  if (res.statusCode >= 400) throw apiErrorFrom(res.statusCode, parsed, text, `${method} ${path}`);
   return parsed as T;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from 'commander';
 import { isTekilError } from '../errors.js';
+import { ApiError } from './api-client.js';
 import { registerStartCommand } from './start.js';
 import { registerMigrateCommand } from './migrate.js';
 import { registerSignCommand } from './sign.js';
@@ -11,6 +12,7 @@ import { registerMessagesCommand } from './messages.js';
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
   .version('0.1.0')
+  .option('--verbose', 'on failure, print the stack and its causes too')
   .showHelpAfterError()
   .exitOverride();
 
@@ -21,14 +23,35 @@ registerInboxCommand(program);
 registerEndpointsCommand(program);
 registerMessagesCommand(program);
 
+/**
+ * What an operator reads when a command fails: `tekil: CODE: message`, the hint on a line of its own
+ * when there is one. Stacks are for --verbose only: a refused call is an answer, not a crash.
+ */
+function describeFailure(err: unknown, verbose: boolean): string {
+  let line: string;
+  let hint: string | undefined;
+  if (isTekilError(err) || err instanceof ApiError) {
+    line = `tekil: ${err.code}: ${err.message}`;
+    hint = err.hint;
+  } else if (err instanceof Error) {
+    line = `tekil: ${err.name}: ${err.message}`;
+  } else {
+    line = `tekil: ${String(err)}`;
+  }
+  const lines = [line];
+  if (hint !== undefined) lines.push(`hint: ${hint}`);
+  if (verbose) {
+    if (err instanceof ApiError) lines.push(`request: ${err.request} (HTTP ${err.status})`);
+    for (let e: unknown = err; e instanceof Error; e = e.cause) lines.push(e === err ? (e.stack ?? '') : `cause: ${e.stack ?? String(e)}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
   if (err instanceof CommanderError) process.exit(err.exitCode);
-  if (isTekilError(err)) {
-    process.stderr.write(`tekil: ${err.code}: ${err.message}\n`);
-  } else {
-    process.stderr.write(`tekil: ${(err as Error).stack ?? String(err)}\n`);
-  }
+  const verbose = program.opts<{ verbose?: boolean }>().verbose === true;
+  process.stderr.write(describeFailure(err, verbose));
   process.exit(1);
 }

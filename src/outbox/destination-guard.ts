@@ -30,6 +30,20 @@ const DENIED_V6 = [
   ['64:ff9b::', 96], // NAT64 can reach private IPv4
 ] as const;
 
+/** The denied network (CIDR) an address falls in, so a refusal can name the exact line to allow it. */
+function deniedNetworkOf(address: string): string | undefined {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  const ip = mapped ? mapped[1]! : address;
+  const family = isIP(ip);
+  if (family === 0) return undefined;
+  for (const [net, prefix] of family === 4 ? DENIED_V4 : DENIED_V6) {
+    const one = new BlockList();
+    one.addSubnet(net, prefix, family === 4 ? 'ipv4' : 'ipv6');
+    if (one.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return `${net}/${prefix}`;
+  }
+  return undefined;
+}
+
 export class DestinationGuard {
   private readonly denied = new BlockList();
   private readonly allowed = new BlockList();
@@ -56,9 +70,11 @@ export class DestinationGuard {
   }
 
   refusal(host: string, address: string): TekilError {
+    const network = deniedNetworkOf(address);
     return new TekilError(
       'FORBIDDEN_DESTINATION',
       `destination ${host} resolves to ${address}, a private, loopback or link-local address (allow it with sending.allow_networks)`,
+      network === undefined ? undefined : { hint: `add "${network}" to sending.allow_networks in tekil.yaml` },
     );
   }
 
