@@ -41,7 +41,7 @@ export const errorCatalogue = {
   SERVER_UNREACHABLE: { status: 503, message: 'cannot reach tekil' },
   // configuration and internal
   CONFIG_INVALID: { status: 500, message: 'the configuration is not valid' },
-  CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file does not exist' },
+  CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file cannot be read' },
   INVALID_IDENTIFIER: { status: 500, message: 'a name is not a valid SQL identifier' },
   MIGRATION_FAILED: { status: 500, message: 'a migration failed' },
   LEASE_LOST: { status: 409, message: 'the lease on this work was lost to another process' },
