@@ -53,6 +53,16 @@ describe('admin API: input the store cannot hold and bodies that are not there',
       expect((res.json() as { secret: string }).secret).toMatch(/^whsec_/);
     });
 
+    it("an empty body is no body whatever its type (curl -X POST -d '' sends a form type)", async () => {
+      await insertInvoiceDelivery(t.db, { eventId: 'evt_empty_2', invoiceId: 'inv_e2', orderId: 'ord_e2', status: 'paid' });
+      await t.db.query(`UPDATE inbox_deliveries SET status = 'dead' WHERE source = $1 AND event_id = 'evt_empty_2'`, [SOURCE]);
+      for (const type of ['application/x-www-form-urlencoded', 'application/json; charset=utf-8']) {
+        const res = await inject({ method: 'POST', url: `/api/v1/inbox/${SOURCE}/evt_empty_2/discard`, headers: { 'content-type': type }, payload: '' });
+        expect(res.statusCode, `${type}: ${res.body}`).not.toBe(400);
+        expect(res.statusCode, `${type}: ${res.body}`).not.toBe(415);
+      }
+    });
+
     it('a route that needs a body still refuses its absence, with a catalogue code', async () => {
       const res = await inject({ method: 'POST', url: '/api/v1/messages', headers: { 'content-type': 'application/json' } });
       expectCatalogued(res, 'VALIDATION_FAILED');

@@ -33,6 +33,18 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
     parseJson(req, body as string, done);
   });
 
+  // `curl -X POST -d ''` sends a form content type with no body: an empty body of any type is no body.
+  // A non-empty body of a type the API does not read is refused with a hint, not just a status.
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
+    if ((body as Buffer).length === 0) return done(null, undefined);
+    done(
+      new TekilError('UNSUPPORTED_MEDIA_TYPE', `the admin API reads JSON bodies, not ${req.headers['content-type'] ?? 'a body without a content type'}`, {
+        hint: 'send the body with Content-Type: application/json',
+      }),
+      undefined,
+    );
+  });
+
   // Refused here once rather than in every route: Postgres cannot hold a NUL in text or jsonb.
   app.addHook('preValidation', async (req) => {
     const field = findNulByte(req.params, 'params') ?? findNulByte(req.query, 'query') ?? findNulByte(req.body, 'body');
