@@ -46,7 +46,12 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
     if (error.statusCode >= 500) {
       if (isTekilError(err)) req.log.warn({ code: error.code, err: error.cause ?? error }, error.message);
       else req.log.error({ err }, 'unhandled error');
+    } else if (!isTekilError(err)) {
+      // A refusal mapped from another error (the framework's, or the store's net): its cause, for debugging.
+      req.log.debug({ code: error.code, err }, error.message);
     }
+    // Every 503 says when to come back (the receiver sets its own before throwing).
+    if (error.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(ctx.config.receiver.retry_after));
     return reply.code(error.statusCode).send(error.toJSON());
   });
 

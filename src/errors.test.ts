@@ -57,6 +57,16 @@ describe('toClientError', () => {
     expect(toClientError('a string').code).toBe('INTERNAL');
   });
 
+  it("maps the store's data exceptions to VALIDATION_FAILED and its outages to STORE_UNAVAILABLE, never quoting it", () => {
+    const pg = (code: string) => Object.assign(new Error('value "9999999999" is out of range for type integer'), { code });
+    expect(toClientError(pg('22003')).code).toBe('VALIDATION_FAILED');
+    expect(toClientError(pg('22003')).message).not.toContain('9999999999');
+    expect(toClientError(pg('22P05')).code).toBe('VALIDATION_FAILED');
+    expect(toClientError(pg('57P01')).code).toBe('STORE_UNAVAILABLE');
+    expect(toClientError(pg('08006')).statusCode).toBe(503);
+    expect(toClientError(pg('42P01')).code).toBe('INTERNAL');
+  });
+
   it('passes a TekilError through', () => {
     const err = new TekilError('CONFLICT', 'already queued');
     expect(toClientError(err)).toBe(err);

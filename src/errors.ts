@@ -1,3 +1,5 @@
+import { isStoreUnavailable, pgErrorCode } from './store/pg-error.js';
+
 /**
  * The one catalogue of tekil's coded errors. Each code has a fixed HTTP status and a default message,
  * so every surface (receiver, admin API, CLI) reports the same failure the same way. Every code is
@@ -114,6 +116,19 @@ export function toClientError(err: unknown): TekilError {
     const code = (typeof fe.code === 'string' ? frameworkCodes[fe.code] : undefined) ?? clientStatusCodes[status] ?? 'REQUEST_MALFORMED';
     const message = typeof fe.message === 'string' && fe.message !== '' ? fe.message : undefined;
     return new TekilError(code, message, { cause: err });
+  }
+  const sqlState = pgErrorCode(err);
+  if (sqlState !== undefined) {
+    // Class 22 (data exception): a value from the request the database cannot hold (out of range, a NUL,
+    // an impossible time). The routes' checks should catch these first; this is the net under them.
+    // Postgres's text is not repeated: it can quote the value and names tables.
+    if (sqlState.startsWith('22')) {
+      return new TekilError('VALIDATION_FAILED', 'a value in the request is out of range or cannot be stored', {
+        cause: err,
+        hint: 'check the numbers, durations and times in the request against docs/',
+      });
+    }
+    if (isStoreUnavailable(err)) return new TekilError('STORE_UNAVAILABLE', undefined, { cause: err });
   }
   return new TekilError('INTERNAL', undefined, { cause: err });
 }
