@@ -19,7 +19,9 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
     const header = req.headers.authorization;
     const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
     if (!tokenMatches(adminToken, presented)) {
-      throw new TekilError('UNAUTHORIZED', 'missing or wrong admin token (Authorization: Bearer <TEKIL_ADMIN_TOKEN>)');
+      throw new TekilError('UNAUTHORIZED', presented === undefined ? 'no admin token' : 'wrong admin token', {
+        hint: 'send Authorization: Bearer <TEKIL_ADMIN_TOKEN>',
+      });
     }
   });
 

@@ -26,7 +26,9 @@ export function resolveApiTarget(opts: ApiOptions, env: NodeJS.ProcessEnv = proc
   const url = (opts.url ?? env.TEKIL_URL ?? 'http://127.0.0.1:8787').replace(/\/$/, '');
   const token = opts.token ?? env.TEKIL_ADMIN_TOKEN ?? readStoredAdminToken(opts.dataDir ?? env.TEKIL_DATA_DIR ?? './.tekil');
   if (!token) {
-    throw new TekilError('UNAUTHORIZED', 'no admin token: pass --token, set TEKIL_ADMIN_TOKEN, or run where tekil keeps its data dir');
+    throw new TekilError('UNAUTHORIZED', 'no admin token', {
+      hint: 'pass --token, set TEKIL_ADMIN_TOKEN, or run where tekil keeps its data dir (--data-dir)',
+    });
   }
   return { url, token };
 }
