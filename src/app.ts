@@ -44,8 +44,8 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
       error = new TekilError('BODY_TOO_LARGE', `body exceeds the limit of ${ctx.config.server.body_limit} bytes`, { cause: err });
     }
     if (error.statusCode >= 500) {
-      if (isTekilError(err)) req.log.warn({ code: error.code, err: error.cause ?? error }, error.message);
-      else req.log.error({ err }, 'unhandled error');
+      if (error.code === 'INTERNAL' && !isTekilError(err)) req.log.error({ err }, 'unhandled error');
+      else req.log.warn({ code: error.code, err: error.cause ?? error }, error.message);
     } else if (!isTekilError(err)) {
       // A refusal mapped from another error (the framework's, or the store's net): its cause, for debugging.
       req.log.debug({ code: error.code, err }, error.message);

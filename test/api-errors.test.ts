@@ -27,7 +27,7 @@ describe('admin API: input the store cannot hold and bodies that are not there',
 
   beforeAll(async () => {
     t = await createTestDb();
-    const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-api-errors-')) } } as never);
+    const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-api-errors-')) } });
     app = await buildApp({ ctx: testContext(t.db, config), roles: new Set(['api']), adminToken: TOKEN });
   });
   afterAll(async () => {
