@@ -36,7 +36,8 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
   });
 
   // `curl -X POST -d ''` sends a form content type with no body: an empty body of any type is no body.
-  // A non-empty body of a type the API does not read is refused with a hint, not just a status.
+  // A non-empty body of a type the API does not read (text/plain included) is refused with a hint.
+  app.removeContentTypeParser('text/plain');
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (req, body, done) => {
     if ((body as Buffer).length === 0) return done(null, undefined);
     done(
