@@ -5,7 +5,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetricsRegistry } from './metrics.js';
 import { openStore, type Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
-import { resolveAdminToken } from './api/token.js';
+import { resolveAdminToken, type AdminToken } from './api/token.js';
 import { roleNames, type Context, type Role, type Service } from './service.js';
 import { createDispatcherService } from './outbox/parts.js';
 import { createInboxBatcher } from './receiver/service.js';
@@ -39,7 +39,7 @@ export interface RunningTekil {
   app: FastifyInstance;
   /** The address the HTTP server listens on, e.g. http://127.0.0.1:8787. */
   url: string;
-  adminToken: { token: string; generated: boolean; file?: string } | undefined;
+  adminToken: AdminToken | undefined;
   dataDir: string;
   /** Stops accepting, lets in-flight requests and background work finish, closes the store. */
   close(): Promise<void>;
