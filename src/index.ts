@@ -30,3 +30,4 @@ export {
 } from './worker/handlers.js';
 export { createInboxWorker, type InboxWorker, type WorkerOptions } from './worker/worker.js';
 export type { Role, Service, Context } from './service.js';
+export { resolveSettings, type TekilSettings, type SecretKeySource, type LogLevel } from './settings.js';
