@@ -1,6 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -109,4 +111,14 @@ describe.skipIf(!onPostgres || missing)('every role through PgBouncer in transac
     expect(rows.filter((r) => !fromBouncer.has(r.client_port))).toEqual([]);
     expect(logged.map((l) => `${l.msg}: ${l.err?.message ?? ''}`)).toEqual([]);
   }, 60_000);
+
+  it('tekil migrate goes through it with the same store settings', async () => {
+    const database = new URL(t.url!).pathname.slice(1);
+    const configPath = join(dataDir, 'tekil.yaml');
+    writeFileSync(configPath, 'store:\n  prepared_statements: false\n  disable_jit: false\n');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate', '--config', configPath], {
+      env: { ...process.env, DATABASE_URL: bouncer.urlFor(database), TEKIL_DATA_DIR: dataDir },
+    });
+    expect(stdout).toBe('up to date\n');
+  });
 });
