@@ -4,11 +4,13 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { asPostgresUser } from './private-postgres.js';
 import { waitUntil } from './wait.js';
 
 /**
  * A real PgBouncer in front of the test server, started as a child process with its own ini and
- * userlist in a temp dir. It refuses to run as root, so under root it runs as the `postgres` user.
+ * userlist in a temp dir. It refuses to run as root, so under root it runs as the `postgres` user
+ * (which Debian's postgresql and pgbouncer packages create).
  */
 export interface PgBouncer {
   /** A connection string to `database` through the bouncer. */
@@ -75,9 +77,8 @@ export async function startPgBouncer(options: PgBouncerOptions): Promise<PgBounc
     ].join('\n'),
     { mode: 0o644 },
   );
-  const asRoot = process.getuid?.() === 0;
-  const argv = asRoot ? ['-u', 'postgres', '--', binary, join(dir, 'pgbouncer.ini')] : [join(dir, 'pgbouncer.ini')];
-  const child: ChildProcess = spawn(asRoot ? 'runuser' : binary, argv, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const { command, args } = asPostgresUser(binary, [join(dir, 'pgbouncer.ini')]);
+  const child: ChildProcess = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
