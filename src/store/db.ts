@@ -40,7 +40,11 @@ export interface Db extends Queryable {
    * nothing.
    */
   openPool(options: { applicationName: string; max: number }): Queryable & { close(): Promise<void> };
-  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  /**
+   * Subscribes to a NOTIFY channel; resolves to an unsubscribe function. A dropped connection is
+   * re-established by the adapter; since notifications sent meanwhile are lost, `onNotify('')` is called
+   * after each reconnect, so a subscriber treats any call as "look for work now", whatever the payload.
+   */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
