@@ -26,6 +26,7 @@ import { defineHandlers } from '../src/worker/handlers.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 import { backendCpu, cpuBetween } from './lib/cpu.js';
 import { benchServerUrl, withFreshDatabase } from './lib/database.js';
+import { resolveSettings } from '../src/settings.js';
 
 const N = Number(process.env.BENCH_N ?? 100_000);
 const workerDefaults = parseConfig({}).worker;
@@ -65,7 +66,7 @@ async function benchTekil(url: string, dbName: string): Promise<Result> {
     const handlers = defineHandlers().on('bench', '*', () => {
       handled++;
     });
-    const worker = createInboxWorker({ config, db, logger: pino({ level: 'warn' }), metrics: createMetricsRegistry(false) }, { handlers });
+    const worker = createInboxWorker({ config, settings: resolveSettings(config, {}), db, logger: pino({ level: 'warn' }), metrics: createMetricsRegistry(false) }, { handlers });
     const pg0 = await backendCpu(db, dbName);
     const cpu0 = process.cpuUsage();
     const started = performance.now();

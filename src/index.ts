@@ -2,7 +2,7 @@
 export { startTekil, type StartOptions, type RunningTekil } from './runtime.js';
 export { buildApp, type AppOptions } from './app.js';
 export { loadConfigFile, parseConfig, defineConfig, type TekilConfig, type ConfigInput, type SourceConfig } from './config/index.js';
-export { openStore, type OpenStoreOptions } from './store/open.js';
+export { openStore, type OpenStoreOptions } from './store/db.js';
 export { migrate } from './store/migrate.js';
 export type { Db, Queryable, QueryResult } from './store/db.js';
 export { TekilError, errorCatalogue, type ErrorCode } from './errors.js';
@@ -30,3 +30,4 @@ export {
 } from './worker/handlers.js';
 export { createInboxWorker, type InboxWorker, type WorkerOptions } from './worker/worker.js';
 export type { Role, Service, Context } from './service.js';
+export { resolveSettings, type TekilSettings, type SecretKeySource, type LogLevel } from './settings.js';

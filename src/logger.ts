@@ -21,9 +21,10 @@ export const redactPaths = [
   '*.body',
 ];
 
+/** The level comes from the caller (the process's settings, `TEKIL_LOG_LEVEL`); `info` when none is given. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   return pino({
-    level: process.env.TEKIL_LOG_LEVEL ?? 'info',
+    level: 'info',
     redact: { paths: redactPaths, censor: '[redacted]' },
     ...options,
   });

@@ -3,21 +3,27 @@ import type { TekilConfig } from './config/schema.js';
 import { buildApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetricsRegistry } from './metrics.js';
-import { openStore } from './store/open.js';
-import type { Db } from './store/db.js';
+import { openStore, type Db } from './store/db.js';
 import { migrate } from './store/migrate.js';
-import { resolveAdminToken } from './api/token.js';
+import { resolveAdminToken, type AdminToken } from './api/token.js';
 import { roleNames, type Context, type Role, type Service } from './service.js';
-import { createDispatcherService } from './outbox/context.js';
+import { createDispatcherService } from './outbox/parts.js';
 import { createInboxBatcher } from './receiver/service.js';
 import { createInboxWorker } from './worker/worker.js';
 import type { HandlerRegistry } from './worker/handlers.js';
+import { resolveSettings, type TekilSettings } from './settings.js';
 
 export interface StartOptions {
   config: TekilConfig;
   /** Roles to run; all of them when absent. Accepts role names as a Set or an array. */
   roles?: ReadonlySet<Role> | readonly Role[];
+  /**
+   * The environment to read settings from (DATABASE_URL, TEKIL_DATA_DIR, TEKIL_SECRET_KEY,
+   * TEKIL_ADMIN_TOKEN, TEKIL_LOG_LEVEL); `process.env` when absent. Read once, here: every part gets
+   * the result as `ctx.settings`.
+   */
   env?: NodeJS.ProcessEnv;
+  /** Defaults to a JSON logger at the settings' level. */
   logger?: Logger;
   /** Overrides config.server.port (0 picks a free port). */
   port?: number;
@@ -33,7 +39,7 @@ export interface RunningTekil {
   app: FastifyInstance;
   /** The address the HTTP server listens on, e.g. http://127.0.0.1:8787. */
   url: string;
-  adminToken: { token: string; generated: boolean; file?: string } | undefined;
+  adminToken: AdminToken | undefined;
   dataDir: string;
   /** Stops accepting, lets in-flight requests and background work finish, closes the store. */
   close(): Promise<void>;
@@ -42,24 +48,23 @@ export interface RunningTekil {
 /** Background parts by role. Each role's module adds its factory here. */
 const serviceFactories: Partial<Record<Role, (ctx: Context, options: StartOptions) => Service>> = {
   worker: (ctx, options) => createInboxWorker(ctx, { handlers: options.handlers }),
-  dispatcher: (ctx, options) => createDispatcherService(ctx, options.env),
+  dispatcher: (ctx) => createDispatcherService(ctx),
 };
 
-export function resolveStoreSettings(config: TekilConfig, env: NodeJS.ProcessEnv): { databaseUrl?: string; dataDir: string } {
-  const databaseUrl = env.DATABASE_URL || config.store.url || undefined;
-  const dataDir = env.TEKIL_DATA_DIR || config.store.data_dir || './.tekil';
-  return databaseUrl ? { databaseUrl, dataDir } : { dataDir };
+/** Opens the store the settings point at, with the configuration's connection options. */
+export function openConfiguredStore(settings: TekilSettings, config: TekilConfig, poolSize = config.store.pool_size): Promise<Db> {
+  const { prepared_statements: preparedStatements, disable_jit: disableJit } = config.store;
+  return openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, poolSize, preparedStatements, disableJit });
 }
 
 export async function startTekil(options: StartOptions): Promise<RunningTekil> {
-  const env = options.env ?? process.env;
-  const logger = options.logger ?? createLogger();
   const { config } = options;
+  const settings = resolveSettings(config, options.env ?? process.env);
+  const logger = options.logger ?? createLogger({ level: settings.logLevel });
   const roles: ReadonlySet<Role> = new Set(options.roles ?? roleNames);
-  const store = resolveStoreSettings(config, env);
   const ownsDb = !options.db;
-  const db = options.db ?? (await openStore({ databaseUrl: store.databaseUrl, dataDir: store.dataDir, poolSize: config.store.pool_size, preparedStatements: config.store.prepared_statements, disableJit: config.store.disable_jit }));
-  const ctx: Context = { config, db, logger, metrics: createMetricsRegistry() };
+  const db = options.db ?? (await openConfiguredStore(settings, config));
+  const ctx: Context = { config, settings, db, logger, metrics: createMetricsRegistry() };
   const services: Service[] = [];
   try {
     const applied = await migrate(db);
@@ -71,7 +76,7 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
       const factory = serviceFactories[role];
       if (factory) services.push(factory(ctx, options));
     }
-    const adminToken = roles.has('api') ? resolveAdminToken(env, store.dataDir) : undefined;
+    const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}) });
     for (const s of services) await s.start();
     const url = await app.listen({ host: options.host ?? config.server.host, port: options.port ?? config.server.port });
@@ -81,7 +86,7 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
       app,
       url,
       adminToken,
-      dataDir: store.dataDir,
+      dataDir: settings.dataDir,
       close() {
         closing ??= (async () => {
           await app.close();

@@ -7,7 +7,8 @@ import { buildApp } from '../src/app.js';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/logger.js';
 import { createMetricsRegistry } from '../src/metrics.js';
-import { createDispatcherService } from '../src/outbox/context.js';
+import { createDispatcherService } from '../src/outbox/parts.js';
+import { resolveSettings } from '../src/settings.js';
 import type { Context, Service } from '../src/service.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { startSink, waitUntil, type Sink } from './helpers/sink.js';
@@ -34,7 +35,7 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-api-')) },
       sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, dispatcher: { poll_interval: '100ms' } },
     });
-    const ctx: Context = { config, db: t.db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
+    const ctx: Context = { config, settings: resolveSettings(config, {}), db: t.db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
     app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
     dispatcher = createDispatcherService(ctx);
     await dispatcher.start();

@@ -78,7 +78,7 @@ describe('endpoint secrets at rest', () => {
     const { join } = await import('node:path');
     const { resolveSecretBox, createSecretBox, generateEndpointSecret } = await import('../src/outbox/secrets.js');
     const dir = mkdtempSync(join(tmpdir(), 'tekil-secret-key-'));
-    const box = resolveSecretBox({}, dir);
+    const box = resolveSecretBox({ from: 'file', dataDir: dir });
     expect(existsSync(join(dir, 'secret-key'))).toBe(false);
     const secret = generateEndpointSecret();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
@@ -87,6 +87,6 @@ describe('endpoint secrets at rest', () => {
     expect(statSync(join(dir, 'secret-key')).mode & 0o777).toBe(0o600);
     expect(box.decrypt(sealed)).toBe(secret);
     expect(() => createSecretBox('some other key').decrypt(sealed)).toThrow(/different TEKIL_SECRET_KEY/);
-    expect(resolveSecretBox({ TEKIL_SECRET_KEY: 'k1' }, dir).decrypt(resolveSecretBox({ TEKIL_SECRET_KEY: 'k1' }, '/nonexistent').encrypt('x'))).toBe('x');
+    expect(resolveSecretBox({ from: 'env', key: 'k1' }).decrypt(resolveSecretBox({ from: 'env', key: 'k1' }).encrypt('x'))).toBe('x');
   });
 });

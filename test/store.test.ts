@@ -58,4 +58,8 @@ describe('store', () => {
     const after = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbox_queue');
     expect(after.rows[0]!.n).toBe(0);
   });
+
+  it('refuses to listen on a channel name that is not a plain identifier (it is put into the SQL text)', async () => {
+    await expect(t.db.listen('bad"; DROP TABLE x; --', () => {})).rejects.toMatchObject({ code: 'INVALID_IDENTIFIER' });
+  });
 });

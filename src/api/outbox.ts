@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Context } from '../service.js';
 import { durationMs } from '../config/units.js';
-import { outboxParts } from '../outbox/context.js';
+import { outboxParts } from '../outbox/parts.js';
 import { parseInput } from '../outbox/endpoints.js';
 import { exportDeliveriesCsv, getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { TekilSettings } from '../settings.js';
 
 export interface AdminToken {
   token: string;
@@ -10,12 +11,13 @@ export interface AdminToken {
 }
 
 /**
- * The admin API's bearer token: TEKIL_ADMIN_TOKEN when set; otherwise one generated once and kept
- * in `<dataDir>/admin-token` (mode 0600), so the CLI on the same machine can find it.
+ * The admin API's bearer token: the operator's (TEKIL_ADMIN_TOKEN, read into the settings) when set;
+ * otherwise one generated once and kept in `<dataDir>/admin-token` (mode 0600), so the CLI on the same
+ * machine can find it.
  */
-export function resolveAdminToken(env: NodeJS.ProcessEnv, dataDir: string): AdminToken {
-  const fromEnv = env.TEKIL_ADMIN_TOKEN;
-  if (fromEnv) return { token: fromEnv, generated: false };
+export function resolveAdminToken(settings: Pick<TekilSettings, 'adminToken' | 'dataDir'>): AdminToken {
+  const { adminToken: given, dataDir } = settings;
+  if (given) return { token: given, generated: false };
   const file = join(dataDir, 'admin-token');
   try {
     const stored = readFileSync(file, 'utf8').trim();

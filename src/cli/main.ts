@@ -2,8 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { isTekilError } from '../errors.js';
 import { ApiError } from './api-client.js';
-import { registerStartCommand } from './start.js';
-import { registerMigrateCommand } from './migrate.js';
+import { registerMigrateCommand, registerStartCommand } from './start.js';
 import { registerSignCommand } from './sign.js';
 import { registerInboxCommand } from './inbox.js';
 import { registerEndpointsCommand } from './endpoints.js';

@@ -1,5 +1,7 @@
 import type { Command } from 'commander';
-import { startTekil } from '../runtime.js';
+import { openConfiguredStore, startTekil } from '../runtime.js';
+import { migrate } from '../store/migrate.js';
+import { resolveSettings } from '../settings.js';
 import { roleNames, type Role } from '../service.js';
 import { TekilError } from '../errors.js';
 import { addConfigOption, loadCliConfig, parsePort } from './config.js';
@@ -56,5 +58,23 @@ export function registerStartCommand(program: Command): void {
     };
     process.on('SIGTERM', () => shutdown('SIGTERM'));
     process.on('SIGINT', () => shutdown('SIGINT'));
+  });
+}
+
+/** `tekil migrate`: what `start` does first, alone, for deployments that migrate before rolling out. */
+export function registerMigrateCommand(program: Command): void {
+  addConfigOption(
+    program
+      .command('migrate')
+      .description('Apply pending database migrations (DATABASE_URL, or the embedded store in TEKIL_DATA_DIR / ./.tekil) and exit.'),
+  ).action(async (opts: { config?: string }) => {
+    const { config } = await loadCliConfig(opts.config);
+    const db = await openConfiguredStore(resolveSettings(config, process.env), config, 1);
+    try {
+      const applied = await migrate(db);
+      process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
+    } finally {
+      await db.close();
+    }
   });
 }

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TekilError } from '../errors.js';
+import type { SecretKeySource } from '../settings.js';
 
 /**
  * Endpoint secrets at rest: AES-256-GCM under a key from TEKIL_SECRET_KEY, or one generated once into
@@ -56,16 +57,16 @@ export function createSecretBox(keyText: string): SecretBox {
 const boxes = new Map<string, SecretBox>();
 
 /**
- * The process's secret box: TEKIL_SECRET_KEY, else `<dataDir>/secret-key`, generated when absent. The
- * key is read (or made) on first use, so a process that never touches an endpoint secret writes nothing.
+ * The process's secret box: the operator's key (TEKIL_SECRET_KEY, read into the settings), else
+ * `<dataDir>/secret-key`, generated when absent. The key file is read (or made) on first use, so a
+ * process that never touches an endpoint secret writes nothing.
  */
-export function resolveSecretBox(env: NodeJS.ProcessEnv, dataDir: string): SecretBox {
-  const fromEnv = env.TEKIL_SECRET_KEY;
-  const cacheKey = fromEnv ? `env:${fromEnv}` : `dir:${dataDir}`;
+export function resolveSecretBox(source: SecretKeySource): SecretBox {
+  const cacheKey = source.from === 'env' ? `env:${source.key}` : `dir:${source.dataDir}`;
   let box = boxes.get(cacheKey);
   if (box) return box;
   let inner: SecretBox | undefined;
-  const open = (): SecretBox => (inner ??= createSecretBox(fromEnv || readOrCreateKeyFile(dataDir)));
+  const open = (): SecretBox => (inner ??= createSecretBox(source.from === 'env' ? source.key : readOrCreateKeyFile(source.dataDir)));
   box = { encrypt: (plain) => open().encrypt(plain), decrypt: (sealed) => open().decrypt(sealed) };
   boxes.set(cacheKey, box);
   return box;

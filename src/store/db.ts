@@ -1,3 +1,7 @@
+import { mkdirSync } from 'node:fs';
+import { createPgliteDb } from './pglite.js';
+import { createPostgresDb } from './postgres.js';
+
 /**
  * The one storage interface tekil uses. Both adapters speak Postgres SQL with `$n` parameters:
  * node-postgres against a server (production) and PGlite in-process (the embedded default).
@@ -36,7 +40,33 @@ export interface Db extends Queryable {
    * nothing.
    */
   openPool(options: { applicationName: string; max: number }): Queryable & { close(): Promise<void> };
-  /** Subscribes to a NOTIFY channel; resolves to an unsubscribe function. */
+  /**
+   * Subscribes to a NOTIFY channel; resolves to an unsubscribe function. A dropped connection is
+   * re-established by the adapter; since notifications sent meanwhile are lost, `onNotify('')` is called
+   * after each reconnect, so a subscriber treats any call as "look for work now", whatever the payload.
+   */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
+}
+
+export interface OpenStoreOptions {
+  /** Postgres connection string; when absent the embedded PGlite store is used. */
+  databaseUrl?: string | undefined;
+  /** Directory for the embedded store's files. */
+  dataDir?: string | undefined;
+  poolSize?: number | undefined;
+  /** Named prepared statements for the hot queries (Postgres only; default true). */
+  preparedStatements?: boolean | undefined;
+  /** `jit = off` as a startup option (Postgres only; default true). */
+  disableJit?: boolean | undefined;
+}
+
+/** Opens the store the settings point at: a Postgres pool, or the embedded store under `dataDir`. */
+export async function openStore(options: OpenStoreOptions): Promise<Db> {
+  if (options.databaseUrl) {
+    return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize, preparedStatements: options.preparedStatements, disableJit: options.disableJit });
+  }
+  const dir = options.dataDir ?? './.tekil';
+  mkdirSync(dir, { recursive: true });
+  return createPgliteDb(`${dir.replace(/\/$/, '')}/pgdata`);
 }

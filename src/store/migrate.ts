@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './db.js';
 import { TekilError } from '../errors.js';
+import { pgErrorCode } from './pg-error.js';
 
 const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
 // Any fixed number works; it only has to be the same in every tekil process.
@@ -49,7 +50,9 @@ export async function migrate(db: Db): Promise<string[]> {
         applied.push(m.name);
       })
       .catch((err: unknown) => {
-        throw new TekilError('MIGRATION_FAILED', `migration ${m.name} failed: ${(err as Error).message}`, { cause: err });
+        const code = pgErrorCode(err);
+        const reason = err instanceof Error ? err.message : String(err);
+        throw new TekilError('MIGRATION_FAILED', `migration ${m.name} failed${code ? ` (SQLSTATE ${code})` : ''}: ${reason}`, { cause: err });
       });
   }
   return applied;

@@ -1,6 +1,6 @@
 import pg from 'pg';
 import type { Db, Queryable, QueryOptions, QueryResult } from './db.js';
-import { TekilError } from '../errors.js';
+import { quoteIdent } from './sql/statement.js';
 
 // bytea comes back as Buffer already; int8 (counts) as a JS number is safe for our ranges.
 pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
@@ -91,17 +91,8 @@ export function createPostgresDb(options: PostgresOptions): Db {
       const own = createPool({ ...options, applicationName, max });
       return { ...wrap(own, prepared), close: () => own.end() };
     },
-    async listen(channel, onNotify) {
-      const client = new pg.Client({ connectionString: options.connectionString, application_name: 'tekil-listen' });
-      client.on('error', () => {});
-      await client.connect();
-      client.on('notification', (msg) => {
-        if (msg.channel === channel) onNotify(msg.payload ?? '');
-      });
-      await client.query(`LISTEN ${quoteIdent(channel)}`);
-      return async () => {
-        await client.end().catch(() => {});
-      };
+    listen(channel, onNotify) {
+      return listenWithReconnect(options.connectionString, channel, onNotify);
     },
     async close() {
       await pool.end();
@@ -109,7 +100,72 @@ export function createPostgresDb(options: PostgresOptions): Db {
   };
 }
 
-export function quoteIdent(name: string): string {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TekilError('INVALID_IDENTIFIER', `invalid identifier: ${name}`);
-  return `"${name}"`;
+/** Backoff between attempts to re-establish a lost LISTEN connection: 100 ms doubling to 30 s, jittered. */
+const LISTEN_RETRY_MIN_MS = 100;
+const LISTEN_RETRY_MAX_MS = 30_000;
+
+/**
+ * LISTEN needs one connection of its own for as long as the subscription lasts. When that connection
+ * drops (a restart, a failover, an idle timeout, pg_terminate_backend) it is re-established with
+ * backoff; notifications sent meanwhile are lost, so after each reconnect the subscriber is called
+ * with an empty payload and polls for what it missed. Only the first connection's failure is thrown.
+ */
+async function listenWithReconnect(connectionString: string, channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>> {
+  const statement = `LISTEN ${quoteIdent(channel)}`;
+  let current: pg.Client | undefined;
+  let closed = false;
+  let failures = 0;
+  let retry: NodeJS.Timeout | undefined;
+
+  const connect = async (): Promise<pg.Client> => {
+    const client = new pg.Client({ connectionString, application_name: 'tekil-listen' });
+    // Errors surface as 'end' below (or as the failed connect); without a listener they would kill the process.
+    client.on('error', () => {});
+    client.on('notification', (msg) => {
+      if (msg.channel === channel) onNotify(msg.payload ?? '');
+    });
+    client.on('end', () => {
+      if (client === current && !closed) {
+        current = undefined;
+        scheduleReconnect();
+      }
+    });
+    try {
+      await client.connect();
+      await client.query(statement);
+    } catch (err) {
+      await client.end().catch(() => {});
+      throw err;
+    }
+    return client;
+  };
+
+  const scheduleReconnect = () => {
+    const ceiling = Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_MIN_MS * 2 ** failures);
+    retry = setTimeout(() => {
+      retry = undefined;
+      connect().then(
+        async (client) => {
+          if (closed) return client.end().catch(() => {});
+          current = client;
+          failures = 0;
+          onNotify('');
+        },
+        () => {
+          failures++;
+          if (!closed) scheduleReconnect();
+        },
+      );
+    }, ceiling / 2 + Math.random() * (ceiling / 2));
+    // A pending retry must not keep the process alive on its own.
+    retry.unref();
+  };
+
+  current = await connect();
+  return async () => {
+    closed = true;
+    if (retry) clearTimeout(retry);
+    await current?.end().catch(() => {});
+    current = undefined;
+  };
 }

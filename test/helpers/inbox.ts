@@ -4,6 +4,7 @@ import { createMetricsRegistry } from '../../src/metrics.js';
 import type { Context } from '../../src/service.js';
 import type { Db, Queryable } from '../../src/store/db.js';
 import type { InboxWorker } from '../../src/worker/worker.js';
+import { resolveSettings } from '../../src/settings.js';
 
 export const SOURCE = 'shop-paymos';
 
@@ -33,7 +34,7 @@ export function workerTestConfig(overrides: Partial<ConfigInput> = {}, source: R
 }
 
 export function testContext(db: Db, config: TekilConfig): Context {
-  return { config, db, logger: pino({ level: process.env.TEKIL_TEST_LOG ?? 'silent' }), metrics: createMetricsRegistry(false) };
+  return { config, settings: resolveSettings(config, {}), db, logger: pino({ level: process.env.TEKIL_TEST_LOG ?? 'silent' }), metrics: createMetricsRegistry(false) };
 }
 
 export interface InvoiceEventInput {

@@ -36,17 +36,23 @@ export function privatePostgresUnavailable(): string | undefined {
   return undefined;
 }
 
+/**
+ * The command line that runs `binary` as the `postgres` OS user when the tests run as root (initdb,
+ * pg_ctl and pgbouncer all refuse root), and as the current user otherwise.
+ */
+export function asPostgresUser(binary: string, args: string[]): { command: string; args: string[] } {
+  return process.getuid?.() === 0 ? { command: 'runuser', args: ['-u', 'postgres', '--', binary, ...args] } : { command: binary, args };
+}
+
 export function startPrivatePostgres(port: number): PrivatePostgres {
   const bin = findBinDir();
   if (!bin) throw new Error('initdb not found');
-  const asRoot = process.getuid?.() === 0;
   const dir = mkdtempSync(join(tmpdir(), 'tekil-pg-'));
   chmodSync(dir, 0o777);
   const dataDir = join(dir, 'data');
   const run = (tool: string, args: string[]) => {
-    const cmd = asRoot ? 'runuser' : join(bin, tool);
-    const argv = asRoot ? ['-u', 'postgres', '--', join(bin, tool), ...args] : args;
-    execFileSync(cmd, argv, { stdio: 'pipe' });
+    const { command, args: argv } = asPostgresUser(join(bin, tool), args);
+    execFileSync(command, argv, { stdio: 'pipe' });
   };
   run('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;

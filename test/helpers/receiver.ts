@@ -6,6 +6,7 @@ import { createMetricsRegistry } from '../../src/metrics.js';
 import { createScheme } from '../../src/signing/index.js';
 import type { Context } from '../../src/service.js';
 import type { Db } from '../../src/store/db.js';
+import { resolveSettings } from '../../src/settings.js';
 
 export const STANDARD_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 export const PAYMOS_SECRET = 'whsec_paymos_test_secret';
@@ -23,7 +24,7 @@ export function receiverConfig(extra: Partial<ConfigInput> = {}): TekilConfig {
 }
 
 export function testContext(db: Db, config: TekilConfig): Context {
-  return { config, db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
+  return { config, settings: resolveSettings(config, {}), db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
 }
 
 export async function receiverApp(db: Db, config: TekilConfig = receiverConfig()): Promise<{ app: FastifyInstance; ctx: Context }> {

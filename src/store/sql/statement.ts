@@ -1,3 +1,5 @@
+import { TekilError } from '../../errors.js';
+
 /**
  * A statement whose parameters are named: `$ids`, `$now` in the text instead of `$1`, `$2`, so the
  * values sit next to the placeholders they fill. The text is rewritten to positional parameters once,
@@ -41,4 +43,13 @@ export function defineStatement<P extends Record<string, unknown>>(name: string,
       return out;
     },
   };
+}
+
+/**
+ * Quotes a name tekil puts into SQL text itself (a NOTIFY channel), after checking it is a plain
+ * lower-case identifier; both store adapters use it, so it lives beside the other SQL-text helpers.
+ */
+export function quoteIdent(name: string): string {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TekilError('INVALID_IDENTIFIER', `invalid identifier: ${name}`);
+  return `"${name}"`;
 }
