@@ -41,6 +41,18 @@ describe('destination guard', () => {
     await expect(guard.checkUrl('ftp://example.com/')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     await expect(guard.checkUrl('https://93.184.216.34/hook')).resolves.toBeInstanceOf(URL);
   });
+
+  it('refuses IPv4-compatible, IPv4-mapped and 6to4 IPv6 forms of private addresses, at creation too', async () => {
+    const guard = new DestinationGuard();
+    for (const ip of ['::7f00:1', '::127.0.0.1', '::a00:1', '::ffff:7f00:1', '::ffff:0:a00:1', '2002:7f00:1::1', '2002:c0a8:101::1']) {
+      expect(guard.permits(ip), ip).toBe(false);
+    }
+    for (const url of ['http://[::127.0.0.1]:9/', 'http://[::ffff:127.0.0.1]:9/', 'http://[::ffff:7f00:1]:9/', 'http://[2002:7f00:1::1]:9/']) {
+      await expect(guard.checkUrl(url), url).rejects.toMatchObject({ code: 'FORBIDDEN_DESTINATION' });
+    }
+    // An allowed IPv4 network also allows its mapped form.
+    expect(new DestinationGuard(['127.0.0.0/8']).permits('::ffff:7f00:1')).toBe(true);
+  });
 });
 
 describe('ladders', () => {
