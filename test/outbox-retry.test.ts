@@ -52,7 +52,7 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
 
   beforeAll(async () => {
     t = await createTestDb();
-    h = outboxHarness(t.db, { time_scale: SCALE }, t.url);
+    h = outboxHarness(t.db, { time_scale: SCALE });
     dispatcher = h.newDispatcher();
     await dispatcher.start();
   });
@@ -136,7 +136,7 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
 
   it('the optional disable policy disables an endpoint after N consecutive failed deliveries', async () => {
     await dispatcher.stop();
-    const strict = outboxHarness(t.db, { time_scale: SCALE, disable_after_failures: 2 }, t.url);
+    const strict = outboxHarness(t.db, { time_scale: SCALE, disable_after_failures: 2 });
     dispatcher = strict.newDispatcher();
     await dispatcher.start();
     const s = await sink(() => ({ status: 500 }));

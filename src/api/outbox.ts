@@ -8,7 +8,7 @@ import { parseInput } from '../outbox/endpoints.js';
 import { exportDeliveriesCsv, getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { publish } from '../outbox/publish.js';
-import { deliveryStatuses } from '../outbox/types.js';
+import { outboxDeliveryStatuses } from '../outbox/types.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
 
@@ -26,7 +26,7 @@ const historyQuery = z
   .object({
     endpoint_id: z.string().optional(),
     type: z.string().optional(),
-    status: z.enum(deliveryStatuses).optional(),
+    status: z.enum(outboxDeliveryStatuses).optional(),
     resource_id: z.string().optional(),
     since: time.optional(),
     until: time.optional(),

@@ -36,6 +36,5 @@ export function outboxParts(ctx: Context, env: NodeJS.ProcessEnv = process.env):
  */
 export function createDispatcherService(ctx: Context, env: NodeJS.ProcessEnv = process.env): Service {
   const { box, guard } = outboxParts(ctx, env);
-  const databaseUrl = env.DATABASE_URL || ctx.config.store.url || undefined;
-  return new Dispatcher({ db: ctx.db, databaseUrl, sending: ctx.config.sending, box, guard, logger: ctx.logger, metrics: ctx.metrics });
+  return new Dispatcher({ db: ctx.db, sending: ctx.config.sending, box, guard, logger: ctx.logger, metrics: ctx.metrics });
 }

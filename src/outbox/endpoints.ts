@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../store/db.js';
+import { selectSigningSecrets } from '../store/sql/outbox/signing-secrets.js';
 import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
@@ -160,12 +161,7 @@ export type EndpointStore = ReturnType<typeof endpointStore>;
 
 /** The secrets that sign a request now: the current one first, then any still inside a rotation window. */
 export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<{ secrets: string[]; validUntil: number }> {
-  const { rows } = await db.query<{ secret_enc: string; expires_at: Date | null }>(
-    `SELECT secret_enc, expires_at FROM endpoint_secrets
-     WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())
-     ORDER BY expires_at DESC NULLS FIRST, id DESC`,
-    [endpointId],
-  );
+  const rows = await selectSigningSecrets(db, endpointId);
   const expiries = rows.map((r) => r.expires_at?.getTime()).filter((t): t is number => t !== undefined);
   return { secrets: rows.map((r) => box.decrypt(r.secret_enc)), validUntil: expiries.length ? Math.min(...expiries) : Infinity };
 }

@@ -1,12 +1,12 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
-import type { Attempt, Delivery, DeliveryStatus } from './types.js';
+import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
 export interface HistoryFilter {
   endpointId?: string | undefined;
   type?: string | undefined;
-  status?: DeliveryStatus | undefined;
+  status?: OutboxDeliveryStatus | undefined;
   resourceId?: string | undefined;
   messageId?: string | undefined;
   since?: Date | undefined;
@@ -43,7 +43,7 @@ export interface MessageSummary {
   resource_id: string | null;
   created_at: Date;
   /** Delivery counts by status, e.g. {"succeeded": 2, "failed": 1}. */
-  deliveries: Partial<Record<DeliveryStatus, number>>;
+  deliveries: Partial<Record<OutboxDeliveryStatus, number>>;
 }
 
 /** Messages, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
@@ -69,18 +69,18 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
 }
 
-export interface DeliveryRow extends Delivery {
+export interface OutboxDeliveryRow extends OutboxDelivery {
   event_type: string;
   resource_id: string | null;
   last_duration_ms: number | null;
 }
 
 /** Deliveries, newest first, with their message's type and resource id and the last attempt's duration. */
-export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<DeliveryRow>> {
+export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {
   const limit = pageLimit(f.limit);
   const cursor = decodeCursor(f.cursor);
   if (cursor !== null && !/^\d+$/.test(cursor)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
-  const { rows } = await db.query<DeliveryRow>(
+  const { rows } = await db.query<OutboxDeliveryRow>(
     `SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
        CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
        d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
@@ -112,7 +112,7 @@ export interface MessageDetail {
   created_at: Date;
   /** The envelope as sent (parsed); `payload_text` holds the exact bytes when they are not JSON. */
   payload: unknown;
-  deliveries: Array<Delivery & { attempt_history: Attempt[] }>;
+  deliveries: Array<OutboxDelivery & { attempt_history: OutboxAttempt[] }>;
 }
 
 export async function getMessage(db: Queryable, id: string): Promise<MessageDetail> {
@@ -123,7 +123,7 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
   const m = rows[0];
   if (!m) throw new TekilError('NOT_FOUND', `no message ${id}`);
   const deliveries = await listDeliveries(db, { messageId: id, limit: MAX_PAGE });
-  const attempts = await db.query<Attempt>(
+  const attempts = await db.query<OutboxAttempt>(
     `SELECT id::int8 AS id, delivery_id::int8 AS delivery_id, attempt, url, started_at, duration_ms, succeeded, status_code, error, response_body
      FROM outbox_attempts WHERE delivery_id = ANY ($1::bigint[]) ORDER BY delivery_id, attempt, id`,
     [deliveries.items.map((d) => d.id)],
