@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { DestinationGuard } from '../src/outbox/destination-guard.js';
-import { ladderGapsMs, ladderPresets, nextAttemptDelay, parseRetryAfter } from '../src/outbox/ladders.js';
 import { Sender } from '../src/outbox/sender.js';
 import { startSink } from './helpers/sink.js';
 
@@ -52,34 +51,6 @@ describe('destination guard', () => {
     }
     // An allowed IPv4 network also allows its mapped form.
     expect(new DestinationGuard(['127.0.0.0/8']).permits('::ffff:7f00:1')).toBe(true);
-  });
-});
-
-describe('ladders', () => {
-  it('has the presets with the documented number of attempts', () => {
-    expect(ladderGapsMs('paymos')).toHaveLength(10); // 11 attempts
-    expect(ladderGapsMs('paymos').reduce((a, b) => a + b, 0)).toBe((1 + 2 + 4 + 8 + 16 + 32) * 60_000 + (1 + 2 + 4 + 8) * 3_600_000);
-    expect(ladderGapsMs('mercanpay')).toHaveLength(9); // 10 attempts
-    expect(ladderGapsMs('standard')[0]).toBe(5_000);
-    expect(Object.keys(ladderPresets)).toEqual(['paymos', 'mercanpay', 'standard']);
-    expect(ladderGapsMs(['30s', '2m'])).toEqual([30_000, 120_000]);
-    expect(() => ladderGapsMs('nope')).toThrow(/unknown ladder/);
-    expect(() => ladderGapsMs(['soon'])).toThrow(/ladder gap/);
-  });
-
-  it('jitters ±10 %, scales, ends after the last gap, and lets Retry-After lengthen a gap within bounds', () => {
-    const gapsMs = [60_000, 120_000];
-    const base = { gapsMs, timeScale: 1, retryAfterMaxMs: 3_600_000 };
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0 })).toBe(54_000);
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 1 })).toBe(66_000);
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 2, random: () => 0.5, timeScale: 0.001 })).toBe(120);
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 3 })).toBeUndefined();
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0.5, retryAfterMs: 600_000 })).toBe(600_000);
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0.5, retryAfterMs: 1_000 })).toBe(60_000);
-    expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0.5, retryAfterMs: 86_400_000 })).toBe(3_600_000);
-    expect(parseRetryAfter('120')).toBe(120_000);
-    expect(parseRetryAfter(new Date(Date.now() + 60_000).toUTCString())).toBeGreaterThan(58_000);
-    expect(parseRetryAfter('soon')).toBeUndefined();
   });
 });
 
