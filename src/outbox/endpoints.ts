@@ -5,22 +5,30 @@ import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
+import { describeZodIssues } from '../validation.js';
 import type { DestinationGuard } from './destination-guard.js';
 import { newEndpointId } from './ids.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
 import { endpointSchemes, type Endpoint } from './types.js';
 
+/** Text stored in a text column: Postgres refuses NUL in text, so it is refused here with a clear 400. */
+export const storableText = (max: number) => z.string().max(max).refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
+
+/** Longest endpoint timeout: an attempt holds a request slot and its lease for this long at most. */
+export const MAX_ENDPOINT_TIMEOUT_MS = 5 * 60_000;
+const endpointTimeout = durationMs.refine((ms) => ms >= 1 && ms <= MAX_ENDPOINT_TIMEOUT_MS, 'expected a timeout from 1ms to 5m');
+
 const eventTypePattern = z.string().regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/, 'event types are exact (invoice.paid), a prefix pattern (invoice.*) or *');
 
 /** What the API and CLI accept to create an endpoint. Durations take `10s` or a number of seconds. */
 export const endpointCreateSchema = z
   .object({
-    url: z.string().min(1).max(2048),
-    description: z.string().max(500).optional(),
+    url: storableText(2048).pipe(z.string().min(1)),
+    description: storableText(500).optional(),
     event_types: z.array(eventTypePattern).max(100).optional(),
     ladder: ladderSetting.optional(),
-    timeout: durationMs.optional(),
+    timeout: endpointTimeout.optional(),
     max_in_flight: z.number().int().positive().max(1000).optional(),
     scheme: z.enum(endpointSchemes).optional(),
     /** Bring your own secret (moving from another sender); one is generated otherwise. */
@@ -35,10 +43,7 @@ export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
 
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);
-  if (!result.success) {
-    const message = result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
-    throw new TekilError('VALIDATION_FAILED', message);
-  }
+  if (!result.success) throw new TekilError('VALIDATION_FAILED', describeZodIssues(result.error, '(body)'));
   return result.data;
 }
 

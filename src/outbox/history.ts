@@ -35,6 +35,13 @@ function decodeCursor(cursor: string | undefined): string | null {
   return text;
 }
 
+/** A message list's cursor is the last message id of the previous page. */
+function messageCursor(cursor: string | undefined): string | null {
+  const id = decodeCursor(cursor);
+  if (id !== null && !/^evt_[0-9a-z]{1,40}$/.test(id)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+  return id;
+}
+
 const encodeCursor = (key: string | number): string => Buffer.from(String(key), 'utf8').toString('base64url');
 
 export interface MessageSummary {
@@ -63,7 +70,7 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
          SELECT 1 FROM outbox_deliveries d WHERE d.message_id = m.id
            AND ($6::text IS NULL OR d.endpoint_id = $6) AND ($7::text IS NULL OR d.status = $7)))
      ORDER BY m.id DESC LIMIT $8`,
-    [decodeCursor(f.cursor), f.type ?? null, f.resourceId ?? null, f.since ?? null, f.until ?? null, f.endpointId ?? null, f.status ?? null, limit + 1],
+    [messageCursor(f.cursor), f.type ?? null, f.resourceId ?? null, f.since ?? null, f.until ?? null, f.endpointId ?? null, f.status ?? null, limit + 1],
   );
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
@@ -79,7 +86,10 @@ export interface OutboxDeliveryRow extends OutboxDelivery {
 export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {
   const limit = pageLimit(f.limit);
   const cursor = decodeCursor(f.cursor);
-  if (cursor !== null && !/^\d+$/.test(cursor)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+  // Delivery ids are bigint: a number past its range is not a cursor tekil made.
+  if (cursor !== null && (!/^\d{1,19}$/.test(cursor) || BigInt(cursor) > 9_223_372_036_854_775_807n)) {
+    throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+  }
   const { rows } = await db.query<OutboxDeliveryRow>(
     `SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
        CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,

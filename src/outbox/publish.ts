@@ -1,4 +1,5 @@
 import { TekilError } from '../errors.js';
+import { PG_FOREIGN_KEY_VIOLATION, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
 import { newEventId } from './ids.js';
 
 /**
@@ -90,15 +91,18 @@ function validate(input: PublishInput): void {
   if (typeof input.type !== 'string' || !/^[A-Za-z0-9_.:-]{1,255}$/.test(input.type)) {
     throw new TekilError('VALIDATION_FAILED', 'type: 1 to 255 letters, digits, _ . : -');
   }
-  if (input.resourceId != null && (typeof input.resourceId !== 'string' || input.resourceId.length > 255)) {
-    throw new TekilError('VALIDATION_FAILED', 'resourceId: a string of at most 255 characters');
+  // Postgres refuses NUL in text: refused here, with the field named, instead of by the store.
+  if (input.resourceId != null && (typeof input.resourceId !== 'string' || input.resourceId.length > 255 || input.resourceId.includes('\u0000'))) {
+    throw new TekilError('VALIDATION_FAILED', 'resource_id: a string of at most 255 characters, without NUL bytes');
   }
-  if (input.idempotencyKey !== undefined && (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255)) {
-    throw new TekilError('VALIDATION_FAILED', 'idempotencyKey: 1 to 255 characters');
+  if (input.idempotencyKey !== undefined && (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255 || input.idempotencyKey.includes('\u0000'))) {
+    throw new TekilError('VALIDATION_FAILED', 'idempotency key: 1 to 255 characters, without NUL bytes');
   }
   for (const extra of input.extraDestinations ?? []) {
-    if (!/^https?:\/\//.test(extra.url)) throw new TekilError('VALIDATION_FAILED', `extra destination "${extra.url}" is not an http(s) URL`);
-    if (!extra.endpointId) throw new TekilError('VALIDATION_FAILED', 'an extra destination needs the endpointId whose settings sign it');
+    if (!/^https?:\/\/[^\u0000]*$/.test(extra.url)) throw new TekilError('VALIDATION_FAILED', 'an extra destination is not an http(s) URL');
+    if (!extra.endpointId || extra.endpointId.includes('\u0000')) {
+      throw new TekilError('VALIDATION_FAILED', 'an extra destination needs the endpointId whose settings sign it');
+    }
   }
 }
 
@@ -124,10 +128,12 @@ export async function publish(tx: SqlExecutor, input: PublishInput): Promise<Pub
       extras.map((x) => x.url),
     ]));
   } catch (err) {
-    if ((err as { code?: string }).code === '23503') {
+    if (pgErrorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });
     }
-    throw new TekilError('STORE_REJECTED', `publishing ${input.type} failed: ${(err as Error).message}`, { cause: err });
+    // The store's own text stays in the cause (and the logs): callers get tekil's words only.
+    if (isStoreUnavailable(err)) throw new TekilError('STORE_UNAVAILABLE', `publishing ${input.type} failed: the store is unavailable`, { cause: err });
+    throw new TekilError('STORE_REJECTED', `publishing ${input.type} failed: the store refused the message`, { cause: err });
   }
   const row = rows[0] as { id: string; deliveries: number } | undefined;
   if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
