@@ -37,6 +37,10 @@ describe('destination guard', () => {
     const guard = new DestinationGuard();
     await expect(guard.checkUrl('http://169.254.169.254/latest/meta-data')).rejects.toMatchObject({ code: 'FORBIDDEN_DESTINATION' });
     await expect(guard.checkUrl('http://localhost:9/')).rejects.toMatchObject({ code: 'FORBIDDEN_DESTINATION' });
+    await expect(guard.checkUrl('http://127.0.0.1:9/')).rejects.toMatchObject({
+      code: 'FORBIDDEN_DESTINATION',
+      hint: 'to allow it, add to the configuration: sending: { allow_networks: ["127.0.0.0/8"] }',
+    });
     await expect(guard.checkUrl('ftp://example.com/')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     await expect(guard.checkUrl('https://93.184.216.34/hook')).resolves.toBeInstanceOf(URL);
   });

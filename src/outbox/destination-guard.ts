@@ -70,7 +70,7 @@ export class DestinationGuard {
     return new TekilError(
       'FORBIDDEN_DESTINATION',
       `destination ${host} resolves to ${address}, a private, loopback or link-local address (allow it with ${this.setting})`,
-      { hint: `add the network to ${this.setting}, e.g. ${this.setting}: ["${networkOf(address)}"]` },
+      { hint: `to allow it, add to the configuration: ${configLine(this.setting, networkOf(address))}` },
     );
   }
 
@@ -143,6 +143,14 @@ function ipv4Inside(address: string): string | undefined {
   const hi = parseInt(hex[1]!, 16);
   const lo = parseInt(hex[2]!, 16);
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** `sending.allow_networks` + a network → `sending: { allow_networks: ["127.0.0.0/8"] }`, one YAML line. */
+function configLine(setting: string, network: string): string {
+  const parts = setting.split('.');
+  let line = `${parts.pop()!}: ["${network}"]`;
+  while (parts.length > 0) line = `${parts.pop()!}: { ${line} }`;
+  return line;
 }
 
 /** The narrowest sensible network to suggest allowing for a refused address. */
