@@ -1,3 +1,4 @@
+import type { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { isTekilError } from '../errors.js';
 import type { DestinationGuard } from '../outbox/destination-guard.js';
@@ -44,11 +45,45 @@ interface Destination {
   path: string;
 }
 
-/** Raised into the request when its deadline passes; recognised by identity, so no message parsing. */
-class DeadlineExceeded extends Error {
-  constructor(timeoutMs: number) {
-    super(`timeout after ${timeoutMs} ms`);
-    this.name = 'DeadlineExceeded';
+/**
+ * A request's deadline, in the shape undici accepts as an abort signal (an emitter of 'abort' with
+ * `aborted` and `reason`). An AbortController per request, and an Error made up front, cost the
+ * dispatcher measurable CPU per delivery; this costs a timer, and its error exists only once it fires.
+ */
+class Deadline {
+  aborted = false;
+  reason: Error | undefined;
+  private listener: (() => void) | undefined;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(readonly timeoutMs: number) {
+    this.timer = setTimeout(() => this.fire(), timeoutMs);
+  }
+
+  private fire(): void {
+    this.aborted = true;
+    this.reason = new Error(`timeout after ${this.timeoutMs} ms`);
+    const listener = this.listener;
+    this.listener = undefined;
+    listener?.();
+  }
+
+  /** What undici calls to listen (it only ever adds one listener, for 'abort'). */
+  on(_event: 'abort', listener: () => void): this {
+    this.listener = listener;
+    return this;
+  }
+  once(event: 'abort', listener: () => void): this {
+    return this.on(event, listener);
+  }
+  removeListener(_event: 'abort', listener: () => void): this {
+    if (this.listener === listener) this.listener = undefined;
+    return this;
+  }
+
+  clear(): void {
+    clearTimeout(this.timer);
+    this.listener = undefined;
   }
 }
 
@@ -80,9 +115,7 @@ export class HttpPoster {
     const startedAt = new Date();
     const t0 = performance.now();
     const elapsed = () => Math.round(performance.now() - t0);
-    const controller = new AbortController();
-    const deadline = new DeadlineExceeded(req.timeoutMs);
-    const timer = setTimeout(() => controller.abort(deadline), req.timeoutMs);
+    const deadline = new Deadline(req.timeoutMs);
     try {
       let destination: Destination;
       try {
@@ -97,18 +130,22 @@ export class HttpPoster {
         method: 'POST',
         headers: req.headers,
         body: req.body,
-        signal: controller.signal,
+        // undici takes an emitter as a signal; its type names Node's EventEmitter, which this imitates.
+        signal: deadline as unknown as EventEmitter,
         // The deadline above is the one that counts; undici's own timers would only cut earlier.
         headersTimeout: 0,
         bodyTimeout: 0,
       };
       const res = await this.agent.request(options);
-      const body = await readBody(res.body, req.keepBytes);
+      const body = await readBody(res.body, Number(res.headers['content-length'] ?? Infinity), req.keepBytes);
+      // However the answer ended, past the deadline it is a timeout (a reader may see a clean close).
+      if (deadline.aborted) return { ok: false, startedAt, durationMs: elapsed(), failure: 'timeout', error: deadline.reason!.message };
       return { ok: true, startedAt, durationMs: elapsed(), statusCode: res.statusCode, headers: res.headers, body };
     } catch (err) {
-      return { ok: false, startedAt, durationMs: elapsed(), failure: classify(err, controller.signal, deadline), error: describeFailure(err, deadline) };
+      if (deadline.aborted) return { ok: false, startedAt, durationMs: elapsed(), failure: 'timeout', error: deadline.reason!.message };
+      return { ok: false, startedAt, durationMs: elapsed(), failure: classify(err), error: describeFailure(err) };
     } finally {
-      clearTimeout(timer);
+      deadline.clear();
     }
   }
 
@@ -132,26 +169,45 @@ export class HttpPoster {
 /** Past this many bytes an answer is cut rather than read to its end to keep the connection. */
 const DRAIN_LIMIT_BYTES = 256 * 1024;
 
-/** Reads the whole answer (so the connection can be reused), keeping its first `keep` bytes as text. */
-async function readBody(body: AsyncIterable<Buffer>, keep: number): Promise<string | null> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    if (size < keep) chunks.push(chunk);
-    size += chunk.length;
-    // A huge answer is not worth reading to the end: leaving the loop closes the connection instead.
-    if (size >= keep && size > DRAIN_LIMIT_BYTES) break;
-  }
-  return keep > 0 ? Buffer.concat(chunks).subarray(0, keep).toString('utf8') : null;
+/**
+ * Reads the whole answer (so the connection can be reused), keeping its first `keep` bytes as text.
+ * Rejects when the answer is cut short (the deadline, a reset): an incomplete answer is no answer.
+ */
+function readBody(body: Dispatcher.ResponseData['body'], contentLength: number, keep: number): Promise<string | null> {
+  // The common case, a short answer of known length, takes undici's own (fastest) reader.
+  if (keep > 0 && contentLength <= keep) return body.text();
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let ended = false;
+    body.on('data', (chunk: Buffer) => {
+      if (size < keep) chunks.push(chunk);
+      size += chunk.length;
+      // A huge answer is not worth reading to the end: the connection is closed instead.
+      if (size >= keep && size > DRAIN_LIMIT_BYTES) {
+        ended = true;
+        body.destroy();
+        resolve(keep > 0 ? Buffer.concat(chunks).subarray(0, keep).toString('utf8') : null);
+      }
+    });
+    body.on('end', () => {
+      ended = true;
+      resolve(keep > 0 ? Buffer.concat(chunks).subarray(0, keep).toString('utf8') : null);
+    });
+    body.on('error', (err: Error) => {
+      if (!ended) reject(err);
+    });
+    body.on('close', () => {
+      if (!ended) reject(new Error('the answer was cut short'));
+    });
+  });
 }
 
 /** undici's codes for a request it refused to build or send as given. */
 const REQUEST_ERRORS = new Set(['UND_ERR_INVALID_ARG', 'ERR_INVALID_ARG_TYPE', 'ERR_INVALID_CHAR', 'ERR_INVALID_URL', 'UND_ERR_NOT_SUPPORTED']);
 
-function classify(err: unknown, signal: AbortSignal, deadline: DeadlineExceeded): PostFailure {
-  if (signal.aborted && signal.reason === deadline) return 'timeout';
+function classify(err: unknown): PostFailure {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (e === deadline) return 'timeout';
     if (isTekilError(e, 'FORBIDDEN_DESTINATION')) return 'forbidden';
   }
   const code = (err as { code?: unknown }).code;
@@ -159,9 +215,8 @@ function classify(err: unknown, signal: AbortSignal, deadline: DeadlineExceeded)
 }
 
 /** A short, secret-free description: codes and messages of the client, never headers or bodies. */
-function describeFailure(err: unknown, deadline: DeadlineExceeded): string {
+function describeFailure(err: unknown): string {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
-    if (e === deadline) return deadline.message;
     if (isTekilError(e, 'FORBIDDEN_DESTINATION')) return e.message;
   }
   return describe(err);
