@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { SendingConfig } from '../config/sending.js';
 import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
@@ -12,6 +12,7 @@ import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, type AttemptOutcome } from './attempt-decision.js';
 import type { DestinationGuard } from './destination-guard.js';
 import { DispatcherCaches } from './dispatcher-caches.js';
+import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
 import { Sender } from './sender.js';
@@ -60,8 +61,7 @@ export class Dispatcher implements Service {
   private readonly sql: Queryable & { close(): Promise<void> };
   private readonly caches: DispatcherCaches;
   private readonly completions: OutboxCompletion[] = [];
-  private readonly attemptsTotal: Counter<'result'> | undefined;
-  private readonly attemptSeconds: Histogram | undefined;
+  private readonly metrics: DispatcherMetrics;
   private running = false;
   private inFlight = 0;
   /** Claimed deliveries waiting for a free request slot (at most one `concurrency` worth). */
@@ -81,15 +81,7 @@ export class Dispatcher implements Service {
     this.sender = new Sender(options.guard);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
     this.caches = new DispatcherCaches(this.sql, options.box);
-    const registry = options.metrics;
-    if (registry) {
-      this.attemptsTotal =
-        (registry.getSingleMetric('tekil_outbox_attempts_total') as Counter<'result'> | undefined) ??
-        new Counter({ name: 'tekil_outbox_attempts_total', help: 'Delivery attempts by result', labelNames: ['result'], registers: [registry] });
-      this.attemptSeconds =
-        (registry.getSingleMetric('tekil_outbox_attempt_duration_seconds') as Histogram | undefined) ??
-        new Histogram({ name: 'tekil_outbox_attempt_duration_seconds', help: 'Duration of delivery attempts', registers: [registry] });
-    }
+    this.metrics = dispatcherMetrics(options.metrics);
   }
 
   async start(): Promise<void> {
@@ -204,8 +196,7 @@ export class Dispatcher implements Service {
       this.inFlight--;
       this.pump();
       this.completions.push(completion);
-      this.attemptsTotal?.inc({ result: completion.succeeded ? 'success' : 'failure' });
-      this.attemptSeconds?.observe(completion.durationMs / 1000);
+      this.metrics.attempt(completion.succeeded, completion.durationMs);
       this.scheduleFlush();
     });
   }
