@@ -24,7 +24,7 @@ export function headerValue(text: string): string {
   return out;
 }
 
-/** The receiving side of headerValue, for applications written in TypeScript and for tests. */
+/** The receiving side of headerValue: what an application does with a value it received (tests use it). */
 export function decodeHeaderValue(value: string): string {
   return value.startsWith(ENCODED_PREFIX) ? decodeURIComponent(value.slice(ENCODED_PREFIX.length)) : value;
 }
