@@ -62,7 +62,7 @@ export const forwardSchema = z
   .object({
     url: z.string().url(),
     /** A deadline for the whole exchange, from connecting to the answer's last byte. */
-    timeout: durationMs.default(10_000),
+    timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
     /** Networks (CIDR) the forward URL may resolve to although not public; absent: forwardDefaultNetworks. */
     allow_networks: z.array(cidr).optional(),
     /** Standard Webhooks secret (`whsec_<base64>`) tekil signs forwarded requests with. */

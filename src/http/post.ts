@@ -45,6 +45,8 @@ interface Destination {
   path: string;
 }
 
+const MAX_TIMER_MS = 2_147_483_647;
+
 /**
  * A request's deadline, in the shape undici accepts as an abort signal (an emitter of 'abort' with
  * `aborted` and `reason`). An AbortController per request, and an Error made up front, cost the
@@ -57,7 +59,8 @@ class Deadline {
   private readonly timer: NodeJS.Timeout;
 
   constructor(readonly timeoutMs: number) {
-    this.timer = setTimeout(() => this.fire(), timeoutMs);
+    // Node runs a timer longer than 2^31 - 1 ms after 1 ms instead: never let a long deadline become none.
+    this.timer = setTimeout(() => this.fire(), Math.min(timeoutMs, MAX_TIMER_MS));
   }
 
   private fire(): void {
