@@ -167,6 +167,7 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     await refused('POST', '/endpoints', { url: sink.url, description: 'a\u0000b' });
     const { body: ep } = await api('POST', '/endpoints', { url: sink.url, event_types: ['nul.test'] });
     await refused('PATCH', `/endpoints/${ep.id}`, { timeout: '100000000d' });
+    expect((await refused('POST', `/endpoints/${ep.id}/rotate-secret`, { window: '1000000000d' })).message).toMatch(/window/);
     expect((await refused('POST', '/messages', { type: 'nul.test', resource_id: 'inv\u0000_1' })).message).toMatch(/resource_id/);
     await refused('POST', '/messages', { type: 'nul.test', extra_destinations: [{ url: sink.url, endpoint_id: 'ep\u0000x' }] });
     await refused('POST', `/messages/evt_x/replay`, { endpoint_id: 'ep\u0000x' });

@@ -53,7 +53,8 @@ function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
 
 const replayBody = z.object({ endpoint_id: storableText(64).optional() }).strict();
 const replayFailedBody = z.object({ endpoint_id: storableText(64).optional(), since: time.optional(), until: time.optional() }).strict();
-const rotateBody = z.object({ window: durationMs.optional() }).strict();
+/** A rotation window past a year is a mistake, and past the timestamp range a database error. */
+const rotateBody = z.object({ window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).optional() }).strict();
 
 /** Admin API of the sending side: endpoints, publishing, history, export, replay and ping. */
 export async function outboxRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
