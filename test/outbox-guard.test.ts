@@ -4,18 +4,6 @@ import { Sender } from '../src/outbox/sender.js';
 import { startSink } from './helpers/sink.js';
 
 describe('destination guard', () => {
-  it('refuses private, loopback, link-local and mapped addresses unless allowed', () => {
-    const guard = new DestinationGuard();
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1']) {
-      expect(guard.permits(ip), ip).toBe(false);
-    }
-    for (const ip of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111']) expect(guard.permits(ip), ip).toBe(true);
-    const allowing = new DestinationGuard(['127.0.0.0/8', '10.0.0.0/8']);
-    expect(allowing.permits('127.0.0.1')).toBe(true);
-    expect(allowing.permits('10.9.9.9')).toBe(true);
-    expect(allowing.permits('192.168.1.1')).toBe(false);
-  });
-
   it('checks the address a connection really uses: names resolving to loopback are refused at connect time', async () => {
     const sink = await startSink();
     const sender = new Sender(new DestinationGuard());
@@ -43,18 +31,6 @@ describe('destination guard', () => {
     });
     await expect(guard.checkUrl('ftp://example.com/')).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
     await expect(guard.checkUrl('https://93.184.216.34/hook')).resolves.toBeInstanceOf(URL);
-  });
-
-  it('refuses IPv4-compatible, IPv4-mapped and 6to4 IPv6 forms of private addresses, at creation too', async () => {
-    const guard = new DestinationGuard();
-    for (const ip of ['::7f00:1', '::127.0.0.1', '::a00:1', '::ffff:7f00:1', '::ffff:0:a00:1', '2002:7f00:1::1', '2002:c0a8:101::1']) {
-      expect(guard.permits(ip), ip).toBe(false);
-    }
-    for (const url of ['http://[::127.0.0.1]:9/', 'http://[::ffff:127.0.0.1]:9/', 'http://[::ffff:7f00:1]:9/', 'http://[2002:7f00:1::1]:9/']) {
-      await expect(guard.checkUrl(url), url).rejects.toMatchObject({ code: 'FORBIDDEN_DESTINATION' });
-    }
-    // An allowed IPv4 network also allows its mapped form.
-    expect(new DestinationGuard(['127.0.0.0/8']).permits('::ffff:7f00:1')).toBe(true);
   });
 });
 
