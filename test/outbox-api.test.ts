@@ -56,7 +56,10 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     const id = created.body.id as string;
 
     expect((await api('POST', '/endpoints', { url: sink.url, ladder: 'weekly' })).body.error).toBe('VALIDATION_FAILED');
-    expect((await api('POST', '/endpoints', { url: 'http://169.254.169.254/' })).body.error).toBe('FORBIDDEN_DESTINATION');
+    expect((await api('POST', '/endpoints', { url: 'http://169.254.169.254/' })).body).toMatchObject({
+      error: 'FORBIDDEN_DESTINATION',
+      hint: 'to allow it, add to the configuration: sending: { allow_networks: ["169.254.169.254/32"] }',
+    });
     expect((await api('POST', '/endpoints', { url: sink.url, event_types: ['bad type!'] })).status).toBe(400);
 
     const shown = await api('GET', `/endpoints/${id}`);
