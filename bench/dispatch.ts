@@ -101,7 +101,7 @@ async function main(): Promise<void> {
     await bareRate(sink.url, bodies.slice(0, Math.min(bodies.length, 10_000)));
     const before = await bareRate(sink.url, bodies);
 
-    const dispatcher = new Dispatcher({ db, databaseUrl: dbUrl, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
+    const dispatcher = new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
     // BENCH_PROFILE=<file> writes a CPU profile of the dispatch phase (open it in Chrome DevTools).
     const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
     if (profiler) {

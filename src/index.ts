@@ -16,7 +16,7 @@ export {
   type SqlExecutor,
 } from './outbox/publish.js';
 export { ladderPresets, ladderGapsMs, type LadderPreset, type LadderSpec } from './outbox/ladders.js';
-export type { Endpoint, Delivery, Attempt, DeliveryStatus, EndpointScheme } from './outbox/types.js';
+export type { Endpoint, OutboxDelivery, OutboxAttempt, OutboxDeliveryStatus, EndpointScheme } from './outbox/types.js';
 export {
   defineHandlers,
   HandlerRegistry,

@@ -49,15 +49,15 @@ describe('CLI: a refused call prints the code, the message and the hint, not a s
     expect(run.stdout).toBe('');
     const lines = run.stderr.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^tekil: FORBIDDEN_DESTINATION: destination 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
-    expect(lines[1]).toBe('hint: add "127.0.0.0/8" to sending.allow_networks in tekil.yaml');
+    expect(lines[1]).toBe('hint: to allow it, add to the configuration: sending: { allow_networks: ["127.0.0.0/8"] }');
     expect(lines).toHaveLength(2);
     expect(run.stderr).not.toMatch(/\bat \S+ \(/);
   }, 30_000);
 
-  it('the hint names the private network the destination is on', async () => {
+  it('the hint names the narrowest network that allows the destination', async () => {
     const run = await cli('endpoints', 'create', 'http://10.1.2.3/hooks');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('hint: add "10.0.0.0/8" to sending.allow_networks in tekil.yaml');
+    expect(run.stderr).toContain('hint: to allow it, add to the configuration: sending: { allow_networks: ["10.1.2.3/32"] }');
   }, 30_000);
 
   it('--verbose keeps the stack for whoever wants it', async () => {

@@ -57,7 +57,10 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     const id = created.body.id as string;
 
     expect((await api('POST', '/endpoints', { url: sink.url, ladder: 'weekly' })).body.error).toBe('VALIDATION_FAILED');
-    expect((await api('POST', '/endpoints', { url: 'http://169.254.169.254/' })).body.error).toBe('FORBIDDEN_DESTINATION');
+    expect((await api('POST', '/endpoints', { url: 'http://169.254.169.254/' })).body).toMatchObject({
+      error: 'FORBIDDEN_DESTINATION',
+      hint: 'to allow it, add to the configuration: sending: { allow_networks: ["169.254.169.254/32"] }',
+    });
     expect((await api('POST', '/endpoints', { url: sink.url, event_types: ['bad type!'] })).status).toBe(400);
 
     const shown = await api('GET', `/endpoints/${id}`);
@@ -152,5 +155,30 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     const pinged = flaky.requests.find((r) => r.headers['webhook-id'] === ping.body.id)!;
     expect(JSON.parse(pinged.body.toString())).toMatchObject({ type: 'test.ping', data: { endpoint_id: ep.id } });
     expect(sink.requests.some((r) => r.headers['webhook-id'] === ping.body.id)).toBe(false);
+  });
+
+  it('bad input is a 400 with a code, never a 500: out-of-range timeouts, NUL bytes, bad cursors', async () => {
+    const refused = async (method: 'GET' | 'POST' | 'PATCH', url: string, payload?: unknown) => {
+      const res = await api(method, url, payload);
+      expect(res.status, `${method} ${url} ${JSON.stringify(payload)}`).toBe(400);
+      expect(res.body.error, `${method} ${url}`).toBe('VALIDATION_FAILED');
+      // The message is tekil's own, not the database's.
+      expect(String(res.body.message)).not.toMatch(/invalid byte sequence|out of range for type|syntax for type/);
+      return res.body as { message: string };
+    };
+    expect((await refused('POST', '/endpoints', { url: sink.url, timeout: '100000000d' })).message).toMatch(/timeout/);
+    await refused('POST', '/endpoints', { url: sink.url, timeout: 0 });
+    await refused('POST', '/endpoints', { url: sink.url, description: 'a\u0000b' });
+    const { body: ep } = await api('POST', '/endpoints', { url: sink.url, event_types: ['nul.test'] });
+    await refused('PATCH', `/endpoints/${ep.id}`, { timeout: '100000000d' });
+    expect((await refused('POST', `/endpoints/${ep.id}/rotate-secret`, { window: '1000000000d' })).message).toMatch(/window/);
+    expect((await refused('POST', '/messages', { type: 'nul.test', resource_id: 'inv\u0000_1' })).message).toMatch(/resource_id/);
+    await refused('POST', '/messages', { type: 'nul.test', extra_destinations: [{ url: sink.url, endpoint_id: 'ep\u0000x' }] });
+    await refused('POST', `/messages/evt_x/replay`, { endpoint_id: 'ep\u0000x' });
+    for (const cursor of ['!!!', Buffer.from('99999999999999999999').toString('base64url'), Buffer.from('1\u0000').toString('base64url'), 'x'.repeat(200)]) {
+      await refused('GET', `/deliveries?cursor=${encodeURIComponent(cursor)}`);
+      await refused('GET', `/messages?cursor=${encodeURIComponent(cursor)}`);
+    }
+    await refused('GET', `/deliveries?limit=${'9'.repeat(400)}`);
   });
 });

@@ -31,7 +31,7 @@ describe.skipIf(!onPostgres)('outbox: dispatcher crashes and several dispatchers
 
   beforeAll(async () => {
     t = await createTestDb();
-    h = outboxHarness(t.db, {}, t.url);
+    h = outboxHarness(t.db, {});
   });
   afterAll(async () => {
     for (const c of cleanups.reverse()) await c();

@@ -17,7 +17,7 @@ describe('outbox: publishing inside the caller’s transaction', () => {
 
   beforeAll(async () => {
     t = await createTestDb();
-    h = outboxHarness(t.db, {}, t.url);
+    h = outboxHarness(t.db, {});
     [sinkA, sinkB, callback] = await Promise.all([startSink(), startSink(), startSink()]);
     epA = (await h.endpoints.create(t.db, { url: sinkA.url, event_types: ['invoice.*'] })).endpoint.id;
     await h.endpoints.create(t.db, { url: sinkB.url, event_types: ['invoice.paid', 'payout.sent'] });

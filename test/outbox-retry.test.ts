@@ -52,7 +52,7 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
 
   beforeAll(async () => {
     t = await createTestDb();
-    h = outboxHarness(t.db, { time_scale: SCALE }, t.url);
+    h = outboxHarness(t.db, { time_scale: SCALE });
     dispatcher = h.newDispatcher();
     await dispatcher.start();
   });
@@ -126,6 +126,43 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
     }
   });
 
+  it('a 4xx answer and a refused connection are failed attempts on the ladder; errors carry no body, secret or signature', async () => {
+    // The receiver echoes everything it got: signature, timestamp and body.
+    const s = await sink((_n, req) => ({ status: 400, body: `bad ${String(req.headers['webhook-signature'])} ${req.body.toString('utf8')}` }));
+    const created = await h.endpoints.create(t.db, { url: s.url, event_types: ['echo.event'], ladder: ['10s'] });
+    const { id } = await send('echo.event', { card: '4111111111111111' });
+    await settled(id, 'failed');
+    const rows = await attempts(id);
+    expect(rows.map((a) => [a.status_code, a.error])).toEqual([[400, 'HTTP 400'], [400, 'HTTP 400']]);
+    const { rows: [d] } = await t.db.query<{ last_error: string; last_status_code: number }>(
+      'SELECT last_error, last_status_code FROM outbox_deliveries WHERE message_id = $1',
+      [id],
+    );
+    expect(d).toEqual({ last_error: 'HTTP 400', last_status_code: 400 });
+    // The answer itself is kept in the attempt's response_body (the history); the errors are clean.
+    const secretBase64 = created.secret.slice('whsec_'.length);
+    for (const text of [d!.last_error, ...rows.map((a) => a.error ?? '')]) {
+      expect(text).not.toMatch(/4111|v1,|whsec_/);
+      expect(text).not.toContain(secretBase64);
+    }
+
+    const { createServer } = await import('node:net');
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const port = (closed.address() as { port: number }).port;
+    await new Promise((r) => closed.close(r));
+    await endpoint(`http://127.0.0.1:${port}/hook`, 'refused.event', { ladder: ['10s'] });
+    const refused = await send('refused.event', { card: '4111111111111111' });
+    await settled(refused.id, 'failed');
+    const refusedRows = await attempts(refused.id);
+    expect(refusedRows).toHaveLength(2);
+    for (const a of refusedRows) {
+      expect(a).toMatchObject({ succeeded: false, status_code: null });
+      expect(a.error).toMatch(/^ECONNREFUSED/);
+      expect(a.error).not.toMatch(/4111|v1,|whsec_/);
+    }
+  });
+
   it('honours Retry-After (scaled) when it asks for more than the ladder', async () => {
     const s = await sink((n) => (n === 1 ? { status: 503, headers: { 'retry-after': '50' } } : { status: 200 }));
     await endpoint(s.url, 'busy.event', { ladder: ['10s'] });
@@ -136,7 +173,7 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
 
   it('the optional disable policy disables an endpoint after N consecutive failed deliveries', async () => {
     await dispatcher.stop();
-    const strict = outboxHarness(t.db, { time_scale: SCALE, disable_after_failures: 2 }, t.url);
+    const strict = outboxHarness(t.db, { time_scale: SCALE, disable_after_failures: 2 });
     dispatcher = strict.newDispatcher();
     await dispatcher.start();
     const s = await sink(() => ({ status: 500 }));

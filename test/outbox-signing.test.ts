@@ -22,7 +22,7 @@ describe('outbox: signatures verify with the official libraries, also during a r
 
   beforeAll(async () => {
     t = await createTestDb();
-    h = outboxHarness(t.db, {}, t.url);
+    h = outboxHarness(t.db, {});
     for (const scheme of ['standard', 'paymos', 'stripe'] as const) {
       sinks[scheme] = await startSink();
       const { endpoint, secret } = await h.endpoints.create(t.db, { url: sinks[scheme].url, scheme });

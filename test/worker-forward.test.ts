@@ -5,8 +5,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { deliveryRow, testContext, workerTestConfig } from './helpers/inbox.js';
 import { createInboxWorker, type InboxWorker } from '../src/worker/worker.js';
+import { decodeHeaderValue } from '../src/http/header-value.js';
 
 const SOURCE = 'fwd';
+const PUBLIC_ONLY = 'fwd-public-only';
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
 interface Seen {
@@ -42,6 +44,11 @@ describe('worker: forwarding', () => {
       // Long backoffs: a test decides when a retry is due (by moving next_attempt_at).
       retry: { max_attempts: 5, base: 60_000, cap: 60_000 },
       forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET },
+    };
+    // The same application, for a source whose forward policy allows no private network at all.
+    config.sources[PUBLIC_ONLY] = {
+      ...config.sources[SOURCE]!,
+      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET, allow_networks: [] },
     };
     worker = createInboxWorker(testContext(t.db, config));
   });
@@ -124,5 +131,75 @@ describe('worker: forwarding', () => {
     await insert('evt_f4');
     await worker.runOnce();
     expect(await deliveryRow(t.db, 'evt_f4', SOURCE)).toMatchObject({ status: 'dead', attempts: 1, last_error: 'forward: HTTP 422' });
+  });
+
+  it('non-ASCII and CR/LF ids and types are sent encoded (RFC 8187 form), signed as sent, and done', async () => {
+    answer = (_req, res) => res.writeHead(200).end();
+    const eventId = 'evt_ş_\r\n_1';
+    await t.db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, content_type) VALUES ($1, $2, $3, $4, $5, 'application/json')`,
+      [SOURCE, eventId, 'müşteri-42', 'sipariş.ödendi', Buffer.from('{"ü":1}')],
+    );
+    expect(await worker.runOnce()).toBe(1);
+    expect(seen).toHaveLength(1);
+    const h = seen[0]!.headers;
+    expect(h['x-tekil-event-type']).toBe("UTF-8''sipari%C5%9F.%C3%B6dendi");
+    expect(decodeHeaderValue(h['x-tekil-resource-id'] as string)).toBe('müşteri-42');
+    expect(decodeHeaderValue(h['x-tekil-event-id'] as string)).toBe(eventId);
+    expect(decodeHeaderValue(h['idempotency-key'] as string)).toBe(`${SOURCE}:${eventId}`);
+    expect(h['webhook-id']).toBe(h['idempotency-key']);
+    expect(() => new Webhook(SECRET).verify(seen[0]!.body, h as Record<string, string>)).not.toThrow();
+    expect(await deliveryRow(t.db, eventId, SOURCE)).toMatchObject({ status: 'done', attempts: 1 });
+  });
+
+  it('a request tekil cannot build is permanent: dead after one attempt, nothing sent', async () => {
+    answer = (_req, res) => res.writeHead(200).end();
+    await insert('evt_f5', '{"event_id":"evt_f5"}', 'application/json\r\nx-injected: 1');
+    await worker.runOnce();
+    const row = await deliveryRow(t.db, 'evt_f5', SOURCE);
+    expect(row).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(row?.last_error).toMatch(/^forward: request could not be built/);
+    expect(seen).toHaveLength(0);
+  });
+
+  it('the timeout is a deadline: an answer trickled past it fails as a timeout near the deadline', async () => {
+    // 200 and headers at once, then a byte every 100 ms for 3 s.
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.flushHeaders();
+      let n = 0;
+      const timer = setInterval(() => (++n >= 30 || res.destroyed ? (clearInterval(timer), res.end()) : res.write('.')), 100);
+      res.on('close', () => clearInterval(timer));
+    };
+    await insert('evt_f6');
+    const t0 = Date.now();
+    await worker.runOnce();
+    expect(Date.now() - t0).toBeLessThan(2_500);
+    expect(await deliveryRow(t.db, 'evt_f6', SOURCE)).toMatchObject({ status: 'pending', last_error: 'forward: no answer within 300 ms' });
+  });
+
+  it('errors carry no body, secret or signature: an answer echoing them is recorded as its status only', async () => {
+    answer = (req, res) => res.writeHead(500).end(`echo ${String(req.headers['webhook-signature'])} ${SECRET}`);
+    await insert('evt_f7', '{"event_id":"evt_f7","card":"4111111111111111"}');
+    await worker.runOnce();
+    const row = await deliveryRow(t.db, 'evt_f7', SOURCE);
+    expect(row?.last_error).toBe('forward: HTTP 500');
+    const attempts = await t.db.query<{ error: string | null }>("SELECT error FROM inbox_attempts WHERE event_id = 'evt_f7'");
+    for (const a of attempts.rows) {
+      expect(a.error ?? '').not.toMatch(/4111|whsec_|v1,/);
+    }
+  });
+
+  it('the forward policy: private networks are allowed by default; with allow_networks: [] loopback is refused, permanently', async () => {
+    answer = (_req, res) => res.writeHead(200).end();
+    await t.db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, content_type) VALUES ($1, 'evt_f8', NULL, 'invoice.paid', '{}', 'application/json')`,
+      [PUBLIC_ONLY],
+    );
+    await worker.runOnce();
+    const row = await deliveryRow(t.db, 'evt_f8', PUBLIC_ONLY);
+    expect(row).toMatchObject({ status: 'dead', attempts: 1 });
+    expect(row?.last_error).toMatch(/forward: .*private, loopback or link-local.*forward\.allow_networks/);
+    expect(seen).toHaveLength(0);
   });
 });

@@ -4,33 +4,36 @@ import { z } from 'zod';
 import type { Context } from '../service.js';
 import { durationMs } from '../config/units.js';
 import { outboxParts } from '../outbox/parts.js';
-import { parseInput } from '../outbox/endpoints.js';
+import { parseInput, storableText } from '../outbox/endpoints.js';
 import { exportDeliveriesCsv, getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { publish } from '../outbox/publish.js';
-import { deliveryStatuses } from '../outbox/types.js';
+import { outboxDeliveryStatuses } from '../outbox/types.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
 
 const publishBody = z
   .object({
-    type: z.string().min(1).max(255),
-    resource_id: z.string().max(255).nullable().optional(),
+    type: storableText(255).pipe(z.string().min(1)),
+    resource_id: storableText(255).nullable().optional(),
     data: z.unknown().optional(),
-    extra_destinations: z.array(z.object({ url: z.string().url(), endpoint_id: z.string().min(1) }).strict()).max(20).optional(),
+    extra_destinations: z
+      .array(z.object({ url: storableText(2048).pipe(z.string().url()), endpoint_id: storableText(64).pipe(z.string().min(1)) }).strict())
+      .max(20)
+      .optional(),
   })
   .strict();
 
 const time = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 const historyQuery = z
   .object({
-    endpoint_id: z.string().optional(),
-    type: z.string().optional(),
-    status: z.enum(deliveryStatuses).optional(),
-    resource_id: z.string().optional(),
+    endpoint_id: storableText(64).optional(),
+    type: storableText(255).optional(),
+    status: z.enum(outboxDeliveryStatuses).optional(),
+    resource_id: storableText(255).optional(),
     since: time.optional(),
     until: time.optional(),
-    cursor: z.string().optional(),
+    cursor: z.string().max(200).optional(),
     limit: z.coerce.number().int().positive().optional(),
   })
   .strict();
@@ -48,9 +51,10 @@ function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
   };
 }
 
-const replayBody = z.object({ endpoint_id: z.string().optional() }).strict();
-const replayFailedBody = z.object({ endpoint_id: z.string().optional(), since: time.optional(), until: time.optional() }).strict();
-const rotateBody = z.object({ window: durationMs.optional() }).strict();
+const replayBody = z.object({ endpoint_id: storableText(64).optional() }).strict();
+const replayFailedBody = z.object({ endpoint_id: storableText(64).optional(), since: time.optional(), until: time.optional() }).strict();
+/** A rotation window past a year is a mistake, and past the timestamp range a database error. */
+const rotateBody = z.object({ window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).optional() }).strict();
 
 /** Admin API of the sending side: endpoints, publishing, history, export, replay and ping. */
 export async function outboxRoutes(app: FastifyInstance, ctx: Context): Promise<void> {

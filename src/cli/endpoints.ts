@@ -36,7 +36,7 @@ function settingOptions(cmd: Command): Command {
   return cmd
     .option('--event-types <list>', 'comma-separated event types: exact (invoice.paid) or prefix (invoice.*); none = all')
     .option('--ladder <ladder>', 'retry ladder: a preset (standard, paymos, mercanpay) or gaps like 30s,2m,1h')
-    .option('--timeout <duration>', 'request timeout, e.g. 10s')
+    .option('--timeout <duration>', 'deadline for a whole attempt, to the last byte of the answer, e.g. 10s (at most 5m)')
     .option('--max-in-flight <n>', 'most concurrent requests to this endpoint')
     .option('--scheme <scheme>', 'signature scheme: standard, paymos or stripe')
     .option('--description <text>', 'a note for operators');

@@ -26,10 +26,10 @@ export const sendingSchema = z
   .object({
     /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
     allow_networks: z.array(cidr).default([]),
-    /** Request timeout of an endpoint created without one. */
-    timeout: durationMs.default(10_000),
+    /** Timeout of an endpoint created without one: a deadline for the whole attempt, to the answer's last byte. */
+    timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
     /** How long a rotated-out secret keeps signing next to the new one. */
-    rotation_window: durationMs.default(24 * 3_600_000),
+    rotation_window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).default(24 * 3_600_000),
     /** Concurrent requests per endpoint for an endpoint created without a value. */
     max_in_flight: z.number().int().positive().default(16),
     /** Ladder of an endpoint created without one. */

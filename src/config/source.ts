@@ -47,11 +47,24 @@ export const retrySchema = z
   .strict();
 export type RetryConfig = z.infer<typeof retrySchema>;
 
-/** Forwarding: POST the raw body to the application, signed with Standard Webhooks. */
+/** The forward policy's default: loopback and private networks (an application next door), nothing else. */
+export const forwardDefaultNetworks: readonly string[] = ['127.0.0.0/8', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
+
+const cidr = z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'expected a network in CIDR form, e.g. 10.0.0.0/8 or fc00::/7');
+
+/**
+ * Forwarding: POST the raw body to the application, signed with Standard Webhooks. The forward URL is
+ * the operator's own, usually an application on the same host or network, so loopback and private
+ * networks are allowed by default; link-local (cloud metadata), multicast and the other reserved
+ * ranges stay refused unless listed, and `allow_networks: []` forwards to public addresses only.
+ */
 export const forwardSchema = z
   .object({
     url: z.string().url(),
-    timeout: durationMs.default(10_000),
+    /** A deadline for the whole exchange, from connecting to the answer's last byte. */
+    timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
+    /** Networks (CIDR) the forward URL may resolve to although not public; absent: forwardDefaultNetworks. */
+    allow_networks: z.array(cidr).optional(),
     /** Standard Webhooks secret (`whsec_<base64>`) tekil signs forwarded requests with. */
     secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'expected "whsec_" followed by base64'),
   })

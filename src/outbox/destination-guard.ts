@@ -24,57 +24,53 @@ const DENIED_V4 = [
 const DENIED_V6 = [
   ['::', 128],
   ['::1', 128],
+  ['::', 96], // IPv4-compatible (deprecated): ::127.0.0.1 is 127.0.0.1 to some stacks
+  // ::ffff:0:0/96 (IPv4-mapped) is judged as the IPv4 address it carries (see ipv4Inside); a subnet
+  // here would also catch every IPv4 address, which BlockList compares in that mapped form.
+  ['::ffff:0:0:0', 96], // IPv4-translated (SIIT)
+  ['2002::', 16], // 6to4: carries an IPv4 address that may be private
   ['fc00::', 7], // unique local
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
   ['64:ff9b::', 96], // NAT64 can reach private IPv4
 ] as const;
 
-/** The denied network (CIDR) an address falls in, so a refusal can name the exact line to allow it. */
-function deniedNetworkOf(address: string): string | undefined {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  const ip = mapped ? mapped[1]! : address;
-  const family = isIP(ip);
-  if (family === 0) return undefined;
-  for (const [net, prefix] of family === 4 ? DENIED_V4 : DENIED_V6) {
-    const one = new BlockList();
-    one.addSubnet(net, prefix, family === 4 ? 'ipv4' : 'ipv6');
-    if (one.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return `${net}/${prefix}`;
-  }
-  return undefined;
+export interface DestinationGuardOptions {
+  /** The setting that allows networks, named in refusals so the operator knows what to change. */
+  setting?: string;
 }
 
 export class DestinationGuard {
   private readonly denied = new BlockList();
   private readonly allowed = new BlockList();
+  private readonly setting: string;
 
-  constructor(allowNetworks: readonly string[] = []) {
+  constructor(allowNetworks: readonly string[] = [], options: DestinationGuardOptions = {}) {
+    this.setting = options.setting ?? 'sending.allow_networks';
     for (const [net, prefix] of DENIED_V4) this.denied.addSubnet(net, prefix, 'ipv4');
     for (const [net, prefix] of DENIED_V6) this.denied.addSubnet(net, prefix, 'ipv6');
     for (const cidr of allowNetworks) {
       const [net, prefixText] = cidr.split('/') as [string, string];
       const family = isIP(net);
-      if (family === 0) throw new TekilError('CONFIG_INVALID', `sending.allow_networks: "${cidr}" is not a network`);
+      if (family === 0) throw new TekilError('CONFIG_INVALID', `${this.setting}: "${cidr}" is not a network`);
       this.allowed.addSubnet(net, Number(prefixText), family === 4 ? 'ipv4' : 'ipv6');
     }
   }
 
   /** True when a connection to this IP address is allowed. */
   permits(address: string): boolean {
-    // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it carries.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    const ip = mapped ? mapped[1]! : address;
+    // IPv4-mapped IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) is judged as the IPv4 address it carries.
+    const ip = ipv4Inside(address) ?? address;
     const type = isIP(ip) === 4 ? 'ipv4' : 'ipv6';
     if (this.allowed.check(ip, type)) return true;
     return !this.denied.check(ip, type);
   }
 
   refusal(host: string, address: string): TekilError {
-    const network = deniedNetworkOf(address);
     return new TekilError(
       'FORBIDDEN_DESTINATION',
-      `destination ${host} resolves to ${address}, a private, loopback or link-local address (allow it with sending.allow_networks)`,
-      network === undefined ? undefined : { hint: `add "${network}" to sending.allow_networks in tekil.yaml` },
+      `destination ${host} resolves to ${address}, a private, loopback or link-local address (allow it with ${this.setting})`,
+      { hint: `to allow it, add to the configuration: ${configLine(this.setting, networkOf(address))}` },
     );
   }
 
@@ -136,4 +132,31 @@ export class DestinationGuard {
     if (addresses.length > 0 && !addresses.some((a) => this.permits(a.address))) throw this.refusal(host, addresses[0]!.address);
     return url;
   }
+}
+
+/** The IPv4 address inside an IPv4-mapped IPv6 address, in dotted or hexadecimal form. */
+function ipv4Inside(address: string): string | undefined {
+  const dotted = /^(?:0{0,4}:){0,5}:?ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (dotted && isIP(address) === 6) return dotted[1];
+  const hex = /^(?:0{0,4}:){0,5}:?ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(address);
+  if (!hex || isIP(address) !== 6) return undefined;
+  const hi = parseInt(hex[1]!, 16);
+  const lo = parseInt(hex[2]!, 16);
+  return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+}
+
+/** `sending.allow_networks` + a network → `sending: { allow_networks: ["127.0.0.0/8"] }`, one YAML line. */
+function configLine(setting: string, network: string): string {
+  const parts = setting.split('.');
+  let line = `${parts.pop()!}: ["${network}"]`;
+  while (parts.length > 0) line = `${parts.pop()!}: { ${line} }`;
+  return line;
+}
+
+/** The narrowest sensible network to suggest allowing for a refused address. */
+function networkOf(address: string): string {
+  const ip = ipv4Inside(address) ?? address;
+  const family = isIP(ip);
+  if (family === 4) return ip.startsWith('127.') ? '127.0.0.0/8' : `${ip}/32`;
+  return family === 6 ? `${ip}/128` : address;
 }

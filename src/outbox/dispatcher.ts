@@ -1,26 +1,26 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { SendingConfig } from '../config/sending.js';
 import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
-import { dispatcherQueryable } from './dispatcher-store.js';
-import { createScheme, type SignatureScheme } from '../signing/index.js';
+import { claimDeliveries } from '../store/sql/outbox/claim-deliveries.js';
+import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
+import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
+import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
+import { nextStep, type AttemptOutcome } from './attempt-decision.js';
 import type { DestinationGuard } from './destination-guard.js';
-import { signingSecrets } from './endpoints.js';
-import { ladderGapsMs, nextAttemptDelay } from './ladders.js';
+import { DispatcherCaches } from './dispatcher-caches.js';
+import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
-import { Sender, type AttemptOutcome } from './sender.js';
-import { claimDeliveries, type ClaimedDelivery } from './sql/claim.js';
-import { recordAbandoned, writeCompletions, type Completion } from './sql/complete.js';
-import type { EndpointScheme } from './types.js';
+import { Sender } from './sender.js';
+import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
 
 export interface DispatcherOptions {
+  /** The store; the dispatcher opens its own small pool through it (same settings, own connections). */
   db: Db;
-  /** On Postgres, the dispatcher opens its own small pool with prepared statements to this database. */
-  databaseUrl?: string | undefined;
   sending: SendingConfig;
   box: SecretBox;
   guard: DestinationGuard;
@@ -28,8 +28,11 @@ export interface DispatcherOptions {
   metrics?: Registry | undefined;
 }
 
-/** Secrets are cached briefly: a rotation changes the endpoint's updated_at, which invalidates them. */
-const SECRET_CACHE_MS = 60_000;
+/**
+ * Connections of the dispatcher's own pool: one claim, two completion writers and a secret lookup at
+ * once, so a busy dispatcher never waits for connections the API and the receiver need, nor they for its.
+ */
+const DISPATCHER_CONNECTIONS = 4;
 /** Completion writers that may run at once (each on its own connection). */
 const FLUSH_WRITERS = 2;
 /**
@@ -44,12 +47,6 @@ const CLAIM_AHEAD = 4;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
-interface CachedSecrets {
-  updatedAt: number;
-  expiresAt: number;
-  secrets: Promise<string[]>;
-}
-
 /**
  * Claims due deliveries, signs and posts them, and records every attempt. Requests run concurrently up
  * to `dispatcher.concurrency`; finished attempts are written in groups (one statement per group) and
@@ -60,19 +57,15 @@ export class Dispatcher implements Service {
   readonly name = 'dispatcher';
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: Sender;
-  /** Where the dispatcher's statements run: its own pool on Postgres, the shared store otherwise. */
-  private readonly sql: Queryable;
-  private readonly closeSql: () => Promise<void>;
-  private readonly schemes = new Map<string, SignatureScheme>();
-  private readonly secretCache = new Map<string, CachedSecrets>();
-  private readonly ladderCache = new Map<string, number[]>();
-  private readonly completions: Completion[] = [];
-  private readonly attemptsTotal: Counter<'result'> | undefined;
-  private readonly attemptSeconds: Histogram | undefined;
+  /** Where the dispatcher's statements run: its own pool from the store (the store itself on PGlite). */
+  private readonly sql: Queryable & { close(): Promise<void> };
+  private readonly caches: DispatcherCaches;
+  private readonly completions: OutboxCompletion[] = [];
+  private readonly metrics: DispatcherMetrics;
   private running = false;
   private inFlight = 0;
   /** Claimed deliveries waiting for a free request slot (at most one `concurrency` worth). */
-  private readonly queue: Array<{ row: ClaimedDelivery; lease: string }> = [];
+  private readonly queue: Array<{ row: OutboxClaimedDelivery; lease: string }> = [];
   private claiming = false;
   private claimAgain = false;
   private claimSeq = 0;
@@ -86,18 +79,9 @@ export class Dispatcher implements Service {
 
   constructor(private readonly options: DispatcherOptions) {
     this.sender = new Sender(options.guard);
-    const { queryable, close } = dispatcherQueryable(options.db, options.databaseUrl);
-    this.sql = queryable;
-    this.closeSql = close;
-    const registry = options.metrics;
-    if (registry) {
-      this.attemptsTotal =
-        (registry.getSingleMetric('tekil_outbox_attempts_total') as Counter<'result'> | undefined) ??
-        new Counter({ name: 'tekil_outbox_attempts_total', help: 'Delivery attempts by result', labelNames: ['result'], registers: [registry] });
-      this.attemptSeconds =
-        (registry.getSingleMetric('tekil_outbox_attempt_duration_seconds') as Histogram | undefined) ??
-        new Histogram({ name: 'tekil_outbox_attempt_duration_seconds', help: 'Duration of delivery attempts', registers: [registry] });
-    }
+    this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
+    this.caches = new DispatcherCaches(this.sql, options.box);
+    this.metrics = dispatcherMetrics(options.metrics);
   }
 
   async start(): Promise<void> {
@@ -127,7 +111,7 @@ export class Dispatcher implements Service {
     // Requests still running after the grace period are cut; their leases run out and another
     // dispatcher (or the next start) records the lost attempt and retries.
     await this.sender.close(this.inFlight > 0).catch(() => {});
-    await this.closeSql().catch(() => {});
+    await this.sql.close().catch(() => {});
   }
 
   /** Asks for a claim soon; several asks while one claim runs collapse into one more. */
@@ -160,7 +144,7 @@ export class Dispatcher implements Service {
           // round of work, wait until there is room for a full batch (pump kicks when it runs low).
           if (limit < Math.min(batch_size, 2 * concurrency) && this.queue.length >= concurrency) break;
           const lease = `${this.id}:${++this.claimSeq}`;
-          let rows: ClaimedDelivery[];
+          let rows: OutboxClaimedDelivery[];
           try {
             rows = await claimDeliveries(this.sql, limit, lease, lease_margin);
           } catch (err) {
@@ -202,35 +186,28 @@ export class Dispatcher implements Service {
   private async releaseQueued(): Promise<void> {
     const queued = this.queue.splice(0);
     if (queued.length === 0) return;
-    await this.sql
-      .query(
-        `UPDATE outbox_deliveries d SET status = 'pending', attempts = d.attempts - 1, next_attempt_at = now(), lease = NULL
-         FROM unnest($1::bigint[], $2::text[]) AS q (id, lease)
-         WHERE d.id = q.id AND d.lease = q.lease AND d.status = 'sending'`,
-        [queued.map((q) => q.row.id), queued.map((q) => q.lease)],
-      )
+    await releaseUnstarted(this.sql, queued.map((q) => ({ id: q.row.id, lease: q.lease })))
       .catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
   }
 
-  private launch(row: ClaimedDelivery, lease: string): void {
+  private launch(row: OutboxClaimedDelivery, lease: string): void {
     this.inFlight++;
     void this.attempt(row, lease).then((completion) => {
       this.inFlight--;
       this.pump();
       this.completions.push(completion);
-      this.attemptsTotal?.inc({ result: completion.succeeded ? 'success' : 'failure' });
-      this.attemptSeconds?.observe(completion.durationMs / 1000);
+      this.metrics.attempt(completion.succeeded, completion.durationMs);
       this.scheduleFlush();
     });
   }
 
   /** One attempt; never throws: whatever goes wrong is recorded as the attempt's error. */
-  private async attempt(row: ClaimedDelivery, lease: string): Promise<Completion> {
+  private async attempt(row: OutboxClaimedDelivery, lease: string): Promise<OutboxCompletion> {
     const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
     let outcome: AttemptOutcome;
     try {
-      const secrets = await this.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
-      const headers = this.scheme(row.scheme).sign({ body, secrets, id: row.message_id });
+      const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
+      const headers = this.caches.scheme(row.scheme).sign({ body, secrets, id: row.message_id });
       if (row.scheme === 'stripe') headers['X-Webhook-Id'] = row.message_id;
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
     } catch (err) {
@@ -242,26 +219,16 @@ export class Dispatcher implements Service {
         error: `not sent: ${(err as Error).message}`,
         responseBody: null,
         retryAfterMs: undefined,
+        unsendable: false,
       };
     }
-    let next: Completion['next'] = 'succeeded';
-    let delayMs = 0;
-    if (!outcome.succeeded) {
-      let delay: number | undefined;
-      try {
-        delay = nextAttemptDelay({
-          gapsMs: this.ladder(row.ladder_json),
-          attemptsOnLadder: row.attempt - row.ladder_base,
-          timeScale: this.options.sending.time_scale,
-          retryAfterMs: outcome.retryAfterMs,
-          retryAfterMaxMs: this.options.sending.retry_after_max,
-        });
-      } catch {
-        delay = undefined; // an unreadable ladder cannot schedule anything: the delivery fails
-      }
-      next = delay === undefined ? 'failed' : 'pending';
-      delayMs = delay ?? 0;
-    }
+    const { next, delayMs } = nextStep({
+      outcome,
+      gapsMs: outcome.succeeded ? [] : this.caches.ladder(row.ladder_json),
+      attemptsOnLadder: row.attempt - row.ladder_base,
+      timeScale: this.options.sending.time_scale,
+      retryAfterMaxMs: this.options.sending.retry_after_max,
+    });
     return {
       deliveryId: Number(row.id),
       lease,
@@ -332,43 +299,5 @@ export class Dispatcher implements Service {
       this.kick();
     }, at - Date.now());
     this.wakeTimer.unref();
-  }
-
-  private scheme(name: string): SignatureScheme {
-    let scheme = this.schemes.get(name);
-    if (!scheme) {
-      scheme = createScheme(name as EndpointScheme);
-      this.schemes.set(name, scheme);
-    }
-    return scheme;
-  }
-
-  private ladder(json: string): number[] {
-    let gaps = this.ladderCache.get(json);
-    if (!gaps) {
-      gaps = ladderGapsMs(JSON.parse(json) as string | string[]);
-      this.ladderCache.set(json, gaps);
-    }
-    return gaps;
-  }
-
-  private secretsFor(endpointId: string, updatedAtMs: number): Promise<string[]> {
-    const now = Date.now();
-    const cached = this.secretCache.get(endpointId);
-    if (cached && cached.updatedAt === updatedAtMs && cached.expiresAt > now) return cached.secrets;
-    const entry: CachedSecrets = { updatedAt: updatedAtMs, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
-    entry.secrets = signingSecrets(this.sql, this.options.box, endpointId).then(
-      ({ secrets, validUntil }) => {
-        // A secret leaving its rotation window must stop signing on time.
-        entry.expiresAt = Math.min(entry.expiresAt, validUntil);
-        return secrets;
-      },
-      (err: unknown) => {
-        this.secretCache.delete(endpointId);
-        throw err;
-      },
-    );
-    this.secretCache.set(endpointId, entry);
-    return entry.secrets;
   }
 }

@@ -1,25 +1,48 @@
 import { z } from 'zod';
 import type { Queryable } from '../store/db.js';
+import {
+  CANCEL_UNSENT_DELIVERIES,
+  DELETE_ENDPOINT_SECRETS,
+  DELETE_EXPIRED_SECRETS,
+  EXPIRE_LIVE_SECRETS,
+  INSERT_ENDPOINT_SECRET,
+  LIST_ENDPOINTS,
+  MARK_ENDPOINT_DELETED,
+  SELECT_ENDPOINT,
+  TOUCH_ENDPOINT,
+  insertEndpoint,
+  updateEndpointSql,
+  type UpdatableColumn,
+} from '../store/sql/outbox/endpoints.js';
+import { selectSigningSecrets } from '../store/sql/outbox/signing-secrets.js';
 import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
+import { describeZodIssues } from '../validation.js';
 import type { DestinationGuard } from './destination-guard.js';
 import { newEndpointId } from './ids.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
 import { endpointSchemes, type Endpoint } from './types.js';
 
+/** Text stored in a text column: Postgres refuses NUL in text, so it is refused here with a clear 400. */
+export const storableText = (max: number) => z.string().max(max).refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
+
+/** Longest endpoint timeout: an attempt holds a request slot and its lease for this long at most. */
+export const MAX_ENDPOINT_TIMEOUT_MS = 5 * 60_000;
+const endpointTimeout = durationMs.refine((ms) => ms >= 1 && ms <= MAX_ENDPOINT_TIMEOUT_MS, 'expected a timeout from 1ms to 5m');
+
 const eventTypePattern = z.string().regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/, 'event types are exact (invoice.paid), a prefix pattern (invoice.*) or *');
 
 /** What the API and CLI accept to create an endpoint. Durations take `10s` or a number of seconds. */
 export const endpointCreateSchema = z
   .object({
-    url: z.string().min(1).max(2048),
-    description: z.string().max(500).optional(),
+    url: storableText(2048).pipe(z.string().min(1)),
+    description: storableText(500).optional(),
     event_types: z.array(eventTypePattern).max(100).optional(),
     ladder: ladderSetting.optional(),
-    timeout: durationMs.optional(),
+    timeout: endpointTimeout.optional(),
     max_in_flight: z.number().int().positive().max(1000).optional(),
     scheme: z.enum(endpointSchemes).optional(),
     /** Bring your own secret (moving from another sender); one is generated otherwise. */
@@ -34,15 +57,9 @@ export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
 
 export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input);
-  if (!result.success) {
-    const message = result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; ');
-    throw new TekilError('VALIDATION_FAILED', message);
-  }
+  if (!result.success) throw new TekilError('VALIDATION_FAILED', describeZodIssues(result.error, '(body)'));
   return result.data;
 }
-
-const COLUMNS = `id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, enabled, disabled_reason,
-  consecutive_failures, created_at, updated_at`;
 
 export interface EndpointStoreOptions {
   sending: SendingConfig;
@@ -53,7 +70,7 @@ export interface EndpointStoreOptions {
 /** Endpoint storage: create, read, change, rotate secrets. Every function takes the store or a transaction. */
 export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
   async function get(db: Queryable, id: string): Promise<Endpoint> {
-    const { rows } = await db.query<Endpoint>(`SELECT ${COLUMNS} FROM endpoints WHERE id = $1 AND deleted_at IS NULL`, [id]);
+    const { rows } = await db.query<Endpoint>(SELECT_ENDPOINT, [id]);
     if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
     return rows[0];
   }
@@ -69,17 +86,25 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       const id = newEndpointId();
       const secret = input.secret ?? generateEndpointSecret();
       const { rows } = await db.query<Endpoint>(
-        `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, enabled)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9) RETURNING ${COLUMNS}`,
-        [id, input.url, input.description ?? null, input.event_types ?? [], JSON.stringify(ladder), input.timeout ?? sending.timeout,
-          input.max_in_flight ?? sending.max_in_flight, input.scheme ?? 'standard', input.enabled ?? true],
+        insertEndpoint.text,
+        insertEndpoint.bind({
+          id,
+          url: input.url,
+          description: input.description ?? null,
+          event_types: input.event_types ?? [],
+          ladder_json: JSON.stringify(ladder),
+          timeout_ms: input.timeout ?? sending.timeout,
+          max_in_flight: input.max_in_flight ?? sending.max_in_flight,
+          scheme: input.scheme ?? 'standard',
+          enabled: input.enabled ?? true,
+        }),
       );
-      await db.query('INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($1, $2)', [id, box.encrypt(secret)]);
+      await db.query(INSERT_ENDPOINT_SECRET, [id, box.encrypt(secret)]);
       return { endpoint: rows[0]!, secret };
     },
 
     async list(db: Queryable): Promise<Endpoint[]> {
-      const { rows } = await db.query<Endpoint>(`SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL ORDER BY created_at, id`);
+      const { rows } = await db.query<Endpoint>(LIST_ENDPOINTS);
       return rows;
     },
 
@@ -87,29 +112,27 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       const input = parseInput(endpointUpdateSchema, raw);
       if (input.url !== undefined) await guard.checkUrl(input.url);
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
-      const sets: string[] = [];
-      const params: unknown[] = [id];
-      const set = (column: string, value: unknown, cast = '') => {
-        params.push(value);
-        sets.push(`${column} = $${params.length}${cast}`);
+      const columns: UpdatableColumn[] = [];
+      const values: unknown[] = [];
+      const extra: string[] = [];
+      const set = (column: UpdatableColumn, value: unknown) => {
+        columns.push(column);
+        values.push(value);
       };
       if (input.url !== undefined) set('url', input.url);
       if (input.description !== undefined) set('description', input.description);
       if (input.event_types !== undefined) set('event_types', input.event_types);
-      if (input.ladder !== undefined) set('ladder', JSON.stringify(input.ladder), '::jsonb');
+      if (input.ladder !== undefined) set('ladder', JSON.stringify(input.ladder));
       if (input.timeout !== undefined) set('timeout_ms', input.timeout);
       if (input.max_in_flight !== undefined) set('max_in_flight', input.max_in_flight);
       if (input.scheme !== undefined) set('scheme', input.scheme);
       if (input.enabled !== undefined) {
         set('enabled', input.enabled);
-        if (input.enabled) sets.push('disabled_reason = NULL, consecutive_failures = 0');
+        if (input.enabled) extra.push('disabled_reason = NULL, consecutive_failures = 0');
         else set('disabled_reason', 'disabled by an operator');
       }
-      if (sets.length === 0) return get(db, id);
-      const { rows } = await db.query<Endpoint>(
-        `UPDATE endpoints SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING ${COLUMNS}`,
-        params,
-      );
+      if (columns.length === 0) return get(db, id);
+      const { rows } = await db.query<Endpoint>(updateEndpointSql(columns, extra), [id, ...values]);
       if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
       return rows[0];
     },
@@ -120,18 +143,10 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
 
     /** Deletes an endpoint: it stops receiving, its unsent deliveries are cancelled, its history stays. */
     async remove(db: Queryable, id: string): Promise<{ cancelled: number }> {
-      const { rows } = await db.query(
-        `UPDATE endpoints SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now()
-         WHERE id = $1 AND deleted_at IS NULL RETURNING id`,
-        [id],
-      );
+      const { rows } = await db.query(MARK_ENDPOINT_DELETED, [id]);
       if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
-      await db.query('DELETE FROM endpoint_secrets WHERE endpoint_id = $1', [id]);
-      const cancelled = await db.query(
-        `UPDATE outbox_deliveries SET status = 'cancelled', completed_at = now(), lease = NULL
-         WHERE endpoint_id = $1 AND status IN ('pending', 'sending')`,
-        [id],
-      );
+      await db.query(DELETE_ENDPOINT_SECRETS, [id]);
+      const cancelled = await db.query(CANCEL_UNSENT_DELIVERIES, [id]);
       return { cancelled: cancelled.rowCount };
     },
 
@@ -142,15 +157,10 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
     async rotateSecret(db: Queryable, id: string, windowMs = sending.rotation_window): Promise<{ secret: string; previous_expires_at: Date }> {
       await get(db, id);
       const secret = generateEndpointSecret();
-      const { rows } = await db.query<{ expires_at: Date }>(
-        `UPDATE endpoint_secrets SET expires_at = now() + $2::double precision * interval '1 millisecond'
-         WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now() + $2::double precision * interval '1 millisecond')
-         RETURNING expires_at`,
-        [id, windowMs],
-      );
-      await db.query('DELETE FROM endpoint_secrets WHERE endpoint_id = $1 AND expires_at <= now()', [id]);
-      await db.query('INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($1, $2)', [id, box.encrypt(secret)]);
-      await db.query('UPDATE endpoints SET updated_at = now() WHERE id = $1', [id]);
+      const { rows } = await db.query<{ expires_at: Date }>(EXPIRE_LIVE_SECRETS, [id, windowMs]);
+      await db.query(DELETE_EXPIRED_SECRETS, [id]);
+      await db.query(INSERT_ENDPOINT_SECRET, [id, box.encrypt(secret)]);
+      await db.query(TOUCH_ENDPOINT, [id]);
       return { secret, previous_expires_at: rows[0]?.expires_at ?? new Date() };
     },
   };
@@ -160,12 +170,7 @@ export type EndpointStore = ReturnType<typeof endpointStore>;
 
 /** The secrets that sign a request now: the current one first, then any still inside a rotation window. */
 export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<{ secrets: string[]; validUntil: number }> {
-  const { rows } = await db.query<{ secret_enc: string; expires_at: Date | null }>(
-    `SELECT secret_enc, expires_at FROM endpoint_secrets
-     WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())
-     ORDER BY expires_at DESC NULLS FIRST, id DESC`,
-    [endpointId],
-  );
+  const rows = await selectSigningSecrets(db, endpointId);
   const expiries = rows.map((r) => r.expires_at?.getTime()).filter((t): t is number => t !== undefined);
   return { secrets: rows.map((r) => box.decrypt(r.secret_enc)), validUntil: expiries.length ? Math.min(...expiries) : Infinity };
 }

@@ -1,12 +1,13 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
-import type { Attempt, Delivery, DeliveryStatus } from './types.js';
+import { SELECT_ATTEMPTS, SELECT_MESSAGE, listDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
+import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
 export interface HistoryFilter {
   endpointId?: string | undefined;
   type?: string | undefined;
-  status?: DeliveryStatus | undefined;
+  status?: OutboxDeliveryStatus | undefined;
   resourceId?: string | undefined;
   messageId?: string | undefined;
   since?: Date | undefined;
@@ -35,6 +36,13 @@ function decodeCursor(cursor: string | undefined): string | null {
   return text;
 }
 
+/** A message list's cursor is the last message id of the previous page. */
+function messageCursor(cursor: string | undefined): string | null {
+  const id = decodeCursor(cursor);
+  if (id !== null && !/^evt_[0-9a-z]{1,40}$/.test(id)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+  return id;
+}
+
 const encodeCursor = (key: string | number): string => Buffer.from(String(key), 'utf8').toString('base64url');
 
 export interface MessageSummary {
@@ -43,63 +51,53 @@ export interface MessageSummary {
   resource_id: string | null;
   created_at: Date;
   /** Delivery counts by status, e.g. {"succeeded": 2, "failed": 1}. */
-  deliveries: Partial<Record<DeliveryStatus, number>>;
+  deliveries: Partial<Record<OutboxDeliveryStatus, number>>;
 }
 
 /** Messages, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
 export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Page<MessageSummary>> {
   const limit = pageLimit(f.limit);
-  const { rows } = await db.query<MessageSummary>(
-    `SELECT m.id, m.event_type, m.resource_id, m.created_at,
-       coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM
-         (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
-     FROM outbox_messages m
-     WHERE ($1::text IS NULL OR m.id < $1)
-       AND ($2::text IS NULL OR m.event_type = $2)
-       AND ($3::text IS NULL OR m.resource_id = $3)
-       AND ($4::timestamptz IS NULL OR m.created_at >= $4)
-       AND ($5::timestamptz IS NULL OR m.created_at < $5)
-       AND ($6::text IS NULL AND $7::text IS NULL OR EXISTS (
-         SELECT 1 FROM outbox_deliveries d WHERE d.message_id = m.id
-           AND ($6::text IS NULL OR d.endpoint_id = $6) AND ($7::text IS NULL OR d.status = $7)))
-     ORDER BY m.id DESC LIMIT $8`,
-    [decodeCursor(f.cursor), f.type ?? null, f.resourceId ?? null, f.since ?? null, f.until ?? null, f.endpointId ?? null, f.status ?? null, limit + 1],
-  );
+  const params = listMessagesStatement.bind({
+    before_id: messageCursor(f.cursor),
+    event_type: f.type ?? null,
+    resource_id: f.resourceId ?? null,
+    since: f.since ?? null,
+    until: f.until ?? null,
+    endpoint_id: f.endpointId ?? null,
+    status: f.status ?? null,
+    limit: limit + 1,
+  });
+  const { rows } = await db.query<MessageSummary>(listMessagesStatement.text, params);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
 }
 
-export interface DeliveryRow extends Delivery {
+export interface OutboxDeliveryRow extends OutboxDelivery {
   event_type: string;
   resource_id: string | null;
   last_duration_ms: number | null;
 }
 
 /** Deliveries, newest first, with their message's type and resource id and the last attempt's duration. */
-export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<DeliveryRow>> {
+export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {
   const limit = pageLimit(f.limit);
   const cursor = decodeCursor(f.cursor);
-  if (cursor !== null && !/^\d+$/.test(cursor)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
-  const { rows } = await db.query<DeliveryRow>(
-    `SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
-       CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
-       d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
-       m.event_type, m.resource_id,
-       (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
-     FROM outbox_deliveries d
-     JOIN outbox_messages m ON m.id = d.message_id
-     JOIN endpoints e ON e.id = d.endpoint_id
-     WHERE ($1::bigint IS NULL OR d.id < $1)
-       AND ($2::text IS NULL OR d.endpoint_id = $2)
-       AND ($3::text IS NULL OR d.status = $3)
-       AND ($4::text IS NULL OR m.event_type = $4)
-       AND ($5::text IS NULL OR m.resource_id = $5)
-       AND ($6::timestamptz IS NULL OR d.created_at >= $6)
-       AND ($7::timestamptz IS NULL OR d.created_at < $7)
-       AND ($8::text IS NULL OR d.message_id = $8)
-     ORDER BY d.id DESC LIMIT $9`,
-    [cursor, f.endpointId ?? null, f.status ?? null, f.type ?? null, f.resourceId ?? null, f.since ?? null, f.until ?? null, f.messageId ?? null, limit + 1],
-  );
+  // Delivery ids are bigint: a number past its range is not a cursor tekil made.
+  if (cursor !== null && (!/^\d{1,19}$/.test(cursor) || BigInt(cursor) > 9_223_372_036_854_775_807n)) {
+    throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+  }
+  const params = listDeliveriesStatement.bind({
+    before_id: cursor,
+    endpoint_id: f.endpointId ?? null,
+    status: f.status ?? null,
+    event_type: f.type ?? null,
+    resource_id: f.resourceId ?? null,
+    since: f.since ?? null,
+    until: f.until ?? null,
+    message_id: f.messageId ?? null,
+    limit: limit + 1,
+  });
+  const { rows } = await db.query<OutboxDeliveryRow>(listDeliveriesStatement.text, params);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
 }
@@ -112,22 +110,18 @@ export interface MessageDetail {
   created_at: Date;
   /** The envelope as sent (parsed); `payload_text` holds the exact bytes when they are not JSON. */
   payload: unknown;
-  deliveries: Array<Delivery & { attempt_history: Attempt[] }>;
+  deliveries: Array<OutboxDelivery & { attempt_history: OutboxAttempt[] }>;
 }
 
 export async function getMessage(db: Queryable, id: string): Promise<MessageDetail> {
   const { rows } = await db.query<{ id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array }>(
-    'SELECT id, event_type, resource_id, idempotency_key, created_at, payload FROM outbox_messages WHERE id = $1',
+    SELECT_MESSAGE,
     [id],
   );
   const m = rows[0];
   if (!m) throw new TekilError('NOT_FOUND', `no message ${id}`);
   const deliveries = await listDeliveries(db, { messageId: id, limit: MAX_PAGE });
-  const attempts = await db.query<Attempt>(
-    `SELECT id::int8 AS id, delivery_id::int8 AS delivery_id, attempt, url, started_at, duration_ms, succeeded, status_code, error, response_body
-     FROM outbox_attempts WHERE delivery_id = ANY ($1::bigint[]) ORDER BY delivery_id, attempt, id`,
-    [deliveries.items.map((d) => d.id)],
-  );
+  const attempts = await db.query<OutboxAttempt>(SELECT_ATTEMPTS, [deliveries.items.map((d) => d.id)]);
   const text = Buffer.from(m.payload).toString('utf8');
   let payload: unknown = text;
   try {

@@ -6,11 +6,11 @@ import { TekilError } from '../errors.js';
  * after the last one the delivery is `failed`.
  */
 export const ladderPresets = {
-  /** Paymos: 1 minute doubling to 8 hours, 11 attempts, the last about 16 hours after the first. */
+  /** Paymos: 1 minute doubling to 8 hours; 11 attempts, the last 16 h 3 min after the first. */
   paymos: ['1m', '2m', '4m', '8m', '16m', '32m', '1h', '2h', '4h', '8h'],
-  /** MercanPay: 10 attempts over two days. */
+  /** MercanPay: 30 s growing to 24 h; 10 attempts, the last 46 h 42 min 30 s after the first. */
   mercanpay: ['30s', '2m', '10m', '30m', '1h', '3h', '6h', '12h', '24h'],
-  /** Standard Webhooks' recommendation: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
+  /** Standard Webhooks' recommendation: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; 8 attempts over 27 h 35 min 5 s. */
   standard: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'],
 } as const satisfies Record<string, readonly string[]>;
 
@@ -66,11 +66,16 @@ export function nextAttemptDelay(input: NextAttemptInput): number | undefined {
   return Math.round(Math.max(jittered, Math.min(input.retryAfterMs, input.retryAfterMaxMs) * input.timeScale));
 }
 
-/** Parses Retry-After: delay-seconds or an HTTP date. */
+/**
+ * Parses Retry-After, the one parser for sending and forwarding: delay-seconds, or an HTTP date (all
+ * three RFC 9110 forms start with a day name, which keeps Date.parse from reading `-5` as a year).
+ * Milliseconds from `now`; undefined when the value is neither.
+ */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   if (!value) return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (!/^(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,? /.test(text)) return undefined;
   const at = Date.parse(text);
   return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

@@ -1,39 +1,39 @@
 import type { Queryable } from '../store/db.js';
+import {
+  INSERT_PING,
+  LIVE_ENDPOINT_EXISTS,
+  MESSAGE_EXISTS,
+  NOTIFY_DISPATCHERS,
+  REPLAY_FAILED,
+  REPLAY_MESSAGE,
+  REPLAY_TO_ENDPOINT,
+} from '../store/sql/outbox/operations.js';
 import { TekilError } from '../errors.js';
 import { newEventId } from './ids.js';
-import { OUTBOX_CHANNEL, buildEnvelope } from './publish.js';
+import { buildEnvelope } from './publish.js';
 
 /**
  * Operator actions on the outbox. A replay sends the stored bytes again under the same event id; the
  * delivery's ladder starts over and its attempt history continues.
  */
-const NOTIFY = `SELECT pg_notify('${OUTBOX_CHANNEL}', '')`;
 
-const RESET = `status = 'pending', next_attempt_at = now(), ladder_base = outbox_deliveries.attempts, lease = NULL, completed_at = NULL`;
+async function requireEndpoint(db: Queryable, endpointId: string): Promise<void> {
+  const ep = await db.query(LIVE_ENDPOINT_EXISTS, [endpointId]);
+  if (ep.rows.length === 0) throw new TekilError('NOT_FOUND', `no endpoint ${endpointId}`);
+}
 
 /** Replays one message to every destination it had, or to one endpoint (creating the delivery if needed). */
 export async function replayMessage(db: Queryable, messageId: string, endpointId?: string): Promise<{ replayed: number }> {
-  const msg = await db.query('SELECT 1 FROM outbox_messages WHERE id = $1', [messageId]);
+  const msg = await db.query(MESSAGE_EXISTS, [messageId]);
   if (msg.rows.length === 0) throw new TekilError('NOT_FOUND', `no message ${messageId}`);
   let replayed: number;
   if (endpointId) {
-    const ep = await db.query('SELECT 1 FROM endpoints WHERE id = $1 AND deleted_at IS NULL', [endpointId]);
-    if (ep.rows.length === 0) throw new TekilError('NOT_FOUND', `no endpoint ${endpointId}`);
-    const res = await db.query(
-      `INSERT INTO outbox_deliveries (message_id, endpoint_id) VALUES ($1, $2)
-       ON CONFLICT (message_id, endpoint_id, (coalesce(url, ''))) DO UPDATE SET ${RESET}`,
-      [messageId, endpointId],
-    );
-    replayed = res.rowCount;
+    await requireEndpoint(db, endpointId);
+    replayed = (await db.query(REPLAY_TO_ENDPOINT, [messageId, endpointId])).rowCount;
   } else {
-    const res = await db.query(
-      `UPDATE outbox_deliveries SET ${RESET}
-       WHERE message_id = $1 AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`,
-      [messageId],
-    );
-    replayed = res.rowCount;
+    replayed = (await db.query(REPLAY_MESSAGE, [messageId])).rowCount;
   }
-  await db.query(NOTIFY);
+  await db.query(NOTIFY_DISPATCHERS);
   return { replayed };
 }
 
@@ -47,30 +47,17 @@ export interface ReplayFailedFilter {
 
 /** Replays every failed delivery matching the filter (bulk recovery after an endpoint outage). */
 export async function replayFailed(db: Queryable, filter: ReplayFailedFilter): Promise<{ replayed: number }> {
-  const res = await db.query(
-    `UPDATE outbox_deliveries SET ${RESET}
-     WHERE status = 'failed'
-       AND ($1::text IS NULL OR endpoint_id = $1)
-       AND ($2::timestamptz IS NULL OR created_at >= $2)
-       AND ($3::timestamptz IS NULL OR created_at < $3)
-       AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`,
-    [filter.endpointId ?? null, filter.since ?? null, filter.until ?? null],
-  );
-  await db.query(NOTIFY);
+  const res = await db.query(REPLAY_FAILED, [filter.endpointId ?? null, filter.since ?? null, filter.until ?? null]);
+  await db.query(NOTIFY_DISPATCHERS);
   return { replayed: res.rowCount };
 }
 
 /** Sends a `test.ping` event to one endpoint only (no fan-out), through the normal signed path. */
 export async function pingEndpoint(db: Queryable, endpointId: string): Promise<{ id: string }> {
-  const ep = await db.query('SELECT 1 FROM endpoints WHERE id = $1 AND deleted_at IS NULL', [endpointId]);
-  if (ep.rows.length === 0) throw new TekilError('NOT_FOUND', `no endpoint ${endpointId}`);
+  await requireEndpoint(db, endpointId);
   const id = newEventId();
   const payload = buildEnvelope(id, { type: 'test.ping', resourceId: endpointId, data: { endpoint_id: endpointId } }, new Date());
-  await db.query(
-    `WITH msg AS (INSERT INTO outbox_messages (id, event_type, resource_id, payload) VALUES ($1, 'test.ping', $2, $3) RETURNING id)
-     INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT id, $2 FROM msg`,
-    [id, endpointId, payload],
-  );
-  await db.query(NOTIFY);
+  await db.query(INSERT_PING, [id, endpointId, payload]);
+  await db.query(NOTIFY_DISPATCHERS);
   return { id };
 }

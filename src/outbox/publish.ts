@@ -1,4 +1,6 @@
 import { TekilError } from '../errors.js';
+import { PG_FOREIGN_KEY_VIOLATION, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
+import { MESSAGE_BY_IDEMPOTENCY_KEY, OUTBOX_CHANNEL, publishMessage } from '../store/sql/outbox/publish-message.js';
 import { newEventId } from './ids.js';
 
 /**
@@ -40,7 +42,7 @@ export interface PublishResult {
 }
 
 /** Channel the dispatcher listens on; NOTIFY is delivered when the publishing transaction commits. */
-export const OUTBOX_CHANNEL = 'tekil_outbox';
+export { OUTBOX_CHANNEL };
 
 /**
  * The message envelope, identical for every destination. It carries both the Standard Webhooks names
@@ -63,42 +65,22 @@ export function buildEnvelope(id: string, input: PublishInput, occurredAt: Date)
   );
 }
 
-// One statement: the message, one delivery per matching enabled endpoint, the extra destinations, and
-// a NOTIFY that Postgres delivers only if the caller's transaction commits.
-const PUBLISH_SQL = `
-WITH msg AS (
-  INSERT INTO outbox_messages (id, event_type, resource_id, payload, idempotency_key)
-  VALUES ($1, $2, $3, $4, $5)
-  ON CONFLICT (idempotency_key) DO NOTHING
-  RETURNING id, event_type
-), fanout AS (
-  INSERT INTO outbox_deliveries (message_id, endpoint_id, url)
-  SELECT msg.id, e.id, NULL FROM msg JOIN endpoints e
-    ON e.enabled AND e.deleted_at IS NULL AND (
-      cardinality(e.event_types) = 0
-      OR msg.event_type = ANY (e.event_types)
-      OR EXISTS (SELECT 1 FROM unnest(e.event_types) AS p
-                 WHERE p = '*' OR (right(p, 2) = '.*' AND starts_with(msg.event_type, left(p, -1)))))
-  UNION ALL
-  SELECT msg.id, x.endpoint_id, x.url FROM msg CROSS JOIN unnest($6::text[], $7::text[]) AS x (endpoint_id, url)
-  ON CONFLICT DO NOTHING
-  RETURNING 1
-)
-SELECT msg.id, (SELECT count(*) FROM fanout)::int AS deliveries, pg_notify('${OUTBOX_CHANNEL}', '') AS notified FROM msg`;
-
 function validate(input: PublishInput): void {
   if (typeof input.type !== 'string' || !/^[A-Za-z0-9_.:-]{1,255}$/.test(input.type)) {
     throw new TekilError('VALIDATION_FAILED', 'type: 1 to 255 letters, digits, _ . : -');
   }
-  if (input.resourceId != null && (typeof input.resourceId !== 'string' || input.resourceId.length > 255)) {
-    throw new TekilError('VALIDATION_FAILED', 'resourceId: a string of at most 255 characters');
+  // Postgres refuses NUL in text: refused here, with the field named, instead of by the store.
+  if (input.resourceId != null && (typeof input.resourceId !== 'string' || input.resourceId.length > 255 || input.resourceId.includes('\u0000'))) {
+    throw new TekilError('VALIDATION_FAILED', 'resource_id: a string of at most 255 characters, without NUL bytes');
   }
-  if (input.idempotencyKey !== undefined && (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255)) {
-    throw new TekilError('VALIDATION_FAILED', 'idempotencyKey: 1 to 255 characters');
+  if (input.idempotencyKey !== undefined && (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255 || input.idempotencyKey.includes('\u0000'))) {
+    throw new TekilError('VALIDATION_FAILED', 'idempotency key: 1 to 255 characters, without NUL bytes');
   }
   for (const extra of input.extraDestinations ?? []) {
-    if (!/^https?:\/\//.test(extra.url)) throw new TekilError('VALIDATION_FAILED', `extra destination "${extra.url}" is not an http(s) URL`);
-    if (!extra.endpointId) throw new TekilError('VALIDATION_FAILED', 'an extra destination needs the endpointId whose settings sign it');
+    if (!/^https?:\/\/[^\u0000]*$/.test(extra.url)) throw new TekilError('VALIDATION_FAILED', 'an extra destination is not an http(s) URL');
+    if (!extra.endpointId || extra.endpointId.includes('\u0000')) {
+      throw new TekilError('VALIDATION_FAILED', 'an extra destination needs the endpointId whose settings sign it');
+    }
   }
 }
 
@@ -114,24 +96,29 @@ export async function publish(tx: SqlExecutor, input: PublishInput): Promise<Pub
   const extras = input.extraDestinations ?? [];
   let rows: unknown[];
   try {
-    ({ rows } = await tx.query(PUBLISH_SQL, [
-      id,
-      input.type,
-      input.resourceId ?? null,
-      payload,
-      input.idempotencyKey ?? null,
-      extras.map((x) => x.endpointId),
-      extras.map((x) => x.url),
-    ]));
+    ({ rows } = await tx.query(
+      publishMessage.text,
+      publishMessage.bind({
+        id,
+        event_type: input.type,
+        resource_id: input.resourceId ?? null,
+        payload,
+        idempotency_key: input.idempotencyKey ?? null,
+        extra_endpoint_ids: extras.map((x) => x.endpointId),
+        extra_urls: extras.map((x) => x.url),
+      }),
+    ));
   } catch (err) {
-    if ((err as { code?: string }).code === '23503') {
+    if (pgErrorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });
     }
-    throw new TekilError('STORE_REJECTED', `publishing ${input.type} failed: ${(err as Error).message}`, { cause: err });
+    // The store's own text stays in the cause (and the logs): callers get tekil's words only.
+    if (isStoreUnavailable(err)) throw new TekilError('STORE_UNAVAILABLE', `publishing ${input.type} failed: the store is unavailable`, { cause: err });
+    throw new TekilError('STORE_REJECTED', `publishing ${input.type} failed: the store refused the message`, { cause: err });
   }
   const row = rows[0] as { id: string; deliveries: number } | undefined;
   if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
-  const first = await tx.query('SELECT id FROM outbox_messages WHERE idempotency_key = $1', [input.idempotencyKey]);
+  const first = await tx.query(MESSAGE_BY_IDEMPOTENCY_KEY, [input.idempotencyKey]);
   const firstRow = first.rows[0] as { id: string } | undefined;
   if (!firstRow) throw new TekilError('INTERNAL', 'idempotency key conflict without a stored message');
   return { id: firstRow.id, deliveries: 0, duplicate: true };

@@ -1,7 +1,7 @@
 import type { LadderSpec } from './ladders.js';
 
-export const deliveryStatuses = ['pending', 'sending', 'succeeded', 'failed', 'cancelled'] as const;
-export type DeliveryStatus = (typeof deliveryStatuses)[number];
+export const outboxDeliveryStatuses = ['pending', 'sending', 'succeeded', 'failed', 'cancelled'] as const;
+export type OutboxDeliveryStatus = (typeof outboxDeliveryStatuses)[number];
 
 export const endpointSchemes = ['standard', 'paymos', 'stripe'] as const;
 export type EndpointScheme = (typeof endpointSchemes)[number];
@@ -32,12 +32,12 @@ export interface OutboxMessage {
   created_at: Date;
 }
 
-export interface Delivery {
+export interface OutboxDelivery {
   id: number;
   message_id: string;
   endpoint_id: string;
   url: string;
-  status: DeliveryStatus;
+  status: OutboxDeliveryStatus;
   attempts: number;
   next_attempt_at: Date | null;
   last_status_code: number | null;
@@ -47,7 +47,7 @@ export interface Delivery {
   completed_at: Date | null;
 }
 
-export interface Attempt {
+export interface OutboxAttempt {
   id: number;
   delivery_id: number;
   attempt: number;
@@ -58,4 +58,49 @@ export interface Attempt {
   status_code: number | null;
   error: string | null;
   response_body: string | null;
+}
+
+/** A delivery the dispatcher claimed for one attempt, with what the attempt needs from its endpoint. */
+export interface OutboxClaimedDelivery {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  /** The destination: the extra destination's URL, else the endpoint's. */
+  url: string;
+  /** This attempt's number (1 for the first). */
+  attempt: number;
+  ladder_base: number;
+  previous_status: OutboxDeliveryStatus;
+  /** When the abandoned attempt started; null unless previous_status is `sending`. */
+  previous_attempt_at: Date | null;
+  payload: Uint8Array;
+  scheme: string;
+  timeout_ms: number;
+  /** The endpoint's ladder as JSON text, parsed (and cached) only when an attempt fails. */
+  ladder_json: string;
+  /** The endpoint's updated_at in epoch milliseconds: the key of the cached signing secrets. */
+  endpoint_updated_ms: number;
+  /** The endpoint's failure streak when claimed; a success only needs to reset a non-zero one. */
+  consecutive_failures: number;
+}
+
+/** One finished attempt and what happens to its delivery next. */
+export interface OutboxCompletion {
+  deliveryId: number;
+  lease: string;
+  messageId: string;
+  endpointId: string;
+  attempt: number;
+  url: string;
+  startedAt: Date;
+  durationMs: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  /** True when the endpoint had a failure streak at claim time, which a success must reset. */
+  endpointHadFailures: boolean;
+  /** The delivery's new status: `pending` again (with delayMs), `succeeded` or `failed`. */
+  next: 'pending' | 'succeeded' | 'failed';
+  delayMs: number;
 }

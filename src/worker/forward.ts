@@ -1,5 +1,8 @@
-import { Agent, request, errors as undiciErrors } from 'undici';
-import type { ForwardConfig } from '../config/source.js';
+import { forwardDefaultNetworks, type ForwardConfig } from '../config/source.js';
+import { headerValue } from '../http/header-value.js';
+import { HttpPoster } from '../http/post.js';
+import { DestinationGuard } from '../outbox/destination-guard.js';
+import { parseRetryAfter } from '../outbox/ladders.js';
 import { createStandardScheme } from '../signing/standard.js';
 import type { ClaimedDelivery } from './claim-due-deliveries.js';
 
@@ -9,68 +12,71 @@ export type ForwardOutcome =
 
 const scheme = createStandardScheme();
 
-/** Keep-alive connections to the application, shared by every batch of this process. */
-export const forwardAgent = new Agent({ keepAliveTimeout: 10_000, connections: 64 });
+/**
+ * One poster per forward configuration (its guard follows the source's `forward.allow_networks`),
+ * with keep-alive connections shared by every batch of this process.
+ */
+const posters = new WeakMap<ForwardConfig, HttpPoster>();
+
+function posterFor(config: ForwardConfig): HttpPoster {
+  let poster = posters.get(config);
+  if (!poster) {
+    const guard = new DestinationGuard(config.allow_networks ?? forwardDefaultNetworks, { setting: 'forward.allow_networks' });
+    poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64 });
+    posters.set(config, poster);
+  }
+  return poster;
+}
 
 /**
  * POSTs the raw body to the application: original content type, `Idempotency-Key`, the tekil ids,
  * and a Standard Webhooks signature (webhook-id is the idempotency key, so it is stable across
- * retries). 2xx within the timeout is success; no redirect is followed (a 3xx is a failure).
- * Transient: timeouts, connection errors, 5xx, 408, 429 (with Retry-After), 3xx. Permanent: other 4xx.
+ * retries). Ids and types that are not plain ASCII are sent in the RFC 8187 form (see headerValue).
+ * 2xx with its whole answer within the timeout is success; no redirect is followed (a 3xx is a
+ * failure). Transient: timeouts, connection errors, 5xx, 408, 429 (with Retry-After), 3xx.
+ * Permanent: other 4xx, a destination the forward policy refuses, a request that cannot be built.
  */
 export async function forwardDelivery(config: ForwardConfig, delivery: ClaimedDelivery): Promise<ForwardOutcome> {
   const body = Buffer.from(delivery.body);
-  const idempotencyKey = `${delivery.source}:${delivery.event_id}`;
+  const idempotencyKey = headerValue(`${delivery.source}:${delivery.event_id}`);
   const signature = scheme.sign({ body, secrets: [config.secret], id: idempotencyKey });
-  let res;
-  try {
-    res = await request(config.url, {
-      method: 'POST',
-      dispatcher: forwardAgent,
-      headersTimeout: config.timeout,
-      bodyTimeout: config.timeout,
-      signal: AbortSignal.timeout(config.timeout),
-      headers: {
-        'content-type': delivery.content_type ?? 'application/octet-stream',
-        'idempotency-key': idempotencyKey,
-        'x-tekil-source': delivery.source,
-        'x-tekil-event-id': delivery.event_id,
-        ...(delivery.resource_id ? { 'x-tekil-resource-id': delivery.resource_id } : {}),
-        ...(delivery.event_type ? { 'x-tekil-event-type': delivery.event_type } : {}),
-        'user-agent': 'tekil',
-        ...signature,
-      },
-      body,
-    });
-  } catch (err) {
-    return { ok: false, permanent: false, error: describeNetworkError(err, config.timeout) };
+  const headers: Record<string, string> = {
+    'content-type': delivery.content_type ?? 'application/octet-stream',
+    'idempotency-key': idempotencyKey,
+    'x-tekil-source': headerValue(delivery.source),
+    'x-tekil-event-id': headerValue(delivery.event_id),
+    'user-agent': 'tekil',
+    ...signature,
+  };
+  if (delivery.resource_id) headers['x-tekil-resource-id'] = headerValue(delivery.resource_id);
+  if (delivery.event_type) headers['x-tekil-event-type'] = headerValue(delivery.event_type);
+
+  // The answer's body is never stored (it may echo the payload): it is read to its end and dropped.
+  const result = await posterFor(config).post({ url: config.url, headers, body, timeoutMs: config.timeout, keepBytes: 0 });
+  if (!result.ok) {
+    switch (result.failure) {
+      case 'timeout':
+        return { ok: false, permanent: false, error: `forward: no answer within ${config.timeout} ms` };
+      case 'request':
+        return { ok: false, permanent: true, error: `forward: request could not be built: ${result.error}` };
+      case 'forbidden':
+        return { ok: false, permanent: true, error: `forward: ${result.error}` };
+      case 'network':
+        return { ok: false, permanent: false, error: `forward: ${result.error}` };
+    }
   }
-  // The response body is never stored (it may echo the payload); drain it to free the connection.
-  await res.body.dump().catch(() => {});
-  const status = res.statusCode;
+  const status = result.statusCode;
   if (status >= 200 && status < 300) {
-    const ref = res.headers['x-tekil-result-ref'];
+    const ref = result.headers['x-tekil-result-ref'];
     return { ok: true, resultRef: typeof ref === 'string' && ref !== '' ? ref.slice(0, 255) : null };
   }
   const error = `forward: HTTP ${status}`;
-  if (status === 429) return { ok: false, permanent: false, error, ...retryAfter(res.headers['retry-after']) };
+  if (status === 429) {
+    const header = result.headers['retry-after'];
+    const notBeforeMs = parseRetryAfter(Array.isArray(header) ? header[0] : header);
+    return notBeforeMs === undefined ? { ok: false, permanent: false, error } : { ok: false, permanent: false, error, notBeforeMs };
+  }
   if (status >= 300 && status < 400) return { ok: false, permanent: false, error: `${error} (redirects are not followed)` };
   if (status >= 400 && status < 500 && status !== 408) return { ok: false, permanent: true, error };
   return { ok: false, permanent: false, error };
-}
-
-function retryAfter(header: string | string[] | undefined): { notBeforeMs?: number } {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value) return {};
-  if (/^\d+$/.test(value.trim())) return { notBeforeMs: Number(value.trim()) * 1000 };
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? {} : { notBeforeMs: Math.max(0, at - Date.now()) };
-}
-
-function describeNetworkError(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; code?: string; message?: string };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError' || err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError) {
-    return `forward: no answer within ${timeoutMs} ms`;
-  }
-  return `forward: ${e.code ?? e.name ?? 'error'}: ${(e.message ?? '').slice(0, 200)}`;
 }

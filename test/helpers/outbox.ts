@@ -15,7 +15,7 @@ export interface OutboxHarness {
 }
 
 /** The sending side wired for tests: loopback allowed, ladders scaled down, fast polling. */
-export function outboxHarness(db: Db, sending: Record<string, unknown> = {}, databaseUrl?: string): OutboxHarness {
+export function outboxHarness(db: Db, sending: Record<string, unknown> = {}): OutboxHarness {
   const config = parseConfig({
     sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, ...sending, dispatcher: { poll_interval: '100ms', lease_margin: '1s', ...(sending.dispatcher as object) } },
   });
@@ -25,6 +25,6 @@ export function outboxHarness(db: Db, sending: Record<string, unknown> = {}, dat
     sending: config.sending,
     box,
     endpoints: endpointStore({ sending: config.sending, box, guard }),
-    newDispatcher: () => new Dispatcher({ db, databaseUrl, sending: config.sending, box, guard, logger: createLogger({ level: 'silent' }) }),
+    newDispatcher: () => new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'silent' }) }),
   };
 }

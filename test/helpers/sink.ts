@@ -15,6 +15,8 @@ export interface SinkAnswer {
   body?: string;
   hang?: boolean;
   delayMs?: number;
+  /** Sends the headers at once, then the body one byte every `everyMs`, `bytes` times (a slow answer). */
+  trickle?: { bytes: number; everyMs: number };
 }
 
 export interface Sink {
@@ -35,6 +37,22 @@ export async function startSink(answer: (n: number, req: SinkRequest) => SinkAns
       requests.push(recorded);
       const a = answer(requests.length, recorded);
       if (a.hang) return;
+      if (a.trickle) {
+        const { bytes, everyMs } = a.trickle;
+        res.writeHead(a.status ?? 200, { 'content-type': 'text/plain', ...a.headers });
+        res.flushHeaders();
+        let sent = 0;
+        const timer = setInterval(() => {
+          if (res.destroyed) return clearInterval(timer);
+          res.write('.');
+          if (++sent >= bytes) {
+            clearInterval(timer);
+            res.end();
+          }
+        }, everyMs);
+        res.on('close', () => clearInterval(timer));
+        return;
+      }
       const send = () => {
         res.writeHead(a.status ?? 200, a.headers ?? {});
         res.end(a.body ?? 'ok');

@@ -1,28 +1,6 @@
-import type { Queryable } from '../../store/db.js';
-import type { DeliveryStatus } from '../types.js';
-
-export interface ClaimedDelivery {
-  id: number;
-  message_id: string;
-  endpoint_id: string;
-  /** The destination: the extra destination's URL, else the endpoint's. */
-  url: string;
-  /** This attempt's number (1 for the first). */
-  attempt: number;
-  ladder_base: number;
-  previous_status: DeliveryStatus;
-  /** When the abandoned attempt started; null unless previous_status is `sending`. */
-  previous_attempt_at: Date | null;
-  payload: Uint8Array;
-  scheme: string;
-  timeout_ms: number;
-  /** The endpoint's ladder as JSON text, parsed (and cached) only when an attempt fails. */
-  ladder_json: string;
-  /** The endpoint's updated_at in epoch milliseconds: the key of the cached signing secrets. */
-  endpoint_updated_ms: number;
-  /** The endpoint's failure streak when claimed; a success only needs to reset a non-zero one. */
-  consecutive_failures: number;
-}
+import type { OutboxClaimedDelivery } from '../../../outbox/types.js';
+import type { Queryable } from '../../db.js';
+import { defineStatement } from '../statement.js';
 
 /**
  * Claims due deliveries. Per endpoint it takes no more than the endpoint's free in-flight slots, so a
@@ -32,7 +10,9 @@ export interface ClaimedDelivery {
  * the row is due again once the lease runs out. A row whose previous status is still `sending` was
  * abandoned that way.
  */
-const CLAIM_SQL = `
+const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number }>(
+  'tekil_outbox_claim',
+  `
 WITH eps AS (
   SELECT e.id, e.max_in_flight, e.timeout_ms FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
@@ -48,16 +28,16 @@ WITH eps AS (
     WHERE d.endpoint_id = eps.id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
     ORDER BY d.next_attempt_at
     -- Never lock more than the claim can take: each locked row costs a write.
-    LIMIT least($1::int, greatest(0, eps.max_in_flight - (
+    LIMIT least($limit::int, greatest(0, eps.max_in_flight - (
       SELECT count(*) FROM outbox_deliveries s
       WHERE s.endpoint_id = eps.id AND s.status = 'sending' AND s.next_attempt_at > now())))
     FOR UPDATE SKIP LOCKED
   ) p
-  LIMIT $1
+  LIMIT $limit
 )
 UPDATE outbox_deliveries d
-SET status = 'sending', attempts = d.attempts + 1, lease = $2, last_attempt_at = now(),
-    next_attempt_at = now() + (picked.timeout_ms + $3::double precision) * interval '1 millisecond'
+SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),
+    next_attempt_at = now() + (picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
 FROM picked
 JOIN outbox_messages m ON m.id = picked.message_id
 JOIN endpoints e ON e.id = picked.endpoint_id
@@ -67,9 +47,11 @@ WHERE d.id = picked.id
 RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
   picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
   m.payload, e.scheme, e.timeout_ms, e.ladder::text AS ladder_json,
-  (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures`;
+  (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures`,
+);
 
-export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<ClaimedDelivery[]> {
-  const { rows } = await db.query<ClaimedDelivery>(CLAIM_SQL, [limit, lease, leaseMarginMs]);
+export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<OutboxClaimedDelivery[]> {
+  const params = claimStatement.bind({ limit, lease, lease_margin_ms: leaseMarginMs });
+  const { rows } = await db.query<OutboxClaimedDelivery>(claimStatement.text, params, { name: claimStatement.name });
   return rows;
 }

@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import type { PostResult } from '../http/post.js';
+import { endpointStreaks, nextStep, outcomeOf, type AttemptOutcome } from './attempt-decision.js';
+import type { OutboxCompletion } from './types.js';
+
+const startedAt = new Date(0);
+const answered = (statusCode: number, headers: Record<string, string> = {}, body = 'answer'): PostResult => ({ ok: true, startedAt, durationMs: 5, statusCode, headers, body });
+
+describe('attempt outcome', () => {
+  it('counts only 2xx as success; 3xx is an unfollowed redirect; Retry-After is read on failures', () => {
+    expect(outcomeOf(answered(204))).toMatchObject({ succeeded: true, error: null, statusCode: 204 });
+    expect(outcomeOf(answered(302))).toMatchObject({ succeeded: false, error: 'redirect (HTTP 302) not followed' });
+    expect(outcomeOf(answered(503, { 'retry-after': '30' }))).toMatchObject({ succeeded: false, error: 'HTTP 503', retryAfterMs: 30_000 });
+    expect(outcomeOf(answered(400, {}, 'bad'))).toMatchObject({ succeeded: false, error: 'HTTP 400', responseBody: 'bad', unsendable: false });
+  });
+
+  it('marks a request that could not be built as unsendable, and nothing else', () => {
+    const failed = (failure: 'timeout' | 'forbidden' | 'request' | 'network'): PostResult => ({ ok: false, startedAt, durationMs: 1, failure, error: failure });
+    expect(outcomeOf(failed('request')).unsendable).toBe(true);
+    for (const f of ['timeout', 'forbidden', 'network'] as const) expect(outcomeOf(failed(f)).unsendable, f).toBe(false);
+  });
+});
+
+describe('next step', () => {
+  const failure: AttemptOutcome = { startedAt, durationMs: 1, succeeded: false, statusCode: 500, error: 'HTTP 500', responseBody: null, retryAfterMs: undefined, unsendable: false };
+  const base = { gapsMs: [1_000, 2_000], attemptsOnLadder: 1, timeScale: 1, retryAfterMaxMs: 60_000 };
+
+  it('retries on the ladder, fails when it is exhausted or unreadable, and at once when unsendable', () => {
+    expect(nextStep({ ...base, outcome: { ...failure, succeeded: true, error: null } })).toEqual({ next: 'succeeded', delayMs: 0 });
+    const retry = nextStep({ ...base, outcome: failure });
+    expect(retry.next).toBe('pending');
+    expect(retry.delayMs).toBeGreaterThanOrEqual(900);
+    expect(retry.delayMs).toBeLessThanOrEqual(1_100);
+    expect(nextStep({ ...base, attemptsOnLadder: 3, outcome: failure })).toEqual({ next: 'failed', delayMs: 0 });
+    expect(nextStep({ ...base, gapsMs: undefined, outcome: failure })).toEqual({ next: 'failed', delayMs: 0 });
+    expect(nextStep({ ...base, outcome: { ...failure, unsendable: true } })).toEqual({ next: 'failed', delayMs: 0 });
+  });
+});
+
+describe('endpoint failure streaks', () => {
+  const c = (endpointId: string, next: OutboxCompletion['next'], endpointHadFailures = false) => ({ endpointId, next, endpointHadFailures }) as OutboxCompletion;
+
+  it('counts deliveries that end failed, resets on a success after failures, ignores retries still on the ladder', () => {
+    const streaks = endpointStreaks([c('a', 'failed'), c('a', 'failed'), c('a', 'pending'), c('b', 'succeeded', true), c('c', 'succeeded'), c('d', 'pending')]);
+    expect(Object.fromEntries(streaks)).toEqual({ a: { reset: false, failed: 2 }, b: { reset: true, failed: 0 } });
+  });
+});

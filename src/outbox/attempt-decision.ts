@@ -1,0 +1,84 @@
+import type { PostResult } from '../http/post.js';
+import { nextAttemptDelay, parseRetryAfter } from './ladders.js';
+import type { OutboxCompletion } from './types.js';
+
+/** What one HTTP attempt produced, for the history and the next-attempt decision. */
+export interface AttemptOutcome {
+  startedAt: Date;
+  durationMs: number;
+  succeeded: boolean;
+  statusCode: number | null;
+  error: string | null;
+  responseBody: string | null;
+  retryAfterMs: number | undefined;
+  /** The request could not be built (see PostFailure 'request'): retrying cannot help. */
+  unsendable: boolean;
+}
+
+/** Only 2xx is a success; a redirect is a failure (never followed), and so is every other answer. */
+export function outcomeOf(result: PostResult): AttemptOutcome {
+  const { startedAt, durationMs } = result;
+  if (!result.ok) {
+    return { startedAt, durationMs, succeeded: false, statusCode: null, error: result.error, responseBody: null, retryAfterMs: undefined, unsendable: result.failure === 'request' };
+  }
+  const statusCode = result.statusCode;
+  if (statusCode >= 200 && statusCode < 300) {
+    return { startedAt, durationMs, succeeded: true, statusCode, error: null, responseBody: result.body, retryAfterMs: undefined, unsendable: false };
+  }
+  const error = statusCode >= 300 && statusCode < 400 ? `redirect (HTTP ${statusCode}) not followed` : `HTTP ${statusCode}`;
+  const retryAfter = result.headers['retry-after'];
+  return {
+    startedAt,
+    durationMs,
+    succeeded: false,
+    statusCode,
+    error,
+    responseBody: result.body,
+    retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
+    unsendable: false,
+  };
+}
+
+export interface NextStepInput {
+  outcome: AttemptOutcome;
+  /** The ladder's gaps, or undefined when the endpoint's ladder cannot be read. */
+  gapsMs: readonly number[] | undefined;
+  attemptsOnLadder: number;
+  timeScale: number;
+  retryAfterMaxMs: number;
+}
+
+/**
+ * The delivery's next status after an attempt: `succeeded`; `pending` again after the ladder's next gap
+ * (or a longer Retry-After); or `failed` when the ladder is exhausted, unreadable, or the request could
+ * not be built at all.
+ */
+export function nextStep(input: NextStepInput): { next: OutboxCompletion['next']; delayMs: number } {
+  if (input.outcome.succeeded) return { next: 'succeeded', delayMs: 0 };
+  if (input.outcome.unsendable || input.gapsMs === undefined) return { next: 'failed', delayMs: 0 };
+  const delay = nextAttemptDelay({
+    gapsMs: input.gapsMs,
+    attemptsOnLadder: input.attemptsOnLadder,
+    timeScale: input.timeScale,
+    retryAfterMs: input.outcome.retryAfterMs,
+    retryAfterMaxMs: input.retryAfterMaxMs,
+  });
+  return delay === undefined ? { next: 'failed', delayMs: 0 } : { next: 'pending', delayMs: delay };
+}
+
+/**
+ * How a group of finished deliveries moves each endpoint's failure streak (the disable policy counts
+ * it): a success resets a non-zero streak, each delivery that ends `failed` adds one. Retries still on
+ * the ladder do neither. Endpoints that need no change are left out.
+ */
+export function endpointStreaks(batch: readonly OutboxCompletion[]): Map<string, { reset: boolean; failed: number }> {
+  const streaks = new Map<string, { reset: boolean; failed: number }>();
+  for (const c of batch) {
+    if (c.next === 'pending' || (c.next === 'succeeded' && !c.endpointHadFailures)) continue;
+    const s = streaks.get(c.endpointId) ?? { reset: false, failed: 0 };
+    if (c.next === 'succeeded') s.reset = true;
+    else s.failed++;
+    streaks.set(c.endpointId, s);
+  }
+  return streaks;
+}

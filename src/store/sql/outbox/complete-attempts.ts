@@ -1,0 +1,78 @@
+import { endpointStreaks } from '../../../outbox/attempt-decision.js';
+import type { OutboxCompletion } from '../../../outbox/types.js';
+import type { Queryable } from '../../db.js';
+import { defineStatement } from '../statement.js';
+
+/**
+ * Writes a batch of finished attempts in one statement: every attempt row, and the delivery's new state
+ * only where this dispatcher still holds the lease (a replay or a lease takeover meanwhile wins).
+ */
+const completeStatement = defineStatement<{
+  ids: number[]; leases: string[]; nexts: string[]; delays_ms: number[]; status_codes: Array<number | null>; errors: Array<string | null>;
+  message_ids: string[]; endpoint_ids: string[]; attempts: number[]; urls: string[]; started_ms: number[]; durations_ms: number[];
+  succeeded: boolean[]; response_bodies: Array<string | null>; dispatcher: string;
+  streak_endpoint_ids: string[]; streak_resets: boolean[]; streak_failures: number[]; disable_after: number;
+}>(
+  'tekil_outbox_complete',
+  `
+WITH r AS (
+  SELECT * FROM unnest($ids::bigint[], $leases::text[], $nexts::text[], $delays_ms::double precision[], $status_codes::int[], $errors::text[])
+    AS r (id, lease, next, delay_ms, status_code, error)
+), upd AS (
+  UPDATE outbox_deliveries d
+  SET status = r.next,
+      next_attempt_at = CASE WHEN r.next = 'pending' THEN now() + r.delay_ms * interval '1 millisecond' ELSE d.next_attempt_at END,
+      completed_at = CASE WHEN r.next = 'pending' THEN NULL ELSE now() END,
+      last_status_code = r.status_code, last_error = r.error, lease = NULL
+  -- The lease is set only together with status 'sending' and cleared by every change away from it, so
+  -- it alone proves the row is still this attempt's. (A status test here would let the planner read
+  -- every in-flight row through the in-flight index instead of looking up just this batch's.)
+  FROM r WHERE d.id = r.id AND d.lease = r.lease
+  RETURNING d.id
+), streak AS (
+  -- Endpoint failure streaks: reset on success, counted per failed delivery, and the optional disable policy.
+  UPDATE endpoints e
+  SET consecutive_failures = CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed,
+      enabled = CASE WHEN $disable_after::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $disable_after::int
+        THEN false ELSE e.enabled END,
+      disabled_reason = CASE WHEN $disable_after::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $disable_after::int
+        THEN 'disabled after ' || $disable_after::int || ' consecutive failed deliveries' ELSE e.disabled_reason END
+  FROM unnest($streak_endpoint_ids::text[], $streak_resets::boolean[], $streak_failures::int[]) AS x (id, reset, failed)
+  WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0)
+)
+INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
+  status_code, error, response_body, dispatcher)
+SELECT a.id, a.message_id, a.endpoint_id, a.attempt, a.url, to_timestamp(a.started_ms / 1000), a.duration_ms, a.succeeded,
+  a.status_code, a.error, a.response_body, $dispatcher::text
+FROM unnest($ids::bigint[], $message_ids::text[], $endpoint_ids::text[], $attempts::int[], $urls::text[], $started_ms::double precision[], $durations_ms::int[],
+  $succeeded::boolean[], $status_codes::int[], $errors::text[], $response_bodies::text[])
+  AS a (id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)`,
+);
+
+/** Writes one group of finished attempts (see the statement above). */
+export async function writeCompletions(db: Queryable, batch: readonly OutboxCompletion[], dispatcher: string, disableAfter: number): Promise<void> {
+  const streaks = endpointStreaks(batch);
+  const streakIds = [...streaks.keys()];
+  const params = completeStatement.bind({
+    ids: batch.map((c) => c.deliveryId),
+    leases: batch.map((c) => c.lease),
+    nexts: batch.map((c) => c.next),
+    delays_ms: batch.map((c) => c.delayMs),
+    status_codes: batch.map((c) => c.statusCode),
+    errors: batch.map((c) => c.error),
+    message_ids: batch.map((c) => c.messageId),
+    endpoint_ids: batch.map((c) => c.endpointId),
+    attempts: batch.map((c) => c.attempt),
+    urls: batch.map((c) => c.url),
+    started_ms: batch.map((c) => c.startedAt.getTime()),
+    durations_ms: batch.map((c) => c.durationMs),
+    succeeded: batch.map((c) => c.succeeded),
+    response_bodies: batch.map((c) => c.responseBody),
+    dispatcher,
+    streak_endpoint_ids: streakIds,
+    streak_resets: streakIds.map((id) => streaks.get(id)!.reset),
+    streak_failures: streakIds.map((id) => streaks.get(id)!.failed),
+    disable_after: disableAfter,
+  });
+  await db.query(completeStatement.text, params, { name: completeStatement.name });
+}

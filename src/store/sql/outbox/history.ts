@@ -1,0 +1,75 @@
+import { defineStatement } from '../statement.js';
+
+/** The delivery history: message and delivery lists (newest first, keyset pages), one message's attempts. */
+
+export interface MessageListParams extends Record<string, unknown> {
+  before_id: string | null;
+  event_type: string | null;
+  resource_id: string | null;
+  since: Date | null;
+  until: Date | null;
+  endpoint_id: string | null;
+  status: string | null;
+  limit: number;
+}
+
+/** Messages, newest first (ids are time-ordered); endpoint and status filters match any of its deliveries. */
+export const listMessagesStatement = defineStatement<MessageListParams>(
+  'tekil_outbox_list_messages',
+  `
+SELECT m.id, m.event_type, m.resource_id, m.created_at,
+  coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM
+    (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
+FROM outbox_messages m
+WHERE ($before_id::text IS NULL OR m.id < $before_id)
+  AND ($event_type::text IS NULL OR m.event_type = $event_type)
+  AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
+  AND ($since::timestamptz IS NULL OR m.created_at >= $since)
+  AND ($until::timestamptz IS NULL OR m.created_at < $until)
+  AND ($endpoint_id::text IS NULL AND $status::text IS NULL OR EXISTS (
+    SELECT 1 FROM outbox_deliveries d WHERE d.message_id = m.id
+      AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id) AND ($status::text IS NULL OR d.status = $status)))
+ORDER BY m.id DESC LIMIT $limit`,
+);
+
+export interface DeliveryListParams extends Record<string, unknown> {
+  before_id: string | null;
+  endpoint_id: string | null;
+  status: string | null;
+  event_type: string | null;
+  resource_id: string | null;
+  since: Date | null;
+  until: Date | null;
+  message_id: string | null;
+  limit: number;
+}
+
+/** Deliveries, newest first, with their message's type and resource id and the last attempt's duration. */
+export const listDeliveriesStatement = defineStatement<DeliveryListParams>(
+  'tekil_outbox_list_deliveries',
+  `
+SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
+  CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
+  d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
+  m.event_type, m.resource_id,
+  (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
+FROM outbox_deliveries d
+JOIN outbox_messages m ON m.id = d.message_id
+JOIN endpoints e ON e.id = d.endpoint_id
+WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
+  AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id)
+  AND ($status::text IS NULL OR d.status = $status)
+  AND ($event_type::text IS NULL OR m.event_type = $event_type)
+  AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
+  AND ($since::timestamptz IS NULL OR d.created_at >= $since)
+  AND ($until::timestamptz IS NULL OR d.created_at < $until)
+  AND ($message_id::text IS NULL OR d.message_id = $message_id)
+ORDER BY d.id DESC LIMIT $limit`,
+);
+
+export const SELECT_MESSAGE = 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload FROM outbox_messages WHERE id = $1';
+
+/** $1: delivery ids. Their attempts, in order. */
+export const SELECT_ATTEMPTS = `
+SELECT id::int8 AS id, delivery_id::int8 AS delivery_id, attempt, url, started_at, duration_ms, succeeded, status_code, error, response_body
+FROM outbox_attempts WHERE delivery_id = ANY ($1::bigint[]) ORDER BY delivery_id, attempt, id`;

@@ -1,0 +1,36 @@
+import { OUTBOX_CHANNEL } from './publish-message.js';
+
+/** Operator actions on the outbox (replay, bulk replay, ping): small statements, one file. */
+
+/** Wakes every dispatcher (delivered at commit when run inside a transaction). */
+export const NOTIFY_DISPATCHERS = `SELECT pg_notify('${OUTBOX_CHANNEL}', '')`;
+
+/** A replayed delivery starts its ladder over; its attempt numbers continue. */
+const RESET = `status = 'pending', next_attempt_at = now(), ladder_base = outbox_deliveries.attempts, lease = NULL, completed_at = NULL`;
+
+export const MESSAGE_EXISTS = 'SELECT 1 FROM outbox_messages WHERE id = $1';
+export const LIVE_ENDPOINT_EXISTS = 'SELECT 1 FROM endpoints WHERE id = $1 AND deleted_at IS NULL';
+
+/** $1 message, $2 endpoint: creates the delivery, or resets the one there is. */
+export const REPLAY_TO_ENDPOINT = `
+INSERT INTO outbox_deliveries (message_id, endpoint_id) VALUES ($1, $2)
+ON CONFLICT (message_id, endpoint_id, (coalesce(url, ''))) DO UPDATE SET ${RESET}`;
+
+/** $1 message: every delivery it had to an endpoint that still exists. */
+export const REPLAY_MESSAGE = `
+UPDATE outbox_deliveries SET ${RESET}
+WHERE message_id = $1 AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`;
+
+/** $1 endpoint, $2 since, $3 until (each may be null): failed deliveries created in that window. */
+export const REPLAY_FAILED = `
+UPDATE outbox_deliveries SET ${RESET}
+WHERE status = 'failed'
+  AND ($1::text IS NULL OR endpoint_id = $1)
+  AND ($2::timestamptz IS NULL OR created_at >= $2)
+  AND ($3::timestamptz IS NULL OR created_at < $3)
+  AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)`;
+
+/** $1 id, $2 endpoint, $3 payload: a `test.ping` message with one delivery, to that endpoint only. */
+export const INSERT_PING = `
+WITH msg AS (INSERT INTO outbox_messages (id, event_type, resource_id, payload) VALUES ($1, 'test.ping', $2, $3) RETURNING id)
+INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT id, $2 FROM msg`;
