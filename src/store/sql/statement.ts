@@ -23,7 +23,7 @@ export function defineStatement<P extends Record<string, unknown>>(name: string,
   const order: string[] = [];
   const positional = text.replace(NAMED, (whole: string, param: string, offset: number) => {
     // `$$` or `$tag$` would be dollar quoting: refuse rather than rewrite it silently.
-    if (text[offset + whole.length] === '$') throw new Error(`statement ${name}: dollar-quoted strings are not supported`);
+    if (text[offset + whole.length] === '$') throw new TekilError('INTERNAL', `statement ${name}: dollar-quoted strings are not supported`);
     let i = order.indexOf(param);
     if (i < 0) i = order.push(param) - 1;
     return `$${i + 1}`;
@@ -37,7 +37,7 @@ export function defineStatement<P extends Record<string, unknown>>(name: string,
       const out = new Array<unknown>(params.length);
       for (let i = 0; i < params.length; i++) {
         const key = params[i]!;
-        if (!(key in values)) throw new Error(`statement ${name}: no value for $${key}`);
+        if (!(key in values)) throw new TekilError('INTERNAL', `statement ${name}: no value for $${key}`);
         out[i] = values[key];
       }
       return out;
