@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { isTekilError } from '../../errors.js';
+import { defineStatement, quoteIdent } from './statement.js';
+
+describe('named statements', () => {
+  it('rewrites $names to positions once, in order of first use, and keeps casts and numbered ones', () => {
+    const s = defineStatement<{ ids: string[]; now: Date }>('t', 'UPDATE q SET at = $now WHERE id = ANY($ids::text[]) AND at < $now AND x = $1');
+    expect(s.text).toBe('UPDATE q SET at = $1 WHERE id = ANY($2::text[]) AND at < $1 AND x = $1');
+    expect(s.params).toEqual(['now', 'ids']);
+    const now = new Date(0);
+    expect(s.bind({ ids: ['a'], now })).toEqual([now, ['a']]);
+  });
+
+  it('refuses a missing value and dollar quoting with a coded error', () => {
+    const s = defineStatement<{ a: number; b: number }>('t', 'SELECT $a, $b');
+    expect(() => s.bind({ a: 1 } as { a: number; b: number })).toThrow(/no value for \$b/);
+    let caught: unknown;
+    try {
+      defineStatement('t', 'SELECT $body$x$body$');
+    } catch (err) {
+      caught = err;
+    }
+    expect(isTekilError(caught, 'INTERNAL')).toBe(true);
+  });
+
+  it('quotes plain identifiers and refuses the rest', () => {
+    expect(quoteIdent('tekil_inbox')).toBe('"tekil_inbox"');
+    expect(() => quoteIdent('a"; DROP')).toThrow(/invalid identifier/);
+  });
+});
