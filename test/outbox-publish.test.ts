@@ -42,9 +42,14 @@ describe('outbox: publishing inside the caller’s transaction', () => {
     ).rejects.toThrow('business rule failed');
     const { rows } = await t.db.query<{ n: number }>('SELECT (SELECT count(*) FROM outbox_messages) + (SELECT count(*) FROM outbox_deliveries) AS n');
     expect(Number(rows[0]!.n)).toBe(0);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(sinkA.requests).toHaveLength(0);
-    expect(sinkB.requests).toHaveLength(0);
+    // A barrier instead of a pause: a message committed afterwards reaches both endpoints, and it is
+    // the only thing they ever received.
+    const after = await t.db.transaction((tx) => publish(tx, { type: 'invoice.paid', resourceId: 'inv_after', data: { invoice_id: 'inv_after' } }));
+    await Promise.all([sinkA.waitFor(1), sinkB.waitFor(1)]);
+    expect(sinkA.requests.map((r) => r.headers['webhook-id'])).toEqual([after.id]);
+    expect(sinkB.requests.map((r) => r.headers['webhook-id'])).toEqual([after.id]);
+    sinkA.requests.length = 0;
+    sinkB.requests.length = 0;
   });
 
   it('sends once per subscribed endpoint and extra destination, all with the same event id', async () => {
@@ -61,10 +66,12 @@ describe('outbox: publishing inside the caller’s transaction', () => {
     expect(result.deliveries).toBe(3);
     await Promise.all([sinkA.waitFor(1), sinkB.waitFor(1), callback.waitFor(1)]);
     await waitUntil(async () => {
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded'");
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded' AND message_id = $1", [result.id]);
       return Number(rows[0]!.n) === 3;
     });
-    await new Promise((r) => setTimeout(r, 200));
+    // Each send is recorded as an attempt with its outcome: three attempts, three requests, no more.
+    const recorded = await t.db.query<{ n: number }>('SELECT count(*) AS n FROM outbox_attempts WHERE message_id = $1', [result.id]);
+    expect(Number(recorded.rows[0]!.n)).toBe(3);
     const all = [...sinkA.requests, ...sinkB.requests, ...callback.requests];
     expect(all).toHaveLength(3);
     for (const req of all) {
