@@ -3,7 +3,7 @@ import { TekilError, isTekilError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
 import { receiverRoutes } from './receiver/route.js';
-import { createInboxBatcher } from './receiver/service.js';
+import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxBatcher } from './receiver/batcher.js';
 
 export interface AppOptions {

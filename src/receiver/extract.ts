@@ -1,5 +1,6 @@
 import type { SourceConfig } from '../config/source.js';
 import { TekilError } from '../errors.js';
+import { parsePath, readPath } from '../json-path.js';
 import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
 
 /** Longest event or resource id accepted; longer ones are almost certainly not ids. */
@@ -56,15 +57,8 @@ export function compileLocator(locator: string): Lookup {
     };
   }
   if (locator.startsWith('body:')) {
-    const path = locator.slice('body:'.length).split('.');
-    return (req) => {
-      let cur: unknown = req.bodyJson();
-      for (const key of path) {
-        if (cur === null || typeof cur !== 'object') return undefined;
-        cur = (cur as Record<string, unknown>)[key];
-      }
-      return cur;
-    };
+    const path = parsePath(locator.slice('body:'.length));
+    return (req) => readPath(req.bodyJson(), path);
   }
   throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": expected "body:<dotted.path>" or "header:<name>"`);
 }
