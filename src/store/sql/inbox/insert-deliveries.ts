@@ -23,6 +23,11 @@ export function deliveryKey(source: string, eventId: string): string {
 /*
  * One statement text for any number of rows (arrays, not a VALUES list), so Postgres sees the same
  * query every time and the parameter count never grows with the batch.
+ *
+ * ORDER BY: each inserted key is locked until the batch commits. Two receivers inserting overlapping
+ * ids in opposite orders would each hold a key the other waits for — a deadlock, and Postgres then
+ * aborts one whole batch (unrelated new events included). Inserting every batch in one fixed order
+ * (by primary key) makes such a cycle impossible: the later batch simply waits for the earlier one.
  */
 const insertMany = defineStatement<{
   sources: string[];
@@ -40,6 +45,7 @@ const insertMany = defineStatement<{
   SELECT * FROM unnest($sources::text[], $eventIds::text[], $resourceIds::text[], $eventTypes::text[],
                        $occurredAt::timestamptz[], $bodies::bytea[], $contentTypes::text[], $headers::jsonb[])
     AS r(source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
+  ORDER BY r.source, r.event_id
   ON CONFLICT (source, event_id) DO NOTHING
   RETURNING source, event_id`,
 );
