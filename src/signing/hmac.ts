@@ -14,7 +14,7 @@ import {
   nowSeconds,
   parseTimestamp,
   requireSecrets,
-  requireSignatureHeader,
+  requireSignatureLines,
   type PayloadPart,
 } from './common.js';
 import type { FieldDefaults, SignatureScheme, VerifyResult } from './types.js';
@@ -116,8 +116,9 @@ export function createHmacScheme(options: HmacSchemeOptions | undefined): Signat
     defaults,
     verify(input) {
       requireSecrets(input.secrets);
-      const text = requireSignatureHeader(input.headers, header);
-      const entries = (options.separator === undefined ? [text] : text.split(options.separator))
+      const lines = requireSignatureLines(input.headers, header);
+      const entries = lines
+        .flatMap((line) => (options.separator === undefined ? [line] : line.split(options.separator)))
         .map((s) => s.trim())
         .filter((s) => s.startsWith(options.prefix));
       if (entries.length === 0) throw malformed(`${header} holds no signature${options.prefix ? ` starting with "${options.prefix}"` : ''}`);
