@@ -44,6 +44,14 @@ describe('field extraction', () => {
     expect(extract(input({ event_id: 'ignored' }, {}, 'msg_from_header')).eventId).toBe('msg_from_header');
   });
 
+  it('reads numeric ids as written (no float round trip) and refuses ids with lone surrogates', () => {
+    const extract = createExtractor({}, defaults);
+    expect(extract(input('{"event_id": 17960923835832100003, "data": {"id": 1.50}}')).eventId).toBe('17960923835832100003');
+    expect(extract(input('{"event_id": 1e3, "data": {"id": 1.50}}'))).toMatchObject({ eventId: '1e3', resourceId: '1.50' });
+    expect(codeOf(() => extract(input('{"event_id": "x\\ud800"}')))).toBe('EVENT_ID_INVALID');
+    expect(extract(input('{"event_id": "e", "data": {"id": "r\\udbff"}}')).resourceId).toBeNull();
+  });
+
   it('indexes arrays in body paths', () => {
     const extract = createExtractor({ event_id: ['body:items.1.id'] }, defaults);
     expect(extract(input({ items: [{ id: 'a' }, { id: 'b' }] })).eventId).toBe('b');
