@@ -21,6 +21,11 @@ export const receiverSchema = z
     queue_max_rows: z.number().int().positive().default(10_000),
     /** Body bytes that may wait for a flush before new requests get 503 (bounds memory). */
     queue_max_bytes: sizeBytes.default(64 * 1024 * 1024),
+    /**
+     * Longest a webhook waits for its commit. Providers give up after about 10 s and retry; past this
+     * the request is answered 503 with Retry-After (the row may still commit: the retry is then a duplicate).
+     */
+    ack_deadline: durationMs.default(8_000),
     /** Seconds sent in Retry-After with a 503. */
     retry_after: z.number().int().positive().default(5),
     /** Group-commit INSERTs in flight at once; 1 keeps the store busy while the next batch gathers. */

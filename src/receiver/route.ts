@@ -19,6 +19,32 @@ const NEUTRAL_CONTENT_TYPE = 'application/octet-stream';
 /** The Content-Type each request arrived with, while its header holds the neutral one. */
 const sentContentType = new WeakMap<FastifyRequest, string>();
 /**
+ * Runs `write` and settles with it, unless `deadlineMs` (from the request's arrival; 0 disables)
+ * passes first: then ACK_DEADLINE_EXCEEDED (503). The write is not cancelled — if its row commits
+ * later, the provider's retry is answered `duplicate`, which is the point: no 2xx without a commit,
+ * and no request held past the provider's own timeout.
+ */
+function withinDeadline<T>(deadlineMs: number, elapsedMs: number, write: () => Promise<T>): Promise<T> {
+  if (deadlineMs <= 0) return write();
+  const remaining = deadlineMs - elapsedMs;
+  const exceeded = () => new TekilError('ACK_DEADLINE_EXCEEDED', `the delivery was not committed within receiver.ack_deadline (${deadlineMs} ms); retry shortly`);
+  if (remaining <= 0) return Promise.reject(exceeded());
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => reject(exceeded()), remaining);
+    write().then(
+      (value) => {
+        clearTimeout(timer);
+        resolve(value);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}
+
+/**
  * The request's headers with every line of a repeated header kept apart (Node's headersDistinct).
  * Requests made by `inject()` have no headersDistinct; they get the joined headers.
  */
@@ -37,6 +63,7 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
   const sources = compileSources(ctx.config);
   const metrics = receiverMetrics(ctx.metrics);
   const retryAfter = String(ctx.config.receiver.retry_after);
+  const ackDeadlineMs = ctx.config.receiver.ack_deadline;
 
   // Signatures cover the exact bytes: in this scope every content type is kept as a Buffer.
   app.removeAllContentTypeParsers();
@@ -90,7 +117,8 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
     let outcome;
     try {
-      outcome = await batcher.enqueue({
+      // The deadline counts from the request's arrival, so a slow upload uses up part of it.
+      outcome = await withinDeadline(ackDeadlineMs, reply.elapsedTime, () => batcher.enqueue({
         source: source.name,
         eventId: fields.eventId,
         resourceId: fields.resourceId,
@@ -99,7 +127,7 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
         body,
         contentType: contentType?.trim() ? contentType : null,
         headers: source.pickHeaders(headers),
-      });
+      }));
     } catch (err) {
       if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
       throw err;
