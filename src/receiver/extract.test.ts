@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { asTime, createExtractor } from './extract.js';
-import { createHeaderPicker } from './headers.js';
 import { isTekilError } from '../errors.js';
 
 const defaults = {
@@ -86,25 +85,5 @@ describe('field extraction', () => {
     expect(asTime('yesterday')).toBeNull();
     expect(asTime({})).toBeNull();
     expect(asTime(-5)).toBeNull();
-  });
-});
-
-describe('header subset', () => {
-  it('keeps ids and types, never signatures or credentials, even when asked', () => {
-    const pick = createHeaderPicker(['X-Custom-Id', 'X-Signature-Thing']);
-    const kept = JSON.parse(
-      pick({
-        'content-type': 'application/json',
-        'user-agent': 'ua',
-        'x-custom-id': 'c1',
-        'x-webhook-id': 'evt',
-        'x-webhook-signature': 't=1,v1=ab',
-        'x-signature-thing': 'sig',
-        authorization: 'Bearer x',
-        cookie: 'a=b',
-        'x-other': 'dropped',
-      }),
-    );
-    expect(kept).toEqual({ 'content-type': 'application/json', 'user-agent': 'ua', 'x-custom-id': 'c1', 'x-webhook-id': 'evt' });
   });
 });
