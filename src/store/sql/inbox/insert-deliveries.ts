@@ -21,6 +21,9 @@ export function deliveryKey(source: string, eventId: string): string {
 }
 
 /*
+ * Sent unnamed, not as prepared statements: the parse is a small part of a multi-row insert, and an
+ * idle receiver's single-row inserts are spread over the pool's connections.
+ *
  * One statement text for any number of rows (arrays, not a VALUES list), so Postgres sees the same
  * query every time and the parameter count never grows with the batch.
  *
@@ -96,7 +99,6 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
   const res = await db.query<{ source: string; event_id: string }>(
     insertMany.text,
     insertMany.bind({ sources, eventIds, resourceIds, eventTypes, occurredAt, bodies, contentTypes, headers }),
-    { name: insertMany.name },
   );
   const inserted = new Set<string>();
   for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
@@ -105,6 +107,6 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
 
 /** Inserts one delivery; true when it was new. The per-row fallback of the batcher. */
 export async function insertDelivery(db: Queryable, r: InboxDeliveryRow): Promise<boolean> {
-  const res = await db.query(insertOne.text, insertOne.bind(r), { name: insertOne.name });
+  const res = await db.query(insertOne.text, insertOne.bind(r));
   return res.rows.length > 0;
 }
