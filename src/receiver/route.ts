@@ -4,6 +4,7 @@ import type { Context } from '../service.js';
 import type { InboxBatcher } from './batcher.js';
 import { receiverMetrics } from './metrics.js';
 import { compileSources } from './sources.js';
+import { withinDeadline } from './deadline.js';
 import type { IncomingHeaders } from '../signing/types.js';
 
 export interface ReceiverRoutesOptions {
@@ -18,32 +19,6 @@ const EMPTY = Buffer.alloc(0);
 const NEUTRAL_CONTENT_TYPE = 'application/octet-stream';
 /** The Content-Type each request arrived with, while its header holds the neutral one. */
 const sentContentType = new WeakMap<FastifyRequest, string>();
-/**
- * Runs `write` and settles with it, unless `deadlineMs` (from the request's arrival; 0 disables)
- * passes first: then ACK_DEADLINE_EXCEEDED (503). The write is not cancelled — if its row commits
- * later, the provider's retry is answered `duplicate`, which is the point: no 2xx without a commit,
- * and no request held past the provider's own timeout.
- */
-function withinDeadline<T>(deadlineMs: number, elapsedMs: number, write: () => Promise<T>): Promise<T> {
-  if (deadlineMs <= 0) return write();
-  const remaining = deadlineMs - elapsedMs;
-  const exceeded = () => new TekilError('ACK_DEADLINE_EXCEEDED', `the delivery was not committed within receiver.ack_deadline (${deadlineMs} ms); retry shortly`);
-  if (remaining <= 0) return Promise.reject(exceeded());
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => reject(exceeded()), remaining);
-    write().then(
-      (value) => {
-        clearTimeout(timer);
-        resolve(value);
-      },
-      (err: unknown) => {
-        clearTimeout(timer);
-        reject(err);
-      },
-    );
-  });
-}
-
 /**
  * The request's headers with every line of a repeated header kept apart (Node's headersDistinct).
  * Requests made by `inject()` have no headersDistinct; they get the joined headers.
