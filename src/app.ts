@@ -3,8 +3,9 @@ import { TekilError, isTekilError, toClientError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
 import { receiverRoutes } from './receiver/route.js';
-import { createInboxBatcher } from './receiver/service.js';
+import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxBatcher } from './receiver/batcher.js';
+import { capConnections } from './connection-cap.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -14,8 +15,15 @@ export interface AppOptions {
   batcher?: InboxBatcher;
 }
 
+/** A quarter of the shorter request timeout, between 250 ms and 30 s. */
+function checkingInterval(requestTimeoutMs: number, headersTimeoutMs: number): number {
+  const shortest = Math.min(...[requestTimeoutMs, headersTimeoutMs].filter((ms) => ms > 0), 120_000);
+  return Math.min(30_000, Math.max(250, Math.round(shortest / 4)));
+}
+
 /** Builds the HTTP surface without listening, so tests can drive it through `inject()`. */
 export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions): Promise<FastifyInstance> {
+  const server = ctx.config.server;
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
     // Fastify's request log includes headers on error; ours below logs method, route and status only.
@@ -27,7 +35,19 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
       const error = toClientError(err);
       void (reply as FastifyReply).code(error.statusCode).send(error.toJSON());
     },
+    // Node's and Fastify's defaults never time a request out, so a client sending one byte at a time
+    // holds its connection forever. These bound the headers, the whole request and idle keep-alives.
+    requestTimeout: server.request_timeout,
+    keepAliveTimeout: server.keep_alive_timeout,
+    http: {
+      headersTimeout: server.headers_timeout,
+      requestTimeout: server.request_timeout,
+      // Node checks the two timeouts above on this interval (30 s by default, which would let a slow
+      // request live up to twice its timeout).
+      connectionsCheckingInterval: checkingInterval(server.request_timeout, server.headers_timeout),
+    },
   });
+  capConnections(app.server, server.max_connections, ctx.config.receiver.retry_after);
 
   // Only at debug level: the hook costs on every request even when its log line is dropped.
   if (ctx.logger.isLevelEnabled('debug')) {

@@ -26,6 +26,7 @@ export const errorCatalogue = {
   STORE_UNAVAILABLE: { status: 503, message: 'the store is unavailable, retry later' },
   STORE_REJECTED: { status: 500, message: 'the store refused the write' },
   OVERLOADED: { status: 503, message: 'too much work in flight, retry later' },
+  ACK_DEADLINE_EXCEEDED: { status: 503, message: 'the delivery was not committed within the acknowledgement deadline, retry later' },
   SHUTTING_DOWN: { status: 503, message: 'tekil is shutting down, retry later' },
   // HTTP requests in general (what the web framework refuses before a route runs)
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'the content type is not accepted here' },

@@ -19,6 +19,10 @@ export const redactPaths = [
   '*.secrets',
   'body',
   '*.body',
+  // Node's HTTP parser errors carry the request's raw bytes (headers with tokens and signatures, the
+  // body); Fastify logs them at trace level as the client-error line's `err`.
+  'err.rawPacket',
+  '*.rawPacket',
 ];
 
 /** The level comes from the caller (the process's settings, `TEKIL_LOG_LEVEL`); `info` when none is given. */

@@ -8,7 +8,7 @@ import { migrate } from './store/migrate.js';
 import { resolveAdminToken, type AdminToken } from './api/token.js';
 import { roleNames, type Context, type Role, type Service } from './service.js';
 import { createDispatcherService } from './outbox/parts.js';
-import { createInboxBatcher } from './receiver/service.js';
+import { createInboxBatcher } from './receiver/batcher.js';
 import { createInboxWorker } from './worker/worker.js';
 import type { HandlerRegistry } from './worker/handlers.js';
 import { resolveSettings, type TekilSettings } from './settings.js';

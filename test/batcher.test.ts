@@ -4,11 +4,11 @@ import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { countRows } from './helpers/receiver.js';
 import { InboxBatcher, type BatcherOptions } from '../src/receiver/batcher.js';
 import { ReceiverMetrics } from '../src/receiver/metrics.js';
-import type { DeliveryRow } from '../src/store/queries/insert-deliveries.js';
+import type { InboxDeliveryRow } from '../src/store/sql/inbox/insert-deliveries.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { isTekilError } from '../src/errors.js';
 
-function row(eventId: string, extra: Partial<DeliveryRow> = {}): DeliveryRow {
+function row(eventId: string, extra: Partial<InboxDeliveryRow> = {}): InboxDeliveryRow {
   return {
     source: 'src',
     eventId,

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { HmacSchemeOptions } from '../src/config/source.js';
-import { hmacSchemeOptions } from '../src/config/source.js';
+import type { HmacSchemeOptions } from '../src/signing/hmac.js';
+import { hmacSchemeOptions } from '../src/signing/hmac.js';
 import type { ErrorCode } from '../src/errors.js';
 import { isTekilError } from '../src/errors.js';
 import { createScheme } from '../src/signing/index.js';

@@ -8,8 +8,22 @@ export const serverSchema = z
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8787),
     body_limit: sizeBytes.default(1024 * 1024),
+    /** Longest a client may take to send a whole request, body included (0 disables; do not). */
+    request_timeout: durationMs.default(30_000),
+    /** Longest a client may take to send the request's headers (0 disables; do not). */
+    headers_timeout: durationMs.default(10_000),
+    /** How long an idle keep-alive connection stays open; above a load balancer's idle timeout. */
+    keep_alive_timeout: durationMs.default(72_000),
+    /** Open connections at most; one more is answered 503 with Retry-After and closed. */
+    max_connections: z.number().int().positive().default(500),
   })
-  .strict();
+  .strict()
+  .superRefine((s, ctx) => {
+    // Node refuses a headers timeout longer than the request timeout (the latter covers the headers too).
+    if (s.request_timeout > 0 && s.headers_timeout > s.request_timeout) {
+      ctx.addIssue({ code: 'custom', path: ['headers_timeout'], message: 'headers_timeout must not be longer than request_timeout' });
+    }
+  });
 
 export const receiverSchema = z
   .object({
@@ -21,6 +35,11 @@ export const receiverSchema = z
     queue_max_rows: z.number().int().positive().default(10_000),
     /** Body bytes that may wait for a flush before new requests get 503 (bounds memory). */
     queue_max_bytes: sizeBytes.default(64 * 1024 * 1024),
+    /**
+     * Longest a webhook waits for its commit. Providers give up after about 10 s and retry; past this
+     * the request is answered 503 with Retry-After (the row may still commit: the retry is then a duplicate).
+     */
+    ack_deadline: durationMs.default(8_000),
     /** Seconds sent in Retry-After with a 503. */
     retry_after: z.number().int().positive().default(5),
     /** Group-commit INSERTs in flight at once; 1 keeps the store busy while the next batch gathers. */

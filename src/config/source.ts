@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { durationMs } from './units.js';
-import { hmacOptionProblems } from '../signing/hmac.js';
+import { hmacOptionProblems, hmacSchemeOptions } from '../signing/hmac.js';
+import { schemeNames } from '../signing/types.js';
 
-export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac'] as const;
-export type SchemeName = (typeof schemeNames)[number];
+// The signing options are the signing module's; configuration re-exports them for its readers.
+export { hmacSchemeOptions, type HmacSchemeOptions } from '../signing/hmac.js';
+export { schemeNames, type SchemeName } from '../signing/types.js';
 
 /**
  * Where a value lives in a request: `body:<dotted.path>` in the parsed JSON body, or
@@ -13,26 +15,6 @@ export const locator = z
   .string()
   .regex(/^(body:[^\s]+|header:[A-Za-z0-9-]+)$/, 'expected "body:<dotted.path>" or "header:<name>"');
 const locatorList = z.union([locator, z.array(locator).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]));
-
-/** The generic `hmac` scheme, described from a provider's own documentation. */
-export const hmacSchemeOptions = z
-  .object({
-    algorithm: z.enum(['sha256', 'sha1', 'sha512']).default('sha256'),
-    signature_header: z.string().min(1),
-    encoding: z.enum(['hex', 'base64']).default('hex'),
-    /** Text before the signature in the header, e.g. `sha256=`. */
-    prefix: z.string().default(''),
-    /** Several signatures in one header are split on this (none when absent). */
-    separator: z.string().optional(),
-    /** What is signed: `{body}`, `{timestamp}`, `{id}` placeholders, e.g. `{timestamp}.{body}`. */
-    signed_payload: z.string().default('{body}'),
-    timestamp_header: z.string().optional(),
-    id_header: z.string().optional(),
-    /** How the secret is turned into the key: as UTF-8 text, or base64 after an optional `whsec_`. */
-    secret_encoding: z.enum(['utf8', 'base64']).default('utf8'),
-  })
-  .strict();
-export type HmacSchemeOptions = z.infer<typeof hmacSchemeOptions>;
 
 /** Retry policy of a source's processing: exponential backoff with full jitter, bounded attempts. */
 export const retrySchema = z

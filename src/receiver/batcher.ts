@@ -1,9 +1,10 @@
 import type { Logger } from '../logger.js';
-import type { Service } from '../service.js';
+import type { Context, Service } from '../service.js';
 import type { Db } from '../store/db.js';
 import { TekilError } from '../errors.js';
-import { deliveryKey, insertDeliveries, insertDelivery, type DeliveryRow } from '../store/queries/insert-deliveries.js';
-import type { DeliveryOutcome, ReceiverMetrics } from './metrics.js';
+import { isStoreUnavailable } from '../store/pg-error.js';
+import { deliveryKey, insertDeliveries, insertDelivery, type InboxDeliveryRow } from '../store/sql/inbox/insert-deliveries.js';
+import { receiverMetrics, type DeliveryOutcome, type ReceiverMetrics } from './metrics.js';
 
 export interface BatcherOptions {
   /** Most rows one INSERT carries. */
@@ -21,23 +22,9 @@ export interface BatcherOptions {
 }
 
 interface Pending {
-  row: DeliveryRow;
+  row: InboxDeliveryRow;
   resolve(outcome: DeliveryOutcome): void;
   reject(err: TekilError): void;
-}
-
-/**
- * SQLSTATE classes that mean "the store is unreachable or busy", not "this row is bad":
- * connection exceptions, insufficient resources, operator intervention, system errors and
- * transaction rollbacks (serialisation, deadlock). Errors without a SQLSTATE (socket errors,
- * pool timeouts, a closed PGlite) count as unavailability too.
- */
-const TRANSIENT_CLASSES = new Set(['08', '53', '57', '58', '40']);
-
-export function isStoreUnavailable(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string' || !/^[0-9A-Z]{5}$/.test(code)) return true;
-  return TRANSIENT_CLASSES.has(code.slice(0, 2));
 }
 
 /**
@@ -81,7 +68,7 @@ export class InboxBatcher implements Service {
   }
 
   /** Resolves once the row is committed (accepted) or found already recorded (duplicate). */
-  enqueue(row: DeliveryRow): Promise<DeliveryOutcome> {
+  enqueue(row: InboxDeliveryRow): Promise<DeliveryOutcome> {
     if (this.stopping) return Promise.reject(new TekilError('SHUTTING_DOWN', 'tekil is shutting down; retry shortly'));
     if (this.queue.length >= this.options.queueMaxRows) {
       return Promise.reject(new TekilError('OVERLOADED', `more than ${this.options.queueMaxRows} deliveries are waiting to be written; retry shortly`));
@@ -213,4 +200,18 @@ export class InboxBatcher implements Service {
     if (isStoreUnavailable(err)) return new TekilError('STORE_UNAVAILABLE', 'the store cannot commit right now; retry shortly', { cause: err });
     return new TekilError('STORE_REJECTED', 'the store refused this delivery', { cause: err });
   }
+}
+
+/** The batcher configured from `receiver:` settings, with the process's metrics and logger. */
+export function createInboxBatcher(ctx: Context, overrides: { maxInFlight?: number } = {}): InboxBatcher {
+  const r = ctx.config.receiver;
+  return new InboxBatcher(ctx.db, {
+    maxRows: r.batch_max_rows,
+    maxBytes: r.batch_max_bytes,
+    queueMaxRows: r.queue_max_rows,
+    queueMaxBytes: r.queue_max_bytes,
+    maxInFlight: overrides.maxInFlight ?? r.max_in_flight,
+    metrics: receiverMetrics(ctx.metrics),
+    logger: ctx.logger.child({ service: 'inbox-batcher' }),
+  });
 }

@@ -1,5 +1,7 @@
 import type { SourceConfig } from '../config/source.js';
 import { TekilError } from '../errors.js';
+import { parsePath, readPath } from '../json-path.js';
+import { rawJsonValue } from './raw-json.js';
 import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
 
 /** Longest event or resource id accepted; longer ones are almost certainly not ids. */
@@ -27,6 +29,8 @@ type Lookup = (req: LazyRequest) => unknown;
 class LazyRequest {
   private parsed = false;
   private json: unknown;
+  /** The body as text, once parsed (the raw-number scanner reads it again). */
+  text = '';
   /** True once a body locator was consulted and the body turned out not to be JSON. */
   notJson = false;
 
@@ -36,7 +40,8 @@ class LazyRequest {
     if (!this.parsed) {
       this.parsed = true;
       try {
-        this.json = JSON.parse(this.input.body.toString('utf8'));
+        this.text = this.input.body.toString('utf8');
+        this.json = JSON.parse(this.text);
       } catch {
         this.notJson = true;
         this.json = undefined;
@@ -46,8 +51,11 @@ class LazyRequest {
   }
 }
 
-/** Turns `body:a.b.c` or `header:Name` into a lookup function, once per source. */
-export function compileLocator(locator: string): Lookup {
+/**
+ * Turns `body:a.b.c` or `header:Name` into a lookup function, once per source. With `numbersAsText`
+ * a number in the body comes back as its text exactly as written (ids: no float round trip).
+ */
+export function compileLocator(locator: string, numbersAsText = false): Lookup {
   if (locator.startsWith('header:')) {
     const name = locator.slice('header:'.length).toLowerCase();
     return (req) => {
@@ -56,22 +64,19 @@ export function compileLocator(locator: string): Lookup {
     };
   }
   if (locator.startsWith('body:')) {
-    const path = locator.slice('body:'.length).split('.');
+    const path = parsePath(locator.slice('body:'.length));
+    if (!numbersAsText) return (req) => readPath(req.bodyJson(), path);
     return (req) => {
-      let cur: unknown = req.bodyJson();
-      for (const key of path) {
-        if (cur === null || typeof cur !== 'object') return undefined;
-        cur = (cur as Record<string, unknown>)[key];
-      }
-      return cur;
+      const value = readPath(req.bodyJson(), path);
+      return typeof value === 'number' ? (rawJsonValue(req.text, path) ?? String(value)) : value;
     };
   }
   throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": expected "body:<dotted.path>" or "header:<name>"`);
 }
 
 /** A list of locators: the value of the first one that finds something. */
-function compileList(locators: readonly string[]): Lookup {
-  const lookups = locators.map(compileLocator);
+function compileList(locators: readonly string[], numbersAsText = false): Lookup {
+  const lookups = locators.map((l) => compileLocator(l, numbersAsText));
   return (req) => {
     for (const lookup of lookups) {
       const v = lookup(req);
@@ -81,11 +86,21 @@ function compileList(locators: readonly string[]): Lookup {
   };
 }
 
-/** Postgres text cannot hold NUL; an id carrying one is refused rather than mangled. */
+/**
+ * A lone UTF-16 surrogate (JSON's `"\ud800"`) has no UTF-8 form: stored, it becomes U+FFFD, so
+ * `"x\ud800"` and `"x\udbff"` would be one id. (In a `u` regex a proper pair is one code point.)
+ */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * An id as stored, or undefined when it cannot be stored faithfully: Postgres text cannot hold NUL
+ * and UTF-8 cannot hold a lone surrogate, so such ids are refused rather than mangled. Numbers from
+ * the body arrive as their raw text (see compileLocator).
+ */
 function asId(v: unknown): string | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v !== 'string') return undefined;
-  if (v.length === 0 || v.length > MAX_ID_LENGTH || v.includes('\u0000')) return undefined;
+  if (v.length === 0 || v.length > MAX_ID_LENGTH || v.includes('\u0000') || LONE_SURROGATE.test(v)) return undefined;
   return v;
 }
 
@@ -124,8 +139,8 @@ export type Extractor = (input: ExtractionInput) => ExtractedFields;
  * defaults; when no locator finds an event id, the id the scheme read from a verified header is used.
  */
 export function createExtractor(source: Pick<SourceConfig, 'event_id' | 'resource_id' | 'event_type' | 'occurred_at'>, defaults: FieldDefaults): Extractor {
-  const eventId = compileList(source.event_id ?? defaults.event_id);
-  const resourceId = compileList(source.resource_id ?? defaults.resource_id);
+  const eventId = compileList(source.event_id ?? defaults.event_id, true);
+  const resourceId = compileList(source.resource_id ?? defaults.resource_id, true);
   const eventType = compileList(source.event_type ?? defaults.event_type);
   const occurredAt = compileList(source.occurred_at ?? defaults.occurred_at);
   return (input) => {
@@ -134,7 +149,10 @@ export function createExtractor(source: Pick<SourceConfig, 'event_id' | 'resourc
     const id = rawId === undefined ? input.headerEventId || undefined : asId(rawId);
     if (id === undefined) {
       if (rawId !== undefined) {
-        throw new TekilError('EVENT_ID_INVALID', `the event id must be a non-empty string or a number of at most ${MAX_ID_LENGTH} characters`);
+        throw new TekilError(
+          'EVENT_ID_INVALID',
+          `the event id must be a non-empty string or a number of at most ${MAX_ID_LENGTH} characters, without NUL or unpaired surrogates (\\ud800-\\udfff)`,
+        );
       }
       if (req.notJson) throw new TekilError('BODY_NOT_JSON', 'the body is not JSON, so the event id cannot be read from it');
       throw new TekilError('EVENT_ID_MISSING', 'no event id found in the request (see the source\'s event_id locators)');

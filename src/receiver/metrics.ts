@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { cachedChildren } from '../metrics.js';
 
 export type DeliveryOutcome = 'accepted' | 'duplicate';
 
@@ -8,9 +9,9 @@ export class ReceiverMetrics {
   readonly ackSeconds: Histogram<'source'>;
   readonly batchRows: Histogram;
   readonly flushErrors: Counter;
-  // Label lookups hash their arguments; the hot path reuses one child per (source, outcome).
-  private readonly children = new Map<string, { inc(): void }>();
-  private readonly ackChildren = new Map<string, { observe(v: number): void }>();
+  // Label lookups hash their arguments; the hot path reuses one child per label set.
+  private readonly deliveriesBy: (source: string, outcome: string, reason: string) => { inc(): void };
+  private readonly ackSecondsBy: (source: string) => { observe(v: number): void };
 
   constructor(registry: Registry) {
     this.deliveries = new Counter({
@@ -37,25 +38,16 @@ export class ReceiverMetrics {
       help: 'Group-commit INSERTs that failed (each then fell back to per-row inserts or answered 503).',
       registers: [registry],
     });
+    this.deliveriesBy = cachedChildren(this.deliveries);
+    this.ackSecondsBy = cachedChildren(this.ackSeconds);
   }
 
   observeAck(source: string, seconds: number): void {
-    let child = this.ackChildren.get(source);
-    if (!child) {
-      child = this.ackSeconds.labels(source);
-      this.ackChildren.set(source, child);
-    }
-    child.observe(seconds);
+    this.ackSecondsBy(source).observe(seconds);
   }
 
   count(source: string, outcome: DeliveryOutcome | 'rejected', reason = ''): void {
-    const key = `${source}\u0000${outcome}\u0000${reason}`;
-    let child = this.children.get(key);
-    if (!child) {
-      child = this.deliveries.labels(source, outcome, reason);
-      this.children.set(key, child);
-    }
-    child.inc();
+    this.deliveriesBy(source, outcome, reason).inc();
   }
 }
 

@@ -1,9 +1,11 @@
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { TekilError, isTekilError } from '../errors.js';
 import type { Context } from '../service.js';
 import type { InboxBatcher } from './batcher.js';
 import { receiverMetrics } from './metrics.js';
 import { compileSources } from './sources.js';
+import { withinDeadline } from './deadline.js';
+import type { IncomingHeaders } from '../signing/types.js';
 
 export interface ReceiverRoutesOptions {
   ctx: Context;
@@ -13,6 +15,18 @@ export interface ReceiverRoutesOptions {
 const ACCEPTED = '{"status":"accepted"}';
 const DUPLICATE = '{"status":"duplicate"}';
 const EMPTY = Buffer.alloc(0);
+/** The type the receiver's one body parser is reached with; see the onRequest hook. */
+const NEUTRAL_CONTENT_TYPE = 'application/octet-stream';
+/** The Content-Type each request arrived with, while its header holds the neutral one. */
+const sentContentType = new WeakMap<FastifyRequest, string>();
+/**
+ * The request's headers with every line of a repeated header kept apart (Node's headersDistinct).
+ * Requests made by `inject()` have no headersDistinct; they get the joined headers.
+ */
+function headerLines(req: FastifyRequest): IncomingHeaders {
+  return (req.raw as { headersDistinct?: IncomingHeaders }).headersDistinct ?? req.headers;
+}
+
 /** The metrics label for requests to a source that does not exist (keeps label cardinality bounded). */
 const UNKNOWN_SOURCE = '_unknown';
 
@@ -24,18 +38,37 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
   const sources = compileSources(ctx.config);
   const metrics = receiverMetrics(ctx.metrics);
   const retryAfter = String(ctx.config.receiver.retry_after);
+  const ackDeadlineMs = ctx.config.receiver.ack_deadline;
 
   // Signatures cover the exact bytes: in this scope every content type is kept as a Buffer.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.config.server.body_limit }, (_req, body, done) => {
     done(null, body);
   });
+  // Fastify refuses a Content-Type it cannot parse as a media type ("", "text", "a, b", ";") with 415
+  // before any parser runs, so a validly signed delivery would get a permanent 4xx. The body is kept
+  // raw whatever its type: the route sees one neutral type, and the sender's value is put back for
+  // storage before the handler reads it.
+  app.addHook('onRequest', async (req) => {
+    const sent = req.headers['content-type'];
+    if (sent !== undefined) {
+      sentContentType.set(req, sent);
+      req.headers['content-type'] = NEUTRAL_CONTENT_TYPE;
+    }
+  });
 
   app.addHook('onError', async (req, _reply, err) => {
     const name = (req.params as { source?: string }).source;
     const source = name !== undefined && sources.has(name) ? name : UNKNOWN_SOURCE;
-    const fe = err as { code?: string };
-    const code = isTekilError(err) ? err.code : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE' ? 'BODY_TOO_LARGE' : 'INTERNAL';
+    const fe = err as { code?: string; statusCode?: number };
+    // A client error Fastify raised (a malformed request) is counted under its own code, not INTERNAL.
+    const code = isTekilError(err)
+      ? err.code
+      : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
+        ? 'BODY_TOO_LARGE'
+        : fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500 && fe.code
+          ? fe.code
+          : 'INTERNAL';
     metrics.count(source, 'rejected', code);
     if (code.startsWith('SIGNATURE_') || code.startsWith('TIMESTAMP_')) {
       // Usually a secret mismatch after a rotation: worth an operator's eye, never with the headers.
@@ -50,20 +83,26 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     if (!source) throw new TekilError('SOURCE_NOT_FOUND', `no source named "${req.params.source}" is configured`);
     const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
     const headers = req.headers;
-    const verified = source.scheme.verify({ body, headers, secrets: source.secrets, toleranceSec: source.toleranceSec });
+    const contentType = sentContentType.get(req);
+    if (contentType === undefined) delete headers['content-type'];
+    else headers['content-type'] = contentType;
+    // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
+    // list in the wrong place (a proxy or a provider may send webhook-signature twice).
+    const verified = source.scheme.verify({ body, headers: headerLines(req), secrets: source.secrets, toleranceSec: source.toleranceSec });
     const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
     let outcome;
     try {
-      outcome = await batcher.enqueue({
+      // The deadline counts from the request's arrival, so a slow upload uses up part of it.
+      outcome = await withinDeadline(ackDeadlineMs, reply.elapsedTime, () => batcher.enqueue({
         source: source.name,
         eventId: fields.eventId,
         resourceId: fields.resourceId,
         eventType: fields.eventType,
         occurredAt: fields.occurredAt,
         body,
-        contentType: headers['content-type'] ?? null,
+        contentType: contentType?.trim() ? contentType : null,
         headers: source.pickHeaders(headers),
-      });
+      }));
     } catch (err) {
       if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
       throw err;

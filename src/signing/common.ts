@@ -27,13 +27,31 @@ export function getHeader(headers: IncomingHeaders, name: string): string | unde
   return value;
 }
 
-/** The signature header's text, or SIGNATURE_MISSING when it is absent or blank. */
-export function requireSignatureHeader(headers: IncomingHeaders, name: string): string {
-  const value = getHeader(headers, name);
-  if (value === undefined || value.trim() === '') {
-    throw new TekilError('SIGNATURE_MISSING', `missing ${name} header`);
+/** Every line of a header, by case-insensitive name: one per line when they arrive apart (an array). */
+export function headerLines(headers: IncomingHeaders, name: string): string[] {
+  const lower = name.toLowerCase();
+  let value = headers[lower];
+  if (value === undefined) {
+    for (const key of Object.keys(headers)) {
+      if (key.toLowerCase() === lower) {
+        value = headers[key];
+        break;
+      }
+    }
   }
-  return value;
+  if (value === undefined) return [];
+  return Array.isArray(value) ? value : [value];
+}
+
+/**
+ * The signature header's non-blank lines, or SIGNATURE_MISSING when there are none. A header sent
+ * twice (by a proxy, or a provider during a rotation) is two lines; each is parsed on its own,
+ * since joining them with ", " would split a signature list in the wrong place.
+ */
+export function requireSignatureLines(headers: IncomingHeaders, name: string): string[] {
+  const lines = headerLines(headers, name).filter((line) => line.trim() !== '');
+  if (lines.length === 0) throw new TekilError('SIGNATURE_MISSING', `missing ${name} header`);
+  return lines;
 }
 
 /** One part of a signed payload: text (hashed as UTF-8) or raw bytes. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { anySignatureMatches, bodyBytes, decodeSignature, getHeader, hmac, invalid, malformed, requireSecrets, requireSignatureHeader } from './common.js';
+import { anySignatureMatches, bodyBytes, decodeSignature, getHeader, hmac, invalid, malformed, requireSecrets, requireSignatureLines } from './common.js';
 import type { SignatureScheme } from './types.js';
 
 const SIGNATURE_HEADER = 'X-Hub-Signature-256';
@@ -35,8 +35,8 @@ export function createGithubScheme(): SignatureScheme {
     },
     verify(input) {
       requireSecrets(input.secrets);
-      const text = requireSignatureHeader(input.headers, SIGNATURE_HEADER);
-      const entries = text.split(',').map((s) => s.trim()).filter((s) => s.startsWith(PREFIX));
+      const lines = requireSignatureLines(input.headers, SIGNATURE_HEADER);
+      const entries = lines.flatMap((line) => line.split(',')).map((s) => s.trim()).filter((s) => s.startsWith(PREFIX));
       if (entries.length === 0) throw malformed(`${SIGNATURE_HEADER} holds no sha256= signature`);
       const candidates = entries.map((e) => decodeSignature(e.slice(PREFIX.length), 'hex')).filter((b): b is Buffer => b !== undefined);
       if (candidates.length === 0) throw malformed(`${SIGNATURE_HEADER}: the signature is not hex`);

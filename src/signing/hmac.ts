@@ -1,5 +1,5 @@
 import { TekilError } from '../errors.js';
-import type { HmacSchemeOptions } from '../config/source.js';
+import { z } from 'zod';
 import {
   anySignatureMatches,
   base64SecretKey,
@@ -14,10 +14,31 @@ import {
   nowSeconds,
   parseTimestamp,
   requireSecrets,
-  requireSignatureHeader,
+  requireSignatureLines,
   type PayloadPart,
 } from './common.js';
 import type { FieldDefaults, SignatureScheme, VerifyResult } from './types.js';
+
+/** The generic `hmac` scheme, described from a provider's own documentation. */
+export const hmacSchemeOptions = z
+  .object({
+    algorithm: z.enum(['sha256', 'sha1', 'sha512']).default('sha256'),
+    signature_header: z.string().min(1),
+    encoding: z.enum(['hex', 'base64']).default('hex'),
+    /** Text before the signature in the header, e.g. `sha256=`. */
+    prefix: z.string().default(''),
+    /** Several signatures in one header are split on this (none when absent). */
+    separator: z.string().optional(),
+    /** What is signed: `{body}`, `{timestamp}`, `{id}` placeholders, e.g. `{timestamp}.{body}`. */
+    signed_payload: z.string().default('{body}'),
+    timestamp_header: z.string().optional(),
+    id_header: z.string().optional(),
+    /** How the secret is turned into the key: as UTF-8 text, or base64 after an optional `whsec_`. */
+    secret_encoding: z.enum(['utf8', 'base64']).default('utf8'),
+  })
+  .strict();
+export type HmacSchemeOptions = z.infer<typeof hmacSchemeOptions>;
+
 
 /**
  * The generic scheme: any "HMAC of some text, written in a header" format, described by its
@@ -95,8 +116,9 @@ export function createHmacScheme(options: HmacSchemeOptions | undefined): Signat
     defaults,
     verify(input) {
       requireSecrets(input.secrets);
-      const text = requireSignatureHeader(input.headers, header);
-      const entries = (options.separator === undefined ? [text] : text.split(options.separator))
+      const lines = requireSignatureLines(input.headers, header);
+      const entries = lines
+        .flatMap((line) => (options.separator === undefined ? [line] : line.split(options.separator)))
         .map((s) => s.trim())
         .filter((s) => s.startsWith(options.prefix));
       if (entries.length === 0) throw malformed(`${header} holds no signature${options.prefix ? ` starting with "${options.prefix}"` : ''}`);

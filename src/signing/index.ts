@@ -1,11 +1,11 @@
-import type { HmacSchemeOptions, SchemeName } from '../config/source.js';
 import { createGithubScheme } from './github.js';
 import { createHmacScheme } from './hmac.js';
 import { createPaymosScheme } from './paymos.js';
 import { createShopifyScheme } from './shopify.js';
 import { createStandardScheme } from './standard.js';
 import { createStripeScheme } from './stripe.js';
-import type { SignatureScheme } from './types.js';
+import type { HmacSchemeOptions } from './hmac.js';
+import type { SchemeName, SignatureScheme } from './types.js';
 
 export type {
   FieldDefaults,
@@ -16,7 +16,8 @@ export type {
   VerifyInput,
   VerifyResult,
 } from './types.js';
-export { hmacOptionProblems } from './hmac.js';
+export { hmacOptionProblems, hmacSchemeOptions, type HmacSchemeOptions } from './hmac.js';
+export { schemeNames, type SchemeName } from './types.js';
 export { newDeliveryId } from './common.js';
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { anySignatureMatches, bodyBytes, decodeSignature, getHeader, hmac, invalid, malformed, nowSeconds, requireSecrets, requireSignatureHeader } from './common.js';
+import { anySignatureMatches, bodyBytes, decodeSignature, getHeader, hmac, invalid, malformed, nowSeconds, requireSecrets, requireSignatureLines } from './common.js';
 import type { SignatureScheme } from './types.js';
 
 const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';
@@ -23,9 +23,9 @@ export function createShopifyScheme(): SignatureScheme {
     },
     verify(input) {
       requireSecrets(input.secrets);
-      const text = requireSignatureHeader(input.headers, SIGNATURE_HEADER);
-      const candidates = text
-        .split(',')
+      const lines = requireSignatureLines(input.headers, SIGNATURE_HEADER);
+      const candidates = lines
+        .flatMap((line) => line.split(','))
         .map((s) => decodeSignature(s.trim(), 'base64'))
         .filter((b): b is Buffer => b !== undefined);
       if (candidates.length === 0) throw malformed(`${SIGNATURE_HEADER}: the signature is not base64`);

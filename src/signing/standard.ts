@@ -6,6 +6,7 @@ import {
   checkTolerance,
   decodeSignature,
   getHeader,
+  headerLines,
   hmac,
   invalid,
   malformed,
@@ -26,6 +27,15 @@ function header(headers: IncomingHeaders, suffix: 'id' | 'timestamp' | 'signatur
   return getHeader(headers, `webhook-${suffix}`) ?? getHeader(headers, `svix-${suffix}`);
 }
 
+/** The signature header's non-blank lines (`webhook-signature`, else `svix-signature`). */
+function signatureHeaderLines(headers: IncomingHeaders): string[] {
+  for (const name of ['webhook-signature', 'svix-signature']) {
+    const lines = headerLines(headers, name).filter((line) => line.trim() !== '');
+    if (lines.length > 0) return lines;
+  }
+  return [];
+}
+
 function mac(key: Buffer, id: string, timestampText: string, body: Buffer): Buffer {
   return hmac('sha256', key, [id, '.', timestampText, '.', body]);
 }
@@ -43,10 +53,8 @@ export function createStandardScheme(): SignatureScheme {
     },
     verify(input) {
       requireSecrets(input.secrets);
-      const signatureText = header(input.headers, 'signature');
-      if (signatureText === undefined || signatureText.trim() === '') {
-        throw new TekilError('SIGNATURE_MISSING', 'missing webhook-signature header');
-      }
+      const signatureLines = signatureHeaderLines(input.headers);
+      if (signatureLines.length === 0) throw new TekilError('SIGNATURE_MISSING', 'missing webhook-signature header');
       const id = header(input.headers, 'id');
       if (id === undefined || id === '') throw malformed('missing webhook-id header (it is part of the signed content)');
       const timestampText = header(input.headers, 'timestamp');
@@ -54,7 +62,7 @@ export function createStandardScheme(): SignatureScheme {
 
       let v1Count = 0;
       const candidates: Buffer[] = [];
-      for (const entry of signatureText.trim().split(/\s+/)) {
+      for (const entry of signatureLines.flatMap((line) => line.trim().split(/\s+/))) {
         const comma = entry.indexOf(',');
         if (comma < 0 || entry.slice(0, comma) !== 'v1') continue; // other versions (v1a, v2…) are not ours
         v1Count++;

@@ -10,7 +10,7 @@ import {
   parseTimestamp,
   parseTimestampedHeader,
   requireSecrets,
-  requireSignatureHeader,
+  requireSignatureLines,
 } from './common.js';
 import type { SignInput, VerifyInput } from './types.js';
 
@@ -23,10 +23,26 @@ function mac(secret: string, timestampText: string, body: Buffer): Buffer {
   return hmac('sha256', secret, [timestampText, '.', body]);
 }
 
-/** Verifies and returns the signed timestamp. */
+/**
+ * Verifies and returns the signed timestamp. Each line of a repeated header is a whole `t=…,v1=…`
+ * of its own and is checked on its own; the first line that verifies wins, and when none does the
+ * first line's failure is reported.
+ */
 export function verifyTimestamped(input: VerifyInput, header: string): number {
   requireSecrets(input.secrets);
-  const text = requireSignatureHeader(input.headers, header);
+  const lines = requireSignatureLines(input.headers, header);
+  let firstFailure: unknown;
+  for (const line of lines) {
+    try {
+      return verifyLine(input, header, line);
+    } catch (err) {
+      firstFailure ??= err;
+    }
+  }
+  throw firstFailure;
+}
+
+function verifyLine(input: VerifyInput, header: string, text: string): number {
   const { timestampText, v1 } = parseTimestampedHeader(text, header);
   const timestamp = parseTimestamp(timestampText, `t= in ${header}`);
   if (v1.length === 0) throw malformed(`${header} holds no v1 signature`);

@@ -1,4 +1,7 @@
-import type { HmacSchemeOptions, SchemeName } from '../config/source.js';
+import type { HmacSchemeOptions } from './hmac.js';
+
+export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac'] as const;
+export type SchemeName = (typeof schemeNames)[number];
 
 /** Request headers with lower-cased names, as Node and Fastify deliver them. */
 export type IncomingHeaders = Record<string, string | string[] | undefined>;

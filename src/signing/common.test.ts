@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { isTekilError } from '../src/errors.js';
-import { anySignatureMatches, checkTolerance, decodeSignature, getHeader, parseTimestamp } from '../src/signing/common.js';
+import { isTekilError } from '../errors.js';
+import { anySignatureMatches, checkTolerance, decodeSignature, getHeader, headerLines, parseTimestamp, parseTimestampedHeader, requireSignatureLines } from './common.js';
 
 const codeOf = (fn: () => unknown) => {
   try {
@@ -49,5 +49,23 @@ describe('signing building blocks', () => {
     expect(getHeader({ 'X-A': '1' }, 'x-a')).toBe('1');
     expect(getHeader({ 'x-a': ['1', '2'] }, 'x-a')).toBe('1, 2');
     expect(getHeader({ 'x-a': [] }, 'x-a')).toBeUndefined();
+  });
+
+  it('reads every line of a header, and requires a non-blank signature line', () => {
+    expect(headerLines({ 'x-a': ['1', '2'] }, 'X-A')).toEqual(['1', '2']);
+    expect(headerLines({ 'X-A': 'one' }, 'x-a')).toEqual(['one']);
+    expect(headerLines({}, 'x-a')).toEqual([]);
+    expect(requireSignatureLines({ 'x-a': [' ', 'sig'] }, 'x-a')).toEqual(['sig']);
+    expect(codeOf(() => requireSignatureLines({ 'x-a': ['', ' '] }, 'x-a'))).toBe('SIGNATURE_MISSING');
+    expect(codeOf(() => requireSignatureLines({}, 'x-a'))).toBe('SIGNATURE_MISSING');
+  });
+
+  it('parses t=…,v1=… lists: values exactly as sent, other versions ignored, one t only', () => {
+    expect(parseTimestampedHeader('t=17,v1=ab,v0=zz,v1=cd', 'h')).toEqual({ timestampText: '17', v1: ['ab', 'cd'] });
+    expect(parseTimestampedHeader('t=17, v1=ab', 'h')).toEqual({ timestampText: '17', v1: ['ab'] });
+    expect(parseTimestampedHeader('t= 17,v1=ab', 'h').timestampText).toBe(' 17');
+    expect(parseTimestampedHeader('v1=ab', 'h')).toEqual({ timestampText: undefined, v1: ['ab'] });
+    expect(codeOf(() => parseTimestampedHeader('t=1,v1=ab,t=2', 'h'))).toBe('SIGNATURE_MALFORMED');
+    expect(codeOf(() => parseTimestampedHeader('garbage', 'h'))).toBe('SIGNATURE_MALFORMED');
   });
 });

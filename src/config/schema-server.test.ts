@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { receiverSchema, serverSchema } from './schema.js';
+
+describe('server and receiver settings', () => {
+  it('bound slow clients and the wait for a commit by default', () => {
+    expect(serverSchema.parse({})).toMatchObject({ request_timeout: 30_000, headers_timeout: 10_000, keep_alive_timeout: 72_000, max_connections: 500 });
+    expect(receiverSchema.parse({}).ack_deadline).toBe(8_000);
+  });
+
+  it('read durations with units', () => {
+    expect(serverSchema.parse({ request_timeout: '2m', headers_timeout: '500ms' })).toMatchObject({ request_timeout: 120_000, headers_timeout: 500 });
+    expect(receiverSchema.parse({ ack_deadline: '5s' }).ack_deadline).toBe(5_000);
+  });
+
+  it('refuse a headers timeout longer than the request timeout, and a connection cap below one', () => {
+    const longer = serverSchema.safeParse({ request_timeout: '5s', headers_timeout: '10s' });
+    expect(longer.success).toBe(false);
+    expect(JSON.stringify(longer.error?.issues)).toContain('headers_timeout must not be longer than request_timeout');
+    expect(serverSchema.safeParse({ request_timeout: 0, headers_timeout: '10s' }).success).toBe(true);
+    expect(serverSchema.safeParse({ max_connections: 0 }).success).toBe(false);
+  });
+});

@@ -1,0 +1,112 @@
+import type { Queryable } from '../../db.js';
+import { defineStatement } from '../statement.js';
+
+/** One received delivery, ready for the inbox table. */
+export interface InboxDeliveryRow {
+  source: string;
+  eventId: string;
+  resourceId: string | null;
+  eventType: string | null;
+  occurredAt: Date | null;
+  /** The raw body, byte for byte. */
+  body: Buffer;
+  contentType: string | null;
+  /** The non-secret header subset, already serialised as a JSON object. */
+  headers: string;
+}
+
+/** Identifies a delivery in memory. Source names and ids never contain NUL, so the key is unique. */
+export function deliveryKey(source: string, eventId: string): string {
+  return `${source}\u0000${eventId}`;
+}
+
+/*
+ * Sent unnamed, not as prepared statements: the parse is a small part of a multi-row insert, and an
+ * idle receiver's single-row inserts are spread over the pool's connections.
+ *
+ * One statement text for any number of rows (arrays, not a VALUES list), so Postgres sees the same
+ * query every time and the parameter count never grows with the batch.
+ *
+ * ORDER BY: each inserted key is locked until the batch commits. Two receivers inserting overlapping
+ * ids in opposite orders would each hold a key the other waits for — a deadlock, and Postgres then
+ * aborts one whole batch (unrelated new events included). Inserting every batch in one fixed order
+ * (by primary key) makes such a cycle impossible: the later batch simply waits for the earlier one.
+ */
+const insertMany = defineStatement<{
+  sources: string[];
+  eventIds: string[];
+  resourceIds: Array<string | null>;
+  eventTypes: Array<string | null>;
+  occurredAt: Array<Date | null>;
+  bodies: Buffer[];
+  contentTypes: Array<string | null>;
+  headers: string[];
+}>(
+  'inbox_insert_deliveries',
+  `INSERT INTO inbox_deliveries
+    (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
+  SELECT * FROM unnest($sources::text[], $eventIds::text[], $resourceIds::text[], $eventTypes::text[],
+                       $occurredAt::timestamptz[], $bodies::bytea[], $contentTypes::text[], $headers::jsonb[])
+    AS r(source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
+  ORDER BY r.source, r.event_id
+  ON CONFLICT (source, event_id) DO NOTHING
+  RETURNING source, event_id`,
+);
+
+const insertOne = defineStatement<{
+  source: string;
+  eventId: string;
+  resourceId: string | null;
+  eventType: string | null;
+  occurredAt: Date | null;
+  body: Buffer;
+  contentType: string | null;
+  headers: string;
+}>(
+  'inbox_insert_delivery',
+  `INSERT INTO inbox_deliveries
+    (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
+  VALUES ($source, $eventId, $resourceId, $eventType, $occurredAt, $body, $contentType, $headers::jsonb)
+  ON CONFLICT (source, event_id) DO NOTHING
+  RETURNING event_id`,
+);
+
+/**
+ * Inserts distinct deliveries in one statement (one implicit transaction) and returns the keys
+ * (see deliveryKey) of the rows that were new. The others were already recorded.
+ */
+export async function insertDeliveries(db: Queryable, rows: readonly InboxDeliveryRow[]): Promise<Set<string>> {
+  const n = rows.length;
+  const sources = new Array<string>(n);
+  const eventIds = new Array<string>(n);
+  const resourceIds = new Array<string | null>(n);
+  const eventTypes = new Array<string | null>(n);
+  const occurredAt = new Array<Date | null>(n);
+  const bodies = new Array<Buffer>(n);
+  const contentTypes = new Array<string | null>(n);
+  const headers = new Array<string>(n);
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    sources[i] = r.source;
+    eventIds[i] = r.eventId;
+    resourceIds[i] = r.resourceId;
+    eventTypes[i] = r.eventType;
+    occurredAt[i] = r.occurredAt;
+    bodies[i] = r.body;
+    contentTypes[i] = r.contentType;
+    headers[i] = r.headers;
+  }
+  const res = await db.query<{ source: string; event_id: string }>(
+    insertMany.text,
+    insertMany.bind({ sources, eventIds, resourceIds, eventTypes, occurredAt, bodies, contentTypes, headers }),
+  );
+  const inserted = new Set<string>();
+  for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
+  return inserted;
+}
+
+/** Inserts one delivery; true when it was new. The per-row fallback of the batcher. */
+export async function insertDelivery(db: Queryable, r: InboxDeliveryRow): Promise<boolean> {
+  const res = await db.query(insertOne.text, insertOne.bind(r));
+  return res.rows.length > 0;
+}

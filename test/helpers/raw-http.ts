@@ -1,0 +1,41 @@
+import net from 'node:net';
+
+export interface RawAnswer {
+  status: number;
+  headers: string;
+  body: string;
+}
+
+/**
+ * One HTTP/1.1 request written byte for byte on a fresh socket: header lines exactly as given
+ * (repeated names, empty or odd values), which HTTP clients normalise or refuse.
+ */
+export async function rawRequest(
+  baseUrl: string,
+  options: { method?: string; path: string; headers: ReadonlyArray<readonly [string, string]>; body?: string | Buffer },
+): Promise<RawAnswer> {
+  const url = new URL(baseUrl);
+  const body = options.body === undefined ? Buffer.alloc(0) : Buffer.from(options.body);
+  const head = [
+    `${options.method ?? 'POST'} ${options.path} HTTP/1.1`,
+    `Host: ${url.host}`,
+    'Connection: close',
+    `Content-Length: ${body.length}`,
+    ...options.headers.map(([name, value]) => `${name}: ${value}`),
+    '',
+    '',
+  ].join('\r\n');
+  const socket = net.connect(Number(url.port), url.hostname);
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve, reject) => {
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('end', resolve);
+    socket.on('error', reject);
+    socket.write(Buffer.concat([Buffer.from(head, 'latin1'), body]));
+  });
+  const text = Buffer.concat(chunks).toString('utf8');
+  const split = text.indexOf('\r\n\r\n');
+  const headers = text.slice(0, split);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0);
+  return { status, headers, body: text.slice(split + 4) };
+}
