@@ -27,6 +27,8 @@ export const errorCatalogue = {
   FORBIDDEN_DESTINATION: 400,
   // sending
   SECRET_KEY_MISMATCH: 500,
+  // processing
+  HANDLER_TIMEOUT: 504,
   // configuration and internal
   CONFIG_INVALID: 500,
   CONFIG_NOT_FOUND: 500,

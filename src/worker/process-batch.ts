@@ -11,6 +11,7 @@ import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } f
 import { decideRetry } from './retry-policy.js';
 import { sanitizeError } from './sanitize-error.js';
 import { LazySavepoint } from './savepoint.js';
+import { BatchBackend, runWithTimeout } from './handler-timeout.js';
 import { lockBatchResources } from './lock-resources.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -148,7 +149,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
     }
 
     const [handled, forwarded] = await Promise.all([
-      runInProcess(deps, tx, inProcess, deadline),
+      runInProcess(deps, tx, new BatchBackend(db, tx), inProcess, deadline),
       runForwards(deps, forwards, deadline),
     ]);
     completions.push(...handled);
@@ -167,7 +168,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   return rows.length;
 }
 
-async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<Completion[]> {
+async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBackend, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<Completion[]> {
   const out: Completion[] = [];
   for (const { job, registered } of jobs) {
     job.startedAt = Date.now();
@@ -175,7 +176,7 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<
       out.push(release(deps, job));
       continue;
     }
-    const savepoint = new LazySavepoint(tx, 'tekil_delivery');
+    const savepoint = new LazySavepoint(tx, 'tekil_delivery', backend.learn);
     try {
       let validated: { payload: unknown } | undefined;
       if (registered.schema) {
@@ -184,11 +185,8 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<
         validated = { payload: parsed.data };
       }
       const event = new Event(job, validated);
-      const result = await registered.handler(event, {
-        tx: savepoint.tx,
-        idempotencyKey: `${job.row.source}:${job.row.event_id}`,
-        logger: deps.logger,
-      });
+      const context = { tx: savepoint.tx, idempotencyKey: `${job.row.source}:${job.row.event_id}`, logger: deps.logger };
+      const result = await runWithTimeout(() => registered.handler(event, context), deps.config.worker.handler_timeout, savepoint, backend, deps.logger);
       if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
       await savepoint.release();
       out.push(complete(deps, job, 'done', null, resultRefOf(result)));

@@ -1,0 +1,74 @@
+import { TekilError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { Db, Queryable } from '../store/db.js';
+import type { LazySavepoint } from './savepoint.js';
+
+/**
+ * The server process behind a batch transaction, so a statement a timed-out handler left running on
+ * it can be cancelled from another connection. The pid is read once per batch, with the first
+ * savepoint a handler takes: batches whose handlers never touch the database pay nothing. PGlite runs
+ * each statement to its end before anything else runs: there is nothing to cancel there.
+ */
+export class BatchBackend {
+  #pid: Promise<number> | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly tx: Queryable,
+  ) {}
+
+  /** Reads the backend's pid (once); called before a handler's first statement. */
+  learn = async (): Promise<void> => {
+    if (this.db.kind !== 'postgres') return;
+    this.#pid ??= this.tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid').then((r) => r.rows[0]!.pid);
+    await this.#pid;
+  };
+
+  /**
+   * Cancels the statement running on the batch's connection. A cancel that reaches the backend once
+   * the statement has ended finds it idle and is ignored by Postgres, so the worker's next statement
+   * (sent only after this answers and the handler's statement has settled) is not hit by it.
+   */
+  async cancelRunning(): Promise<void> {
+    if (!this.#pid) return;
+    const pid = await this.#pid;
+    await this.db.query('SELECT pg_cancel_backend($1)', [pid]);
+  }
+}
+
+const TIMED_OUT: unique symbol = Symbol('timed out');
+
+/**
+ * Runs a handler for at most `timeoutMs`. Past it the handler is left behind, not stopped (a promise
+ * cannot be): its view of the transaction is revoked, a statement it still has running is cancelled,
+ * and the attempt fails with HANDLER_TIMEOUT (transient: retried later). The caller then rolls the
+ * savepoint back, so what the handler wrote before the timeout does not commit either.
+ */
+export async function runWithTimeout<T>(
+  run: () => Promise<T> | T,
+  timeoutMs: number,
+  savepoint: LazySavepoint,
+  backend: BatchBackend,
+  logger: Logger,
+): Promise<T> {
+  const running = Promise.resolve().then(run);
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs);
+  });
+  try {
+    const first = await Promise.race([running, timedOut]);
+    if (first !== TIMED_OUT) return first;
+  } finally {
+    clearTimeout(timer);
+  }
+  const err = new TekilError('HANDLER_TIMEOUT', `handler timed out after ${timeoutMs} ms`, {
+    hint: 'raise worker.handler_timeout (at most half of worker.lease), or make the handler end sooner',
+  });
+  savepoint.revoke(err);
+  // What the abandoned handler does later is only logged: its outcome is already decided.
+  running.catch((late: unknown) => logger.debug({ err: late }, 'a timed-out handler failed after its timeout'));
+  if (savepoint.busy) await backend.cancelRunning();
+  await savepoint.settled();
+  throw err;
+}
