@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { sleep } from './helpers/inbox.js';
-import { discardDelivery, replayDelivery, replayMatching } from '../src/worker/inbox-admin.js';
+import { discardDelivery, replayDelivery, replayMatching } from '../src/inbox/index.js';
 
 // Two operator actions at once need two connections: server Postgres only.
 describe.skipIf(!onPostgres)('inbox admin: concurrent operator actions', () => {

@@ -3,7 +3,7 @@ import { createTestDb, type TestDb } from './helpers/db.js';
 import { sleep, testContext, workerTestConfig } from './helpers/inbox.js';
 import type { Queryable } from '../src/store/db.js';
 import { PermanentError, defineHandlers } from '../src/worker/handlers.js';
-import { replayDelivery, showDelivery, type InboxAttempt } from '../src/worker/inbox-admin.js';
+import { replayDelivery, showDelivery, type InboxAttempt } from '../src/inbox/index.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 
 const SOURCE = 'attempt-log';

@@ -13,7 +13,7 @@ import {
 } from './helpers/inbox.js';
 import { createExampleSchema, orderHandlers, type AfterPaid } from '../examples/orders/handlers.js';
 import { createInboxWorker, type InboxWorker } from '../src/worker/worker.js';
-import { replayDelivery, replayMatching } from '../src/worker/inbox-admin.js';
+import { replayDelivery, replayMatching } from '../src/inbox/index.js';
 
 /** Processing with the example shop: every scenario makes the failure happen, then reads the database. */
 describe('worker: exactly one effect', () => {

@@ -4,7 +4,7 @@ import { createOrder, deliveryRow, drain, insertInvoiceDelivery, ledgerCount, SO
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 import { defineHandlers } from '../src/worker/handlers.js';
-import { replayDelivery } from '../src/worker/inbox-admin.js';
+import { replayDelivery } from '../src/inbox/index.js';
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 
