@@ -1,5 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable, QueryResult } from '../store/db.js';
+import { releaseSavepointSql, rollbackToSavepointSql, savepointSql } from '../store/sql/inbox/batch-connection.js';
 
 /**
  * A view of the batch transaction for one delivery. The savepoint is only taken when the handler
@@ -62,7 +63,7 @@ export class LazySavepoint implements Queryable {
     if (this.#open) return;
     this.#open = true;
     await this.beforeOpen?.();
-    await this.batchTx.query(`SAVEPOINT ${this.name}`);
+    await this.batchTx.query(savepointSql(this.name));
   }
 
   /** From now on every statement through this view is refused with `reason`. */
@@ -79,14 +80,14 @@ export class LazySavepoint implements Queryable {
   async release(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
-    await this.batchTx.query(`RELEASE SAVEPOINT ${this.name}`);
+    await this.batchTx.query(releaseSavepointSql(this.name));
   }
 
   /** Undoes the work of this delivery only. */
   async rollback(): Promise<void> {
     if (!this.#open) return;
     this.#open = false;
-    await this.batchTx.query(`ROLLBACK TO SAVEPOINT ${this.name}`);
-    await this.batchTx.query(`RELEASE SAVEPOINT ${this.name}`);
+    await this.batchTx.query(rollbackToSavepointSql(this.name));
+    await this.batchTx.query(releaseSavepointSql(this.name));
   }
 }
