@@ -93,3 +93,15 @@ describe('worker: handler timeout', () => {
     }
   });
 });
+
+describe('worker.handler_timeout configuration', () => {
+  it('defaults to 20s, or half the lease when that is shorter', () => {
+    expect(workerTestConfig({ worker: { lease: '60s' } }).worker.handler_timeout).toBe(20_000);
+    expect(workerTestConfig({ worker: { lease: '2s' } }).worker.handler_timeout).toBe(1_000);
+  });
+
+  it('refuses a timeout longer than half the lease: the handler could outlive its claim', () => {
+    expect(() => workerTestConfig({ worker: { lease: '10s', handler_timeout: '6s' } })).toThrow(/worker\.handler_timeout: must be above 0 and at most half the lease/);
+    expect(() => workerTestConfig({ worker: { lease: '10s', handler_timeout: 0 } })).toThrow(/handler_timeout/);
+  });
+});

@@ -1,7 +1,7 @@
 import type { Db } from '../store/db.js';
 import { claimStatement } from '../store/sql/inbox/claim-due-deliveries.js';
 
-export interface ClaimedDelivery {
+export interface InboxClaimedDelivery {
   source: string;
   event_id: string;
   resource_id: string | null;
@@ -33,16 +33,16 @@ export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, ki
  * is unclaimed again, and the batch's own commit (synchronous) flushes the claim's WAL record before
  * its own, so an effect never outlives its claim. Answers the claimed rows in provider-time order.
  */
-export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<ClaimedDelivery[]> {
+export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<InboxClaimedDelivery[]> {
   const stmt = claimStatement(options.limit);
-  const res = await db.query<ClaimedRow>(stmt.text, stmt.bind({ lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR }), { name: stmt.name });
+  const res = await db.query<InboxClaimedRow>(stmt.text, stmt.bind({ lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR }), { name: stmt.name });
   return res.rows.map(toDelivery).sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
 }
 
 /** Times travel as epoch milliseconds (float8): cheaper to print and read than timestamp text. */
-type ClaimedRow = Omit<ClaimedDelivery, 'occurred_at' | 'received_at'> & { occurred_ms: number | null; received_ms: number };
+type InboxClaimedRow = Omit<InboxClaimedDelivery, 'occurred_at' | 'received_at'> & { occurred_ms: number | null; received_ms: number };
 
-function toDelivery(r: ClaimedRow): ClaimedDelivery {
+function toDelivery(r: InboxClaimedRow): InboxClaimedDelivery {
   // A literal with every field, not a spread: the hot path reads these objects many times per batch.
   return {
     source: r.source,
@@ -62,6 +62,6 @@ function toDelivery(r: ClaimedRow): ClaimedDelivery {
   };
 }
 
-function providerTime(d: ClaimedDelivery): number {
+function providerTime(d: InboxClaimedDelivery): number {
   return (d.occurred_at ?? d.received_at).getTime();
 }

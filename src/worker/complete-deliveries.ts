@@ -3,16 +3,16 @@ import type { Queryable } from '../store/db.js';
 import { completeDeliveriesStatement, NESTLOOP_OFF_SQL } from '../store/sql/inbox/complete-deliveries.js';
 
 /** `release`: the delivery was not started; it returns to the queue as it was before the claim. */
-export type DeliveryStatus = 'pending' | 'done' | 'stale' | 'dead' | 'release';
+export type InboxDeliveryStatus = 'pending' | 'done' | 'stale' | 'dead' | 'release';
 
 /** How one attempt ended, and what the delivery becomes. */
-export interface Completion {
+export interface InboxCompletion {
   /** The claimed queue row's ctid, from the claim. */
   row_ref: string;
   /** The delivery record's ctid, from the claim. */
   record_ref: string;
   /** What the delivery becomes; the attempt's outcome follows (pending: retry). */
-  status: DeliveryStatus;
+  status: InboxDeliveryStatus;
   /** When the attempt started, epoch milliseconds. */
   started_ms: number;
   duration_ms: number;
@@ -31,7 +31,7 @@ export interface Completion {
  * claim token: only rows it still holds are written, and fewer rows written than outcomes given means
  * the batch lost some of its deliveries (LEASE_LOST: the caller rolls everything back).
  */
-export async function completeDeliveries(tx: Queryable, completions: readonly Completion[], worker: string, token: string): Promise<void> {
+export async function completeDeliveries(tx: Queryable, completions: readonly InboxCompletion[], worker: string, token: string): Promise<void> {
   const n = completions.length;
   if (n === 0) return;
   const rowRefs = new Array<string>(n);

@@ -1,7 +1,7 @@
 import { Agent, request, errors as undiciErrors } from 'undici';
 import type { ForwardConfig } from '../config/source.js';
 import { createStandardScheme } from '../signing/standard.js';
-import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import type { InboxClaimedDelivery as ClaimedDelivery } from './claim-due-deliveries.js';
 
 export type ForwardOutcome =
   | { ok: true; resultRef: string | null }

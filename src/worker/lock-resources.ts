@@ -1,6 +1,6 @@
 import type { Queryable } from '../store/db.js';
 import { lockResourcesStatement } from '../store/sql/inbox/lock-resources.js';
-import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
 /** The advisory lock key text of a resource; the ordering guard and this lock agree on it. */
 export function resourceLockKey(source: string, resourceId: string): string {
@@ -21,7 +21,7 @@ export function resourceLockKey(source: string, resourceId: string): string {
  * batches can wait on each other but never in a cycle.
  */
 
-export async function lockBatchResources(tx: Queryable, rows: readonly ClaimedDelivery[]): Promise<void> {
+export async function lockBatchResources(tx: Queryable, rows: readonly InboxClaimedDelivery[]): Promise<void> {
   const keys: string[] = [];
   for (const row of rows) if (row.resource_id !== null) keys.push(resourceLockKey(row.source, row.resource_id));
   if (keys.length === 0) return;

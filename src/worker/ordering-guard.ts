@@ -1,7 +1,8 @@
 import type { OrderingConfig } from '../config/source.js';
+import { parsePath, readPath } from '../json-path.js';
 import type { Queryable } from '../store/db.js';
 import { APPLY_RESOURCE_SQL, READ_RESOURCE_SQL } from '../store/sql/inbox/ordering.js';
-import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
 /** A source's ordering rules, compiled once: where the state is and how states rank. */
 export interface OrderingGuard {
@@ -32,15 +33,8 @@ function compileReader(locator: string): (payload: unknown, headers: Record<stri
     const name = locator.slice('header:'.length).toLowerCase();
     return (_payload, headers) => headers[name];
   }
-  const path = locator.slice('body:'.length).split('.');
-  return (payload) => {
-    let cur: unknown = payload;
-    for (const key of path) {
-      if (cur === null || typeof cur !== 'object') return undefined;
-      cur = (cur as Record<string, unknown>)[key];
-    }
-    return cur;
-  };
+  const path = parsePath(locator.slice('body:'.length));
+  return (payload) => readPath(payload, path);
 }
 
 interface ResourceRow {
@@ -63,7 +57,7 @@ export type GuardVerdict =
 export async function checkOrdering(
   tx: Queryable,
   guard: OrderingGuard,
-  delivery: ClaimedDelivery,
+  delivery: InboxClaimedDelivery,
   event: { state: string | null; rank: number | null },
 ): Promise<GuardVerdict> {
   const apply: GuardVerdict = { kind: 'apply', state: event.state, rank: event.rank };
@@ -87,7 +81,7 @@ export async function checkOrdering(
 }
 
 /** Records the applied event as the resource's current state (after its effect succeeded). */
-export async function applyOrdering(tx: Queryable, delivery: ClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
+export async function applyOrdering(tx: Queryable, delivery: InboxClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
   if (delivery.resource_id === null) return;
   await tx.query(APPLY_RESOURCE_SQL, [delivery.source, delivery.resource_id, verdict.state, verdict.rank, delivery.occurred_at, delivery.event_id]);
 }

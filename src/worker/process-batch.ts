@@ -3,8 +3,8 @@ import { retrySchema, type RetryConfig, type SourceConfig } from '../config/sour
 import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
-import { claimDueDeliveries, LOST_ERROR, type ClaimedDelivery } from './claim-due-deliveries.js';
-import { completeDeliveries, type Completion } from './complete-deliveries.js';
+import { claimDueDeliveries, LOST_ERROR, type InboxClaimedDelivery } from './claim-due-deliveries.js';
+import { completeDeliveries, type InboxCompletion } from './complete-deliveries.js';
 import { forwardDelivery, type ForwardOutcome } from './forward.js';
 import { PermanentError, type HandlerRegistry, type HandlerResult, type InboxEvent, type RegisteredHandler } from './handlers.js';
 import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } from './ordering-guard.js';
@@ -37,7 +37,7 @@ class Job {
   #payload: unknown;
 
   constructor(
-    readonly row: ClaimedDelivery,
+    readonly row: InboxClaimedDelivery,
     readonly source: SourceConfig | undefined,
   ) {
     const b = row.body;
@@ -113,7 +113,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   await db.transaction(async (tx) => {
     // First, before any work: waits while another batch still holds one of these resources.
     await lockBatchResources(tx, rows);
-    const completions: Completion[] = [];
+    const completions: InboxCompletion[] = [];
     const inProcess: Array<{ job: Job; registered: RegisteredHandler }> = [];
     const forwards: Job[] = [];
 
@@ -168,8 +168,8 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   return rows.length;
 }
 
-async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBackend, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<Completion[]> {
-  const out: Completion[] = [];
+async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBackend, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<InboxCompletion[]> {
+  const out: InboxCompletion[] = [];
   for (const { job, registered } of jobs) {
     job.startedAt = Date.now();
     if (job.startedAt > deadline) {
@@ -228,7 +228,7 @@ function resultRefOf(result: HandlerResult): string | null {
   return null;
 }
 
-function complete(deps: BatchDeps, job: Job, status: Completion['status'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): Completion {
+function complete(deps: BatchDeps, job: Job, status: InboxCompletion['status'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): InboxCompletion {
   const duration = Date.now() - job.startedAt;
   deps.metrics.attempt(job.row.source, status === 'pending' ? 'retry' : status, duration);
   return {
@@ -245,7 +245,7 @@ function complete(deps: BatchDeps, job: Job, status: Completion['status'], error
 }
 
 /** Back to the queue unstarted: the claim's attempt is given back. */
-function release(deps: BatchDeps, job: Job): Completion {
+function release(deps: BatchDeps, job: Job): InboxCompletion {
   deps.metrics.released.inc();
   return {
     row_ref: job.row.row_ref,
@@ -260,7 +260,7 @@ function release(deps: BatchDeps, job: Job): Completion {
   };
 }
 
-function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): Completion {
+function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): InboxCompletion {
   const policy: RetryConfig = job.source?.retry ?? defaultRetry;
   const secrets = [...(job.source?.secrets ?? []), ...(job.source?.forward ? [job.source.forward.secret] : [])];
   const summary = alreadySanitized ? (err as Error).message : sanitizeError(err, { secrets, body: job.body.toString('utf8') });
