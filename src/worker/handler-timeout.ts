@@ -1,6 +1,7 @@
 import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
+import { pgErrorCode, PG_QUERY_CANCELED } from '../store/pg-error.js';
 import { BACKEND_PID_SQL, CANCEL_BACKEND_SQL } from '../store/sql/inbox/batch-connection.js';
 import type { LazySavepoint } from './savepoint.js';
 
@@ -68,7 +69,10 @@ export async function runWithTimeout<T>(
   });
   savepoint.revoke(err);
   // What the abandoned handler does later is only logged: its outcome is already decided.
-  running.catch((late: unknown) => logger.debug({ err: late }, 'a timed-out handler failed after its timeout'));
+  running.catch((late: unknown) => {
+    const why = pgErrorCode(late) === PG_QUERY_CANCELED ? 'its statement was cancelled' : 'it failed after its timeout';
+    logger.debug({ err: late }, `a timed-out handler ended: ${why}`);
+  });
   if (savepoint.busy) await backend.cancelRunning();
   await savepoint.settled();
   throw err;
