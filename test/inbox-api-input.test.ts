@@ -85,6 +85,18 @@ describe('inbox admin API: bad input is a 400 with a code', () => {
       const res = await api(method as 'GET' | 'POST', path, body);
       expect({ path: path.slice(0, 60), body, status: res.status, error: res.json.error }).toEqual({ path: path.slice(0, 60), body, status: 400, error: 'VALIDATION_FAILED' });
     }
+    // Times at the edges: inside years 1…9999 (UTC) they are answered, outside they are refused.
+    const timeCases: Array<[string, number]> = [
+      ['0001-01-01T00:00:00Z', 200],
+      ['1970-01-01T00:00:00.123456789Z', 200],
+      ['9999-12-31T00:00:00Z', 200],
+      ['0000-01-01T00:00:00Z', 400],
+      ['9999-12-31T23:59:59-14:00', 400],
+    ];
+    for (const [time, status] of timeCases) {
+      const res = await api('GET', `/inbox?since=${encodeURIComponent(time)}&until=${encodeURIComponent(time)}`);
+      expect({ time, status: res.status }).toEqual({ time, status });
+    }
     // A path id past the router's parameter limit is refused by the router itself (414), still a 4xx.
     const long = await api('GET', `/inbox/${SOURCE}/${'e'.repeat(5000)}`);
     expect(long.status).toBe(414);

@@ -5,7 +5,14 @@ import { discardDelivery, inboxStatuses, listInbox, replayDelivery, replayMatchi
 import type { Context } from '../service.js';
 import { describeZodIssues } from '../validation.js';
 
-const time = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+/**
+ * An ISO 8601 time with an offset, in years 1 to 9999 once in UTC: outside them the database drivers
+ * write dates Postgres refuses (year 0) or reads differently (five-digit years).
+ */
+const time = z.iso
+  .datetime({ offset: true })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999, 'must fall in the years 1 to 9999 (UTC)');
 /** Longer than any id or name tekil stores: a longer value can match nothing. */
 const MAX_TEXT = 1024;
 /**
