@@ -26,12 +26,12 @@ export interface InboxClaimedDelivery {
 export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, killed or lost its connection)';
 
 /**
- * Claims up to `limit` due deliveries (the statement and why it is shaped so:
- * src/store/sql/inbox/claim-due-deliveries.ts). The claim is one statement sent on its own, so it is its own transaction: one round trip, no
- * BEGIN/COMMIT. It commits without waiting for its WAL flush (`synchronous_commit` off, set by the
- * statement itself for this transaction only): a claim lost in a server crash only means the delivery
- * is unclaimed again, and the batch's own commit (synchronous) flushes the claim's WAL record before
- * its own, so an effect never outlives its claim. Answers the claimed rows in provider-time order.
+ * Claims up to `limit` due deliveries (the statement, and why it is shaped so, is in
+ * src/store/sql/inbox/claim-due-deliveries.ts). The claim is one statement sent on its own, so it is
+ * its own transaction: one round trip, no BEGIN/COMMIT. It commits without waiting for its WAL flush
+ * (`synchronous_commit` off, set by the statement itself for this transaction only): a claim lost in
+ * a server crash only means the delivery is unclaimed again, and the batch's own commit (synchronous)
+ * flushes the claim's WAL record before its own, so an effect never outlives its claim. Answers the claimed rows in provider-time order.
  */
 export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<InboxClaimedDelivery[]> {
   const stmt = claimStatement(options.limit);
