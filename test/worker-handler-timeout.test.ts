@@ -35,7 +35,8 @@ describe('worker: handler timeout', () => {
         await lateWrite;
       }
     });
-    const worker = createInboxWorker(testContext(t.db, config), { handlers, workerId: 'timeout-test' });
+    const context = testContext(t.db, config);
+    const worker = createInboxWorker(context, { handlers, workerId: 'timeout-test' });
     const now = Date.now();
     await insertInvoiceDelivery(t.db, { eventId: 'evt_hung', invoiceId: 'inv_hung', orderId: 'o1', status: 'paid', occurredAt: new Date(now - 60_000) });
     await insertInvoiceDelivery(t.db, { eventId: 'evt_next', invoiceId: 'inv_next', orderId: 'o2', status: 'paid', occurredAt: new Date(now - 30_000) });
@@ -51,6 +52,8 @@ describe('worker: handler timeout', () => {
     );
     expect(attempts.rows).toEqual([{ outcome: 'retry', error: expect.stringMatching(/handler timed out after 300 ms/) }]);
     expect(await effects('evt_hung')).toEqual([]);
+    const timeouts = await context.metrics.getSingleMetric('tekil_worker_handler_timeouts_total')?.get();
+    expect(timeouts?.values).toEqual([expect.objectContaining({ value: 1, labels: { source: SOURCE } })]);
     // The neighbour ran after the hung handler and committed.
     expect(await deliveryRow(t.db, 'evt_next')).toMatchObject({ status: 'done' });
     expect(await effects('evt_next')).toEqual(['before']);

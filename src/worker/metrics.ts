@@ -7,9 +7,11 @@ export class WorkerMetrics {
   readonly attemptSeconds: Histogram<'source'>;
   readonly batchErrors: Counter;
   readonly released: Counter;
+  readonly handlerTimeouts: Counter<'source'>;
   // Label lookups hash their arguments; the hot path reuses one child per label set.
   private readonly attemptCounter: (source: string, outcome: string) => { inc(): void };
   private readonly attemptTimer: (source: string) => { observe(v: number): void };
+  private readonly timeoutCounter: (source: string) => { inc(): void };
 
   constructor(registry: Registry) {
     this.attempts = new Counter({
@@ -35,13 +37,24 @@ export class WorkerMetrics {
       help: 'Deliveries a batch returned to the queue unstarted because it had used half its lease.',
       registers: [registry],
     });
+    this.handlerTimeouts = new Counter({
+      name: 'tekil_worker_handler_timeouts_total',
+      help: 'In-process handler attempts abandoned after worker.handler_timeout, by source (each is also a retry).',
+      labelNames: ['source'],
+      registers: [registry],
+    });
     this.attemptCounter = cachedChildren(this.attempts);
+    this.timeoutCounter = cachedChildren(this.handlerTimeouts);
     this.attemptTimer = cachedChildren(this.attemptSeconds);
   }
 
   attempt(source: string, outcome: string, durationMs: number): void {
     this.attemptCounter(source, outcome).inc();
     this.attemptTimer(source).observe(durationMs / 1000);
+  }
+
+  handlerTimeout(source: string): void {
+    this.timeoutCounter(source).inc();
   }
 }
 

@@ -1,6 +1,6 @@
 import type { TekilConfig } from '../config/schema.js';
 import { retrySchema, type RetryConfig, type SourceConfig } from '../config/source.js';
-import { TekilError } from '../errors.js';
+import { isTekilError, TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
 import { claimDueDeliveries, LOST_ERROR, type InboxClaimedDelivery } from './claim-due-deliveries.js';
@@ -196,6 +196,10 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBacken
       } catch (rollbackErr) {
         // The connection is gone: nothing of this batch can commit. The leases bring it back.
         throw new TekilError('STORE_UNAVAILABLE', 'lost the batch transaction while rolling back a handler', { cause: rollbackErr });
+      }
+      if (isTekilError(err, 'HANDLER_TIMEOUT')) {
+        deps.metrics.handlerTimeout(job.row.source);
+        deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts }, err.message);
       }
       out.push(failure(deps, job, err, err instanceof PermanentError));
     }
