@@ -41,35 +41,80 @@ export class BatchBackend {
 const TIMED_OUT: unique symbol = Symbol('timed out');
 
 /**
- * Runs a handler for at most `timeoutMs`. Past it the handler is left behind, not stopped (a promise
- * cannot be): its view of the transaction is revoked, a statement it still has running is cancelled,
- * and the attempt fails with HANDLER_TIMEOUT (transient: retried later). The caller then rolls the
- * savepoint back, so what the handler wrote before the timeout does not commit either.
+ * The clock of a batch's handlers. They run one after another, so one timer serves them all: it is
+ * armed when a handler starts and none is pending, and when it fires it either expires the handler
+ * still running past its time or re-arms itself for the one running now. A timer (and a race of
+ * promises) per handler cost more than the no-op handler itself.
  */
-export async function runWithTimeout<T>(
-  run: () => Promise<T> | T,
-  timeoutMs: number,
-  savepoint: LazySavepoint,
-  backend: BatchBackend,
-  logger: Logger,
-): Promise<T> {
-  const running = Promise.resolve().then(run);
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(() => resolve(TIMED_OUT), timeoutMs);
-  });
-  try {
-    const first = await Promise.race([running, timedOut]);
-    if (first !== TIMED_OUT) return first;
-  } finally {
-    clearTimeout(timer);
+export class HandlerClock {
+  #timer: NodeJS.Timeout | undefined;
+  #running: { startedAt: number; expire: () => void } | undefined;
+
+  constructor(readonly timeoutMs: number) {}
+
+  /** Resolves with the handler's result, or with TIMED_OUT once it has run for timeoutMs. */
+  watch<T>(result: PromiseLike<T>): Promise<T | typeof TIMED_OUT> {
+    return new Promise<T | typeof TIMED_OUT>((resolve, reject) => {
+      const running = { startedAt: Date.now(), expire: () => resolve(TIMED_OUT) };
+      this.#running = running;
+      this.#timer ??= setTimeout(this.#check, this.timeoutMs);
+      const finished = () => {
+        if (this.#running === running) this.#running = undefined;
+      };
+      result.then(
+        (value) => {
+          finished();
+          resolve(value);
+        },
+        (err: unknown) => {
+          finished();
+          reject(err);
+        },
+      );
+    });
   }
-  const err = new TekilError('HANDLER_TIMEOUT', `handler timed out after ${timeoutMs} ms`, {
+
+  #check = (): void => {
+    this.#timer = undefined;
+    const running = this.#running;
+    if (!running) return;
+    const left = running.startedAt + this.timeoutMs - Date.now();
+    if (left > 0) {
+      this.#timer = setTimeout(this.#check, left);
+      return;
+    }
+    this.#running = undefined;
+    running.expire();
+  };
+
+  /** At the end of the batch. */
+  stop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/**
+ * Runs a handler for at most the clock's timeout. Past it the handler is left behind, not stopped (a
+ * promise cannot be): its view of the transaction is revoked, a statement it still has running is
+ * cancelled, and the attempt fails with HANDLER_TIMEOUT (transient: retried later). The caller then
+ * rolls the savepoint back, so what the handler wrote before the timeout does not commit either.
+ */
+export async function runWithTimeout<T>(run: () => PromiseLike<T> | T, clock: HandlerClock, savepoint: LazySavepoint, backend: BatchBackend, logger: Logger): Promise<T> {
+  const result = run();
+  if (!isPromiseLike(result)) return result; // a synchronous handler cannot be left behind
+  const first = await clock.watch(result);
+  if (first !== TIMED_OUT) return first;
+  const err = new TekilError('HANDLER_TIMEOUT', `handler timed out after ${clock.timeoutMs} ms`, {
     hint: 'raise worker.handler_timeout (at most half of worker.lease), or make the handler end sooner',
   });
   savepoint.revoke(err);
   // What the abandoned handler does later is only logged: its outcome is already decided.
-  running.catch((late: unknown) => {
+  Promise.resolve(result).catch((late: unknown) => {
     const why = pgErrorCode(late) === PG_QUERY_CANCELED ? 'its statement was cancelled' : 'it failed after its timeout';
     logger.debug({ err: late }, `a timed-out handler ended: ${why}`);
   });

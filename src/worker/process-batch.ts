@@ -11,7 +11,7 @@ import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } f
 import { decideRetry } from './retry-policy.js';
 import { sanitizeError } from './sanitize-error.js';
 import { LazySavepoint } from './savepoint.js';
-import { BatchBackend, runWithTimeout } from './handler-timeout.js';
+import { BatchBackend, HandlerClock, runWithTimeout } from './handler-timeout.js';
 import { lockBatchResources } from './lock-resources.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -170,41 +170,47 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
 
 async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBackend, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<InboxCompletion[]> {
   const out: InboxCompletion[] = [];
-  for (const { job, registered } of jobs) {
-    job.startedAt = Date.now();
-    if (job.startedAt > deadline) {
-      out.push(release(deps, job));
-      continue;
+  const clock = new HandlerClock(deps.config.worker.handler_timeout);
+  try {
+    for (const { job, registered } of jobs) {
+      job.startedAt = Date.now();
+      out.push(job.startedAt > deadline ? release(deps, job) : await runHandler(deps, tx, backend, clock, job, registered));
     }
-    const savepoint = new LazySavepoint(tx, 'tekil_delivery', backend.learn);
-    try {
-      let validated: { payload: unknown } | undefined;
-      if (registered.schema) {
-        const parsed = registered.schema.safeParse(job.payload);
-        if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
-        validated = { payload: parsed.data };
-      }
-      const event = new Event(job, validated);
-      const context = { tx: savepoint.tx, idempotencyKey: `${job.row.source}:${job.row.event_id}`, logger: deps.logger };
-      const result = await runWithTimeout(() => registered.handler(event, context), deps.config.worker.handler_timeout, savepoint, backend, deps.logger);
-      if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
-      await savepoint.release();
-      out.push(complete(deps, job, 'done', null, resultRefOf(result)));
-    } catch (err) {
-      try {
-        await savepoint.rollback();
-      } catch (rollbackErr) {
-        // The connection is gone: nothing of this batch can commit. The leases bring it back.
-        throw new TekilError('STORE_UNAVAILABLE', 'lost the batch transaction while rolling back a handler', { cause: rollbackErr });
-      }
-      if (isTekilError(err, 'HANDLER_TIMEOUT')) {
-        deps.metrics.handlerTimeout(job.row.source);
-        deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts }, err.message);
-      }
-      out.push(failure(deps, job, err, err instanceof PermanentError));
-    }
+  } finally {
+    clock.stop();
   }
   return out;
+}
+
+/** One in-process delivery behind its own savepoint: validate, run the handler (timed), record the guard. */
+async function runHandler(deps: BatchDeps, tx: Queryable, backend: BatchBackend, clock: HandlerClock, job: Job, registered: RegisteredHandler): Promise<InboxCompletion> {
+  const savepoint = new LazySavepoint(tx, 'tekil_delivery', backend.learn);
+  try {
+    let validated: { payload: unknown } | undefined;
+    if (registered.schema) {
+      const parsed = registered.schema.safeParse(job.payload);
+      if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
+      validated = { payload: parsed.data };
+    }
+    const event = new Event(job, validated);
+    const context = { tx: savepoint.tx, idempotencyKey: `${job.row.source}:${job.row.event_id}`, logger: deps.logger };
+    const result = await runWithTimeout(() => registered.handler(event, context), clock, savepoint, backend, deps.logger);
+    if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
+    await savepoint.release();
+    return complete(deps, job, 'done', null, resultRefOf(result));
+  } catch (err) {
+    try {
+      await savepoint.rollback();
+    } catch (rollbackErr) {
+      // The connection is gone: nothing of this batch can commit. The leases bring it back.
+      throw new TekilError('STORE_UNAVAILABLE', 'lost the batch transaction while rolling back a handler', { cause: rollbackErr });
+    }
+    if (isTekilError(err, 'HANDLER_TIMEOUT')) {
+      deps.metrics.handlerTimeout(job.row.source);
+      deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts }, err.message);
+    }
+    return failure(deps, job, err, err instanceof PermanentError);
+  }
 }
 
 /** `outcome` undefined: not started (the batch had reached its deadline). */
