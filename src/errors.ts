@@ -42,6 +42,8 @@ export const errorCatalogue = {
   SECRET_KEY_MISMATCH: { status: 500, message: 'stored secrets were encrypted with another secret key' },
   // the CLI, talking to a running tekil
   SERVER_UNREACHABLE: { status: 503, message: 'cannot reach tekil' },
+  // processing
+  HANDLER_TIMEOUT: { status: 504, message: 'the handler did not finish within worker.handler_timeout' },
   // configuration and internal
   CONFIG_INVALID: { status: 500, message: 'the configuration is not valid' },
   CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file cannot be read' },

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
-import { sleep } from './helpers/inbox.js';
-import { discardDelivery, replayDelivery, replayMatching } from '../src/worker/inbox-admin.js';
+import { waitForLockWait } from './helpers/inbox.js';
+import { discardDelivery, replayDelivery, replayMatching } from '../src/inbox/index.js';
 
 // Two operator actions at once need two connections: server Postgres only.
 describe.skipIf(!onPostgres)('inbox admin: concurrent operator actions', () => {
@@ -25,12 +25,20 @@ describe.skipIf(!onPostgres)('inbox admin: concurrent operator actions', () => {
     await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body, status) VALUES ('ops', 'evt_race', '\\x7b7d', 'stale')`);
     // The replay holds its transaction open, so the discard's statement starts while the record still
     // reads as stale and the new queue row is invisible to it.
+    let replayed!: () => void;
+    const replayWritten = new Promise<void>((resolve) => (replayed = resolve));
+    let commitReplay!: () => void;
+    const replayMayCommit = new Promise<void>((resolve) => (commitReplay = resolve));
     const replay = t.db.transaction(async (tx) => {
       await replayDelivery(tx, 'ops', 'evt_race', false);
-      await sleep(400);
+      replayed();
+      await replayMayCommit;
     });
-    await sleep(100);
+    await replayWritten;
     const discard = discardDelivery(t.db, 'ops', 'evt_race');
+    // The discard has reached the record the replay holds locked: only now does the replay commit.
+    await waitForLockWait(t.db, 'transactionid', 'the discard waiting on the replayed record');
+    commitReplay();
     await replay;
     await expect(discard).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(await state('evt_race')).toEqual({ status: 'pending', queued: true });

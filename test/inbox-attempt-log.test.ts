@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import { testContext, workerTestConfig } from './helpers/inbox.js';
 import type { Queryable } from '../src/store/db.js';
 import { PermanentError, defineHandlers } from '../src/worker/handlers.js';
-import { replayDelivery, showDelivery, type InboxAttempt } from '../src/worker/inbox-admin.js';
+import { replayDelivery, showDelivery, type InboxAttempt } from '../src/inbox/index.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 
 const SOURCE = 'attempt-log';
@@ -66,7 +66,8 @@ describe('inbox attempt log', () => {
   const handlers = defineHandlers().on(SOURCE, '*', async (event) => {
     const step = script.get(event.eventId)?.shift() ?? 0;
     if (step instanceof Error) throw step;
-    await sleep(step);
+    // A pause the attempt's duration records (work, not a barrier).
+    if (step > 0) await new Promise((r) => setTimeout(r, step));
     return `ref_${event.eventId}`;
   });
 

@@ -5,7 +5,8 @@ import { request } from 'undici';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { createOrder, deliveryRow, invoiceEvent, ledgerCount, SOURCE, sleep, workerTestConfig } from './helpers/inbox.js';
+import { createOrder, deliveryRow, invoiceEvent, ledgerCount, SOURCE, workerTestConfig } from './helpers/inbox.js';
+import { waitUntil } from './helpers/wait.js';
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { createScheme } from '../src/signing/index.js';
@@ -62,13 +63,8 @@ describe('inbox end to end over HTTP', () => {
     });
     return { status: res.statusCode, json: (await res.body.json()) as Record<string, any> };
   };
-  const waitForStatus = async (eventId: string, status: string) => {
-    const deadline = Date.now() + 10_000;
-    while ((await deliveryRow(t.db, eventId))?.status !== status) {
-      if (Date.now() > deadline) throw new Error(`${eventId} never became ${status}`);
-      await sleep(20);
-    }
-  };
+  const waitForStatus = (eventId: string, status: string) =>
+    waitUntil(async () => (await deliveryRow(t.db, eventId))?.status === status, 10_000, `${eventId} to become ${status}`);
 
   it('50 concurrent copies of a signed event → one delivery, one effect; a bad signature → nothing', async () => {
     const db = t.db;
@@ -88,7 +84,7 @@ describe('inbox end to end over HTTP', () => {
     const old = await send(forged, paymos.sign({ body: forged, secrets: [secret], timestamp: Math.floor(Date.now() / 1000) - 3600 }));
     expect(old.statusCode).toBe(401);
     await old.body.dump();
-    await sleep(100);
+    // A 401 is answered before anything is stored: there is nothing to wait for.
     expect(await deliveryRow(db, 'evt_h2')).toBeUndefined();
     expect(await ledgerCount(db, 'ord_h2')).toBe(0);
   });
@@ -134,8 +130,8 @@ describe('inbox end to end over HTTP', () => {
 
     // A done delivery: replay needs force, and even then the effect is not doubled.
     expect((await api('POST', `/inbox/${SOURCE}/evt_h3/replay`)).status).toBe(409);
+    // The replay's answer is committed (pending): waiting for done waits for the new attempt.
     expect((await api('POST', `/inbox/${SOURCE}/evt_h3/replay`, { force: true })).status).toBe(200);
-    await sleep(50);
     await waitForStatus('evt_h3', 'done');
     expect(await ledgerCount(db, 'ord_h3')).toBe(1);
 

@@ -7,7 +7,7 @@ import { loadMigrations, migrate } from '../src/store/migrate.js';
 import { createPgliteDb } from '../src/store/pglite.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { defineHandlers } from '../src/worker/handlers.js';
-import { replayDelivery } from '../src/worker/inbox-admin.js';
+import { replayDelivery } from '../src/inbox/index.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 
 const SOURCE = 'legacy';

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import { testContext, workerTestConfig } from './helpers/inbox.js';
+import { waitUntil } from './helpers/wait.js';
 import { startSink, type Sink, type SinkAnswer } from './helpers/sink.js';
 import type { TekilConfig } from '../src/config/index.js';
 import { defineHandlers } from '../src/worker/handlers.js';
@@ -66,17 +67,17 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
 
   it('slow forwards: the unstarted ones return to the queue without an attempt; each is forwarded once', async () => {
     const source = 'slowfwd';
-    answer = () => ({ status: 204, delayMs: 400 });
     const metrics = testContext(t.db, forwardConfig(source, 2_000, '2s'));
     const worker = createInboxWorker(metrics);
     await insertEvents(source, 10);
 
-    // Forwards start at about 0, 400 and 800 ms; the fourth would start after the 1 s deadline (a slow
-    // claim on a busy machine leaves fewer, never more).
+    // The batch's deadline is 1 s after runOnce is called. The application answers the first two
+    // forwards at once and the third only once that deadline has passed: the fourth must not start.
+    const batchStart = Date.now();
+    answer = () => (sink.requests.length < 3 ? { status: 204 } : { status: 204, delayMs: Math.max(0, batchStart + 1_050 - Date.now()) });
     expect(await worker.runOnce()).toBe(10);
     const first = await counts(source);
-    expect(first.done).toBeGreaterThanOrEqual(1);
-    expect(first.done).toBeLessThanOrEqual(4);
+    expect(first.done).toBe(3);
     expect(first).toMatchObject({ pending: 10 - first.done, history: 0, leased: 0, queued_attempts: 0 });
     expect(seen()).toHaveLength(first.done);
     const released = await metrics.metrics.getSingleMetric('tekil_worker_released_total')?.get();
@@ -111,17 +112,24 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
     const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '2s', poll_interval: '20ms' } });
     config.sources[source] = { ...config.sources['shop-paymos']!, ordering: undefined };
     const ran: string[] = [];
+    // The batch's deadline is 1 s (half the lease) after runOnce is called. The second handler runs
+    // until 0.6 s, the third until past the deadline (each within its own 1 s timeout): the batch
+    // must then start none of the other seven.
+    let batchStart = 0;
     const handlers = defineHandlers().on(source, '*', async (event) => {
       ran.push(event.eventId);
-      await sleep(400);
+      const until = ran.length === 2 ? batchStart + 600 : ran.length === 3 ? batchStart + 1_050 : 0;
+      await waitUntil(() => Date.now() >= until, 5_000, 'the handler\'s share of the lease');
     });
     const worker = createInboxWorker(testContext(t.db, config), { handlers });
     await insertEvents(source, 10);
+    // The earlier tests' retries (full jitter: possibly due at once) must not share this batch.
+    await t.db.query("UPDATE inbox_queue SET next_attempt_at = now() + interval '1 hour' WHERE source <> $1", [source]);
+    batchStart = Date.now();
 
     expect(await worker.runOnce()).toBe(10);
     const first = await counts(source);
-    expect(first.done).toBeGreaterThanOrEqual(1);
-    expect(first.done).toBeLessThanOrEqual(4);
+    expect(first.done).toBe(3);
     expect(first).toMatchObject({ pending: 10 - first.done, history: 0, leased: 0, queued_attempts: 0 });
     for (let i = 0; i < 10 && (await counts(source)).done < 10; i++) await worker.runOnce();
     expect((await counts(source)).done).toBe(10);

@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
-import { createOrder, deliveryRow, insertInvoiceDelivery, ledgerCount, sleep } from './helpers/inbox.js';
+import { createOrder, deliveryRow, insertInvoiceDelivery, ledgerCount } from './helpers/inbox.js';
+import { waitUntil } from './helpers/wait.js';
 import { createExampleSchema } from '../examples/orders/handlers.js';
 
 const fixture = fileURLToPath(new URL('./fixtures/worker-process.ts', import.meta.url));
@@ -17,14 +18,6 @@ function startWorkerProcess(url: string, hangMs: number): { child: ChildProcess;
     child.on('exit', (code) => reject(new Error(`worker process exited early (${code})`)));
   });
   return { child, ready };
-}
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 /** Scenario 5: a worker process killed with SIGKILL mid-handler, then a new one → processed once. */
@@ -48,7 +41,7 @@ describe.skipIf(!onPostgres)('worker process killed mid-handler', () => {
     const first = startWorkerProcess(t.url!, 60_000);
     children.push(first.child);
     await first.ready;
-    await waitFor(async () => (await ledgerCount(t.db, 'ord_k', 'handler_reached_outside_call')) === 1, 15_000, 'the handler to reach its outside call');
+    await waitUntil(async () => (await ledgerCount(t.db, 'ord_k', 'handler_reached_outside_call')) === 1, 15_000, 'the handler to reach its outside call');
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
 
@@ -64,7 +57,7 @@ describe.skipIf(!onPostgres)('worker process killed mid-handler', () => {
     const second = startWorkerProcess(t.url!, 0);
     children.push(second.child);
     await second.ready;
-    await waitFor(async () => (await deliveryRow(t.db, 'evt_kill'))?.status === 'done', 15_000, 'the new worker to finish the delivery');
+    await waitUntil(async () => (await deliveryRow(t.db, 'evt_kill'))?.status === 'done', 15_000, 'the new worker to finish the delivery');
     second.child.kill('SIGTERM');
     await new Promise((r) => second.child.once('exit', r));
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import { waitUntil } from './helpers/wait.js';
 import {
   createOrder,
   deliveryRow,
@@ -7,13 +9,13 @@ import {
   insertInvoiceDelivery,
   ledgerCount,
   SOURCE,
-  sleep,
+  waitForLockWait,
   testContext,
   workerTestConfig,
 } from './helpers/inbox.js';
 import { createExampleSchema, orderHandlers, type AfterPaid } from '../examples/orders/handlers.js';
 import { createInboxWorker, type InboxWorker } from '../src/worker/worker.js';
-import { replayDelivery, replayMatching } from '../src/worker/inbox-admin.js';
+import { replayDelivery, replayMatching } from '../src/inbox/index.js';
 
 /** Processing with the example shop: every scenario makes the failure happen, then reads the database. */
 describe('worker: exactly one effect', () => {
@@ -159,24 +161,42 @@ describe('worker: exactly one effect', () => {
   it.runIf(onPostgres)('a batch slower than its lease: another worker takes the delivery, the slow batch rolls back, one effect', async () => {
     await createOrder(t.db, 'ord_slow');
     const shortLease = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '300ms', poll_interval: '20ms' } });
-    let first = true;
-    afterPaid = async () => {
-      if (first) {
-        first = false;
-        await sleep(900); // the order is already marked paid in this batch's transaction
-      }
-    };
     const handlers = orderHandlers({ source: SOURCE, afterPaid: (call) => afterPaid(call) });
-    const slow = createInboxWorker(testContext(t.db, shortLease), { handlers });
-    const fast = createInboxWorker(testContext(t.db, shortLease), { handlers });
+    const slow = createInboxWorker(testContext(t.db, shortLease), { handlers, workerId: 'slow' });
+    const fast = createInboxWorker(testContext(t.db, shortLease), { handlers, workerId: 'fast' });
+    // The slow batch stalls after its handler (whose timeout cannot outlast the lease), when it records
+    // the resource's new state: the test holds that row's lock until the lease has run out.
+    await t.db.query(
+      `INSERT INTO resources (source, resource_id, state, rank, occurred_at, event_id)
+       VALUES ($1, 'inv_slow', 'awaiting_payment', 0, now() - interval '1 hour', 'evt_slow_created')`,
+      [SOURCE],
+    );
     await insertInvoiceDelivery(t.db, { eventId: 'evt_slow', invoiceId: 'inv_slow', orderId: 'ord_slow', status: 'paid' });
-    const slowRun = slow.runOnce();
-    await sleep(450); // past the lease, while the slow handler still sleeps
-    const fastRun = fast.runOnce();
-    await expect(slowRun).rejects.toMatchObject({ code: 'LEASE_LOST' });
-    // The fast batch waited for the slow one's resource lock past half its own lease, so it started
-    // nothing and gave the delivery back; its next batch processes it.
-    expect(await fastRun).toBe(1);
+    const holder = new pg.Client({ connectionString: t.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query("SELECT 1 FROM resources WHERE resource_id = 'inv_slow' FOR UPDATE");
+      const slowRun = slow.runOnce();
+      await waitForLockWait(t.db, 'transactionid', 'the slow batch waiting on the resource row');
+      await waitUntil(async () => (await t.db.query("SELECT 1 FROM inbox_queue WHERE event_id = 'evt_slow' AND locked_until < now()")).rowCount === 1, 5_000, 'the lease to expire');
+      const fastRun = fast.runOnce();
+      // The fast batch claims the delivery, then waits for the slow one's resource lock.
+      await waitForLockWait(t.db, 'advisory', 'the fast batch waiting on the resource lock');
+      // ...and stays there past half its own lease, so it will start nothing.
+      await waitUntil(
+        async () => (await t.db.query("SELECT 1 FROM inbox_queue WHERE event_id = 'evt_slow' AND locked_by LIKE 'fast:%' AND claimed_at < now() - interval '150 milliseconds'")).rowCount === 1,
+        5_000,
+        'half the fast batch\'s lease',
+      );
+      await holder.query('COMMIT');
+      await expect(slowRun).rejects.toMatchObject({ code: 'LEASE_LOST' });
+      // The fast batch waited for the slow one's resource lock past half its own lease, so it started
+      // nothing and gave the delivery back; its next batch processes it.
+      expect(await fastRun).toBe(1);
+    } finally {
+      await holder.end();
+    }
     expect(await deliveryRow(t.db, 'evt_slow')).toMatchObject({ status: 'pending' });
     expect(await fast.runOnce()).toBe(1);
     expect(await ledgerCount(t.db, 'ord_slow')).toBe(1);

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
-import { createOrder, deliveryRow, drain, insertInvoiceDelivery, ledgerCount, SOURCE, sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import { createOrder, deliveryRow, drain, insertInvoiceDelivery, ledgerCount, SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
+import { waitUntil } from './helpers/wait.js';
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 import { defineHandlers } from '../src/worker/handlers.js';
-import { replayDelivery } from '../src/worker/inbox-admin.js';
+import { replayDelivery } from '../src/inbox/index.js';
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 
@@ -68,7 +69,7 @@ describe('worker: ordering and stale events', () => {
       const r = event.resourceId!;
       inFlight.set(r, (inFlight.get(r) ?? 0) + 1);
       if (inFlight.get(r)! > 1) overlaps++;
-      await sleep(Math.random() * 3);
+      await new Promise((r) => setTimeout(r, Math.random() * 3)); // uneven work, not a barrier
       const seq = Number(event.eventId.split('_')[2]);
       seen.set(r, [...(seen.get(r) ?? []), seq]);
       await ctx.tx.query('SELECT 1');
@@ -87,13 +88,15 @@ describe('worker: ordering and stale events', () => {
     }
     const workers = [0, 1, 2, 3].map(() => createInboxWorker(testContext(t.db, cfg), { handlers }));
     await Promise.all(workers.map((w) => w.start()));
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const open = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE source = 'seq' AND status <> 'done'");
-      if (open.rows[0]!.n === 0 || Date.now() > deadline) break;
-      await sleep(20);
+    try {
+      await waitUntil(
+        async () => (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE source = 'seq' AND status <> 'done'")).rows[0]!.n === 0,
+        20_000,
+        'every seq delivery to be done',
+      );
+    } finally {
+      await Promise.all(workers.map((w) => w.stop()));
     }
-    await Promise.all(workers.map((w) => w.stop()));
     inFlight = new Map();
     expect(overlaps).toBe(0);
     expect(seen.size).toBe(20);

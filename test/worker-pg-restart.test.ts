@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from './helpers/db.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.js';
-import { createOrder, insertInvoiceDelivery, SOURCE, sleep, testContext, workerTestConfig } from './helpers/inbox.js';
+import { createOrder, insertInvoiceDelivery, SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
+import { waitUntil } from './helpers/wait.js';
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
@@ -36,28 +37,22 @@ describe.skipIf(Boolean(unavailable))('worker across a Postgres restart', () => 
     const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 2, lease: '1s', poll_interval: '20ms' } });
     // Enough attempts that the outage cannot exhaust them.
     config.sources[SOURCE]!.retry = { max_attempts: 50, base: 10, cap: 200 };
-    const handlers = orderHandlers({ source: SOURCE, afterPaid: () => sleep(2) });
+    // A little work per delivery (not a barrier), so batches are in flight when the server stops.
+    const handlers = orderHandlers({ source: SOURCE, afterPaid: () => new Promise((r) => setTimeout(r, 2)) });
     const ctx = testContext(db, config);
     const worker = createInboxWorker(ctx, { handlers });
     await worker.start();
 
     const count = async (status: string) =>
       Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM inbox_deliveries WHERE status = $1', [status])).rows[0]!.n);
-    const deadline = Date.now() + 20_000;
-    while ((await count('done')) < n / 5) {
-      if (Date.now() > deadline) throw new Error('processing did not start');
-      await sleep(10);
-    }
+    await waitUntil(async () => (await count('done')) >= n / 5, 20_000, 'processing to start');
     pgServer.stop(); // in-flight batches lose their connections mid-transaction
-    await sleep(300);
+    // The outage lasts until the workers have noticed it (a failed batch), however long that takes.
+    const batchErrorsSoFar = async () => (await ctx.metrics.getSingleMetric('tekil_worker_batch_errors_total')!.get()).values[0]?.value ?? 0;
+    await waitUntil(async () => (await batchErrorsSoFar()) > 0, 20_000, 'a batch to fail on the stopped server');
     pgServer.start();
 
-    for (;;) {
-      const done = await count('done').catch(() => 0);
-      if (done === n) break;
-      if (Date.now() > deadline + 20_000) throw new Error(`only ${done} of ${n} done`);
-      await sleep(50);
-    }
+    await waitUntil(async () => (await count('done').catch(() => 0)) === n, 40_000, `all ${n} deliveries to be done`);
     await worker.stop();
 
     // The outage really hit work in flight: batches failed and leases had to be taken back.

@@ -1,44 +1,53 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { TekilError } from '../errors.js';
+import { discardDelivery, inboxStatuses, listInbox, replayDelivery, replayMatching, showDelivery, type InboxFilter } from '../inbox/index.js';
 import type { Context } from '../service.js';
-import {
-  discardDelivery,
-  inboxStatuses,
-  listInbox,
-  replayDelivery,
-  replayMatching,
-  showDelivery,
-  type InboxFilter,
-} from '../worker/inbox-admin.js';
+import { describeZodIssues } from '../validation.js';
 
-const time = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
+/**
+ * An ISO 8601 time with an offset, in years 1 to 9999 once in UTC: outside them the database drivers
+ * write dates Postgres refuses (year 0) or reads differently (five-digit years).
+ */
+const time = z.iso
+  .datetime({ offset: true })
+  .transform((s) => new Date(s))
+  .refine((d) => d.getUTCFullYear() >= 1 && d.getUTCFullYear() <= 9999, 'must fall in the years 1 to 9999 (UTC)');
+/** Longer than any id or name tekil stores: a longer value can match nothing. */
+const MAX_TEXT = 1024;
+/**
+ * A text field that ends up in a query: checked here, so that what Postgres would refuse (a NUL byte)
+ * or silently change (a lone UTF-16 surrogate becomes U+FFFD on the wire) is a 400.
+ */
+const text = z
+  .string()
+  .min(1)
+  .max(MAX_TEXT)
+  .refine((s) => !s.includes('\u0000') && !/\p{Cs}/u.test(s), 'must be text without NUL bytes or unpaired surrogates');
 
 const filterFields = {
   status: z.enum(inboxStatuses).optional(),
-  source: z.string().min(1).optional(),
-  type: z.string().min(1).optional(),
-  resource_id: z.string().min(1).optional(),
-  from: time.optional(),
-  to: time.optional(),
+  source: text.optional(),
+  type: text.optional(),
+  resource_id: text.optional(),
+  since: time.optional(),
+  until: time.optional(),
 };
 const listQuery = z
   .object({ ...filterFields, limit: z.coerce.number().int().min(1).max(500).default(50), cursor: z.string().optional() })
   .strict();
 const bulkReplayBody = z.object({ ...filterFields, force: z.boolean().default(false) }).strict();
 const replayBody = z.object({ force: z.boolean().default(false) }).strict();
-const deliveryParams = z.object({ source: z.string().min(1), event_id: z.string().min(1) });
+const deliveryParams = z.object({ source: text, event_id: text });
 
 function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
   const result = schema.safeParse(input ?? {});
-  if (!result.success) {
-    throw new TekilError('VALIDATION_FAILED', result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`).join('; '));
-  }
+  if (!result.success) throw new TekilError('VALIDATION_FAILED', describeZodIssues(result.error, '(body)'));
   return result.data;
 }
 
-function toFilter(q: { status?: string | undefined; source?: string | undefined; type?: string | undefined; resource_id?: string | undefined; from?: Date | undefined; to?: Date | undefined }): InboxFilter {
-  return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, from: q.from, to: q.to };
+function toFilter(q: z.infer<typeof bulkReplayBody> | z.infer<typeof listQuery>): InboxFilter {
+  return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, since: q.since, until: q.until };
 }
 
 /**

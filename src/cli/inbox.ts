@@ -5,9 +5,9 @@ interface FilterOptions extends ApiOptions {
   status?: string;
   source?: string;
   type?: string;
-  resource?: string;
-  from?: string;
-  to?: string;
+  resourceId?: string;
+  since?: string;
+  until?: string;
   json?: boolean;
 }
 
@@ -18,9 +18,9 @@ function addFilterOptions(cmd: Command): Command {
   return cmd
     .option('--source <name>', 'only this source')
     .option('--type <type>', 'only this event type')
-    .option('--resource <id>', 'only this resource id')
-    .option('--from <time>', 'received at or after (ISO 8601 with offset, e.g. 2026-01-01T00:00:00Z)')
-    .option('--to <time>', 'received before (ISO 8601 with offset)');
+    .option('--resource-id <id>', 'only this resource id')
+    .option('--since <time>', 'received at or after (ISO 8601 with offset, e.g. 2026-01-01T00:00:00Z)')
+    .option('--until <time>', 'received before (ISO 8601 with offset)');
 }
 
 function filterOf(opts: FilterOptions): Record<string, string> {
@@ -28,9 +28,9 @@ function filterOf(opts: FilterOptions): Record<string, string> {
   if (opts.status) f.status = opts.status;
   if (opts.source) f.source = opts.source;
   if (opts.type) f.type = opts.type;
-  if (opts.resource) f.resource_id = opts.resource;
-  if (opts.from) f.from = opts.from;
-  if (opts.to) f.to = opts.to;
+  if (opts.resourceId) f.resource_id = opts.resourceId;
+  if (opts.since) f.since = opts.since;
+  if (opts.until) f.until = opts.until;
   return f;
 }
 

@@ -72,8 +72,24 @@ export const workerSchema = z
     poll_interval: durationMs.default(1_000),
     /** Forwarded requests in flight at once within one batch. */
     forward_concurrency: z.number().int().positive().default(16),
+    /**
+     * How long an in-process handler may run before its attempt fails as transient (retried later)
+     * and the batch moves on without it. Default: 20s, or half the lease when that is shorter. A batch
+     * starts handlers until half its lease has passed, so a handler must end within the other half.
+     */
+    handler_timeout: durationMs.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((w, ctx) => {
+    if (w.handler_timeout !== undefined && (w.handler_timeout <= 0 || w.handler_timeout > w.lease / 2)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['handler_timeout'],
+        message: `must be above 0 and at most half the lease (${w.lease / 2} ms): a batch starts handlers until half its lease has passed`,
+      });
+    }
+  })
+  .transform((w) => ({ ...w, handler_timeout: w.handler_timeout ?? Math.min(20_000, Math.floor(w.lease / 2)) }));
 
 export const configSchema = z
   .object({

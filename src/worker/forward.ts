@@ -4,7 +4,7 @@ import { HttpPoster } from '../http/post.js';
 import { DestinationGuard } from '../outbox/destination-guard.js';
 import { parseRetryAfter } from '../outbox/ladders.js';
 import { createStandardScheme } from '../signing/standard.js';
-import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import type { InboxClaimedDelivery as ClaimedDelivery } from './claim-due-deliveries.js';
 
 export type ForwardOutcome =
   | { ok: true; resultRef: string | null }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../store/db.js';
 import type { Logger } from '../logger.js';
+import { TekilError } from '../errors.js';
 
 /** One recorded delivery as a handler sees it. */
 export interface InboxEvent<P = unknown> {
@@ -72,7 +73,7 @@ export class HandlerRegistry {
 
   on<P = unknown>(source: string, eventType: string, handler: Handler<P>, options: HandlerOptions<P> = {}): this {
     const key = `${source}\u0000${eventType}`;
-    if (this.#handlers.has(key)) throw new Error(`a handler for ${source} / ${eventType} is already registered`);
+    if (this.#handlers.has(key)) throw new TekilError('CONFIG_INVALID', `a handler for ${source} / ${eventType} is already registered`);
     this.#handlers.set(key, { handler: handler as Handler<unknown>, schema: options.schema as PayloadSchema<unknown> | undefined });
     return this;
   }

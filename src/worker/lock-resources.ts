@@ -1,5 +1,11 @@
 import type { Queryable } from '../store/db.js';
-import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import { lockResourcesStatement } from '../store/sql/inbox/lock-resources.js';
+import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
+
+/** The advisory lock key text of a resource; the ordering guard and this lock agree on it. */
+export function resourceLockKey(source: string, resourceId: string): string {
+  return `${source}:${resourceId}`;
+}
 
 /**
  * Takes a transaction-scoped advisory lock on every resource of the batch, in one statement, before
@@ -11,22 +17,14 @@ import type { ClaimedDelivery } from './claim-due-deliveries.js';
  * batches then meet here, and the second waits until the first has committed: deliveries of one
  * resource are never processed concurrently, with or without `ordering`.
  *
- * The keys are distinct and taken in ascending order of the lock key (the hash), the same order in
- * every batch, so two batches can wait on each other's locks but never in a cycle. Two resources
- * whose keys collide only share a lock, which costs waiting, never correctness.
+ * The statement (src/store/sql/inbox/lock-resources.ts) takes the keys in one fixed order, so two
+ * batches can wait on each other but never in a cycle.
  */
-const LOCK_RESOURCES_SQL = `
-SELECT count(pg_advisory_xact_lock(k.key)) AS locked
-FROM (SELECT DISTINCT hashtextextended(r, 0) AS key FROM unnest($1::text[]) AS r ORDER BY 1 OFFSET 0) AS k`;
 
-/** The advisory lock key text of a resource; the ordering guard and this lock agree on it. */
-export function resourceLockKey(source: string, resourceId: string): string {
-  return `${source}:${resourceId}`;
-}
-
-export async function lockBatchResources(tx: Queryable, rows: readonly ClaimedDelivery[]): Promise<void> {
+export async function lockBatchResources(tx: Queryable, rows: readonly InboxClaimedDelivery[]): Promise<void> {
   const keys: string[] = [];
   for (const row of rows) if (row.resource_id !== null) keys.push(resourceLockKey(row.source, row.resource_id));
   if (keys.length === 0) return;
-  await tx.query(LOCK_RESOURCES_SQL, [keys], { name: 'tekil_lock_resources' });
+  const stmt = lockResourcesStatement;
+  await tx.query(stmt.text, stmt.bind({ keys }), { name: stmt.name });
 }

@@ -1,4 +1,5 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
+import { cachedChildren } from '../metrics.js';
 
 /** The worker's Prometheus metrics, one set per registry. */
 export class WorkerMetrics {
@@ -6,9 +7,11 @@ export class WorkerMetrics {
   readonly attemptSeconds: Histogram<'source'>;
   readonly batchErrors: Counter;
   readonly released: Counter;
+  readonly handlerTimeouts: Counter<'source'>;
   // Label lookups hash their arguments; the hot path reuses one child per label set.
-  private readonly counters = new Map<string, { inc(): void }>();
-  private readonly timers = new Map<string, { observe(v: number): void }>();
+  private readonly attemptCounter: (source: string, outcome: string) => { inc(): void };
+  private readonly attemptTimer: (source: string) => { observe(v: number): void };
+  private readonly timeoutCounter: (source: string) => { inc(): void };
 
   constructor(registry: Registry) {
     this.attempts = new Counter({
@@ -34,22 +37,24 @@ export class WorkerMetrics {
       help: 'Deliveries a batch returned to the queue unstarted because it had used half its lease.',
       registers: [registry],
     });
+    this.handlerTimeouts = new Counter({
+      name: 'tekil_worker_handler_timeouts_total',
+      help: 'In-process handler attempts abandoned after worker.handler_timeout, by source (each is also a retry).',
+      labelNames: ['source'],
+      registers: [registry],
+    });
+    this.attemptCounter = cachedChildren(this.attempts);
+    this.timeoutCounter = cachedChildren(this.handlerTimeouts);
+    this.attemptTimer = cachedChildren(this.attemptSeconds);
   }
 
   attempt(source: string, outcome: string, durationMs: number): void {
-    const key = `${source}\u0000${outcome}`;
-    let counter = this.counters.get(key);
-    if (!counter) {
-      counter = this.attempts.labels(source, outcome);
-      this.counters.set(key, counter);
-    }
-    counter.inc();
-    let timer = this.timers.get(source);
-    if (!timer) {
-      timer = this.attemptSeconds.labels(source);
-      this.timers.set(source, timer);
-    }
-    timer.observe(durationMs / 1000);
+    this.attemptCounter(source, outcome).inc();
+    this.attemptTimer(source).observe(durationMs / 1000);
+  }
+
+  handlerTimeout(source: string): void {
+    this.timeoutCounter(source).inc();
   }
 }
 

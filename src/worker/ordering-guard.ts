@@ -1,6 +1,8 @@
 import type { OrderingConfig } from '../config/source.js';
+import { parsePath, readPath } from '../json-path.js';
 import type { Queryable } from '../store/db.js';
-import type { ClaimedDelivery } from './claim-due-deliveries.js';
+import { APPLY_RESOURCE_SQL, READ_RESOURCE_SQL } from '../store/sql/inbox/ordering.js';
+import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
 /** A source's ordering rules, compiled once: where the state is and how states rank. */
 export interface OrderingGuard {
@@ -31,15 +33,8 @@ function compileReader(locator: string): (payload: unknown, headers: Record<stri
     const name = locator.slice('header:'.length).toLowerCase();
     return (_payload, headers) => headers[name];
   }
-  const path = locator.slice('body:'.length).split('.');
-  return (payload) => {
-    let cur: unknown = payload;
-    for (const key of path) {
-      if (cur === null || typeof cur !== 'object') return undefined;
-      cur = (cur as Record<string, unknown>)[key];
-    }
-    return cur;
-  };
+  const path = parsePath(locator.slice('body:'.length));
+  return (payload) => readPath(payload, path);
 }
 
 interface ResourceRow {
@@ -62,7 +57,7 @@ export type GuardVerdict =
 export async function checkOrdering(
   tx: Queryable,
   guard: OrderingGuard,
-  delivery: ClaimedDelivery,
+  delivery: InboxClaimedDelivery,
   event: { state: string | null; rank: number | null },
 ): Promise<GuardVerdict> {
   const apply: GuardVerdict = { kind: 'apply', state: event.state, rank: event.rank };
@@ -70,10 +65,7 @@ export async function checkOrdering(
   // No lock here: the batch already holds its resources' locks (lock-resources.ts) until it commits,
   // so the check and the update below cannot interleave with another batch's.
   if (delivery.guard_bypass) return apply;
-  const res = await tx.query<ResourceRow>(
-    'SELECT state, rank, occurred_at, event_id FROM resources WHERE source = $1 AND resource_id = $2',
-    [delivery.source, delivery.resource_id],
-  );
+  const res = await tx.query<ResourceRow>(READ_RESOURCE_SQL, [delivery.source, delivery.resource_id]);
   const current = res.rows[0];
   if (!current || current.event_id === delivery.event_id) return apply;
   if (current.rank !== null && current.rank === guard.terminalRank) {
@@ -89,17 +81,7 @@ export async function checkOrdering(
 }
 
 /** Records the applied event as the resource's current state (after its effect succeeded). */
-export async function applyOrdering(tx: Queryable, delivery: ClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
+export async function applyOrdering(tx: Queryable, delivery: InboxClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
   if (delivery.resource_id === null) return;
-  await tx.query(
-    `INSERT INTO resources (source, resource_id, state, rank, occurred_at, event_id)
-     VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (source, resource_id) DO UPDATE SET
-       state = coalesce(EXCLUDED.state, resources.state),
-       rank = CASE WHEN EXCLUDED.state IS NULL THEN resources.rank ELSE EXCLUDED.rank END,
-       occurred_at = greatest(EXCLUDED.occurred_at, resources.occurred_at),
-       event_id = EXCLUDED.event_id,
-       updated_at = now()`,
-    [delivery.source, delivery.resource_id, verdict.state, verdict.rank, delivery.occurred_at, delivery.event_id],
-  );
+  await tx.query(APPLY_RESOURCE_SQL, [delivery.source, delivery.resource_id, verdict.state, verdict.rank, delivery.occurred_at, delivery.event_id]);
 }

@@ -1,16 +1,17 @@
 import type { TekilConfig } from '../config/schema.js';
 import { retrySchema, type RetryConfig, type SourceConfig } from '../config/source.js';
-import { TekilError } from '../errors.js';
+import { isTekilError, TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
-import { claimDueDeliveries, LOST_ERROR, type ClaimedDelivery } from './claim-due-deliveries.js';
-import { completeDeliveries, type Completion } from './complete-deliveries.js';
+import { claimDueDeliveries, LOST_ERROR, type InboxClaimedDelivery } from './claim-due-deliveries.js';
+import { completeDeliveries, type InboxCompletion } from './complete-deliveries.js';
 import { forwardDelivery, type ForwardOutcome } from './forward.js';
 import { PermanentError, type HandlerRegistry, type HandlerResult, type InboxEvent, type RegisteredHandler } from './handlers.js';
 import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } from './ordering-guard.js';
 import { decideRetry } from './retry-policy.js';
 import { sanitizeError } from './sanitize-error.js';
 import { LazySavepoint } from './savepoint.js';
+import { BatchBackend, HandlerClock, runWithTimeout } from './handler-timeout.js';
 import { lockBatchResources } from './lock-resources.js';
 import type { WorkerMetrics } from './metrics.js';
 
@@ -36,7 +37,7 @@ class Job {
   #payload: unknown;
 
   constructor(
-    readonly row: ClaimedDelivery,
+    readonly row: InboxClaimedDelivery,
     readonly source: SourceConfig | undefined,
   ) {
     const b = row.body;
@@ -112,7 +113,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   await db.transaction(async (tx) => {
     // First, before any work: waits while another batch still holds one of these resources.
     await lockBatchResources(tx, rows);
-    const completions: Completion[] = [];
+    const completions: InboxCompletion[] = [];
     const inProcess: Array<{ job: Job; registered: RegisteredHandler }> = [];
     const forwards: Job[] = [];
 
@@ -148,7 +149,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
     }
 
     const [handled, forwarded] = await Promise.all([
-      runInProcess(deps, tx, inProcess, deadline),
+      runInProcess(deps, tx, new BatchBackend(db, tx), inProcess, deadline),
       runForwards(deps, forwards, deadline),
     ]);
     completions.push(...handled);
@@ -167,42 +168,49 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   return rows.length;
 }
 
-async function runInProcess(deps: BatchDeps, tx: Queryable, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<Completion[]> {
-  const out: Completion[] = [];
-  for (const { job, registered } of jobs) {
-    job.startedAt = Date.now();
-    if (job.startedAt > deadline) {
-      out.push(release(deps, job));
-      continue;
+async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBackend, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<InboxCompletion[]> {
+  const out: InboxCompletion[] = [];
+  const clock = new HandlerClock(deps.config.worker.handler_timeout);
+  try {
+    for (const { job, registered } of jobs) {
+      job.startedAt = Date.now();
+      out.push(job.startedAt > deadline ? release(deps, job) : await runHandler(deps, tx, backend, clock, job, registered));
     }
-    const savepoint = new LazySavepoint(tx, 'tekil_delivery');
-    try {
-      let validated: { payload: unknown } | undefined;
-      if (registered.schema) {
-        const parsed = registered.schema.safeParse(job.payload);
-        if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
-        validated = { payload: parsed.data };
-      }
-      const event = new Event(job, validated);
-      const result = await registered.handler(event, {
-        tx: savepoint.tx,
-        idempotencyKey: `${job.row.source}:${job.row.event_id}`,
-        logger: deps.logger,
-      });
-      if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
-      await savepoint.release();
-      out.push(complete(deps, job, 'done', null, resultRefOf(result)));
-    } catch (err) {
-      try {
-        await savepoint.rollback();
-      } catch (rollbackErr) {
-        // The connection is gone: nothing of this batch can commit. The leases bring it back.
-        throw new TekilError('STORE_UNAVAILABLE', 'lost the batch transaction while rolling back a handler', { cause: rollbackErr });
-      }
-      out.push(failure(deps, job, err, err instanceof PermanentError));
-    }
+  } finally {
+    clock.stop();
   }
   return out;
+}
+
+/** One in-process delivery behind its own savepoint: validate, run the handler (timed), record the guard. */
+async function runHandler(deps: BatchDeps, tx: Queryable, backend: BatchBackend, clock: HandlerClock, job: Job, registered: RegisteredHandler): Promise<InboxCompletion> {
+  const savepoint = new LazySavepoint(tx, 'tekil_delivery', backend.learn);
+  try {
+    let validated: { payload: unknown } | undefined;
+    if (registered.schema) {
+      const parsed = registered.schema.safeParse(job.payload);
+      if (!parsed.success) throw new PermanentError(`payload validation failed: ${parsed.error.message}`);
+      validated = { payload: parsed.data };
+    }
+    const event = new Event(job, validated);
+    const context = { tx: savepoint.tx, idempotencyKey: `${job.row.source}:${job.row.event_id}`, logger: deps.logger };
+    const result = await runWithTimeout(() => registered.handler(event, context), clock, savepoint, backend, deps.logger);
+    if (job.verdict) await applyOrdering(savepoint.tx, job.row, job.verdict);
+    await savepoint.release();
+    return complete(deps, job, 'done', null, resultRefOf(result));
+  } catch (err) {
+    try {
+      await savepoint.rollback();
+    } catch (rollbackErr) {
+      // The connection is gone: nothing of this batch can commit. The leases bring it back.
+      throw new TekilError('STORE_UNAVAILABLE', 'lost the batch transaction while rolling back a handler', { cause: rollbackErr });
+    }
+    if (isTekilError(err, 'HANDLER_TIMEOUT')) {
+      deps.metrics.handlerTimeout(job.row.source);
+      deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts }, err.message);
+    }
+    return failure(deps, job, err, err instanceof PermanentError);
+  }
 }
 
 /** `outcome` undefined: not started (the batch had reached its deadline). */
@@ -230,7 +238,7 @@ function resultRefOf(result: HandlerResult): string | null {
   return null;
 }
 
-function complete(deps: BatchDeps, job: Job, status: Completion['status'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): Completion {
+function complete(deps: BatchDeps, job: Job, status: InboxCompletion['status'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): InboxCompletion {
   const duration = Date.now() - job.startedAt;
   deps.metrics.attempt(job.row.source, status === 'pending' ? 'retry' : status, duration);
   return {
@@ -247,7 +255,7 @@ function complete(deps: BatchDeps, job: Job, status: Completion['status'], error
 }
 
 /** Back to the queue unstarted: the claim's attempt is given back. */
-function release(deps: BatchDeps, job: Job): Completion {
+function release(deps: BatchDeps, job: Job): InboxCompletion {
   deps.metrics.released.inc();
   return {
     row_ref: job.row.row_ref,
@@ -262,7 +270,7 @@ function release(deps: BatchDeps, job: Job): Completion {
   };
 }
 
-function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): Completion {
+function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): InboxCompletion {
   const policy: RetryConfig = job.source?.retry ?? defaultRetry;
   const secrets = [...(job.source?.secrets ?? []), ...(job.source?.forward ? [job.source.forward.secret] : [])];
   const summary = alreadySanitized ? (err as Error).message : sanitizeError(err, { secrets, body: job.body.toString('utf8') });

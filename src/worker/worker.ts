@@ -6,7 +6,7 @@ import { workerMetrics } from './metrics.js';
 import { compileOrderingGuard, type OrderingGuard } from './ordering-guard.js';
 import { processBatch, type BatchDeps } from './process-batch.js';
 
-import { INBOX_CHANNEL } from './channel.js';
+import { INBOX_CHANNEL } from '../store/sql/inbox/notify.js';
 
 export interface WorkerOptions {
   handlers?: HandlerRegistry | undefined;

@@ -5,6 +5,7 @@ import type { Context } from '../../src/service.js';
 import type { Db, Queryable } from '../../src/store/db.js';
 import type { InboxWorker } from '../../src/worker/worker.js';
 import { resolveSettings } from '../../src/settings.js';
+import { waitUntil } from './wait.js';
 
 export const SOURCE = 'shop-paymos';
 
@@ -89,7 +90,24 @@ export async function ledgerCount(db: Queryable, orderId: string, kind = 'order_
   return res.rows[0]!.n;
 }
 
-export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/**
+ * Waits until a backend of this database is blocked on a lock of `lockType` (pg_stat_activity's
+ * wait_event: 'advisory', 'transactionid', 'tuple', 'relation'…): the handshake that says another
+ * session has reached the point where it waits, without guessing how long that takes.
+ */
+export async function waitForLockWait(db: Queryable, lockType: string, what: string, timeoutMs = 10_000): Promise<void> {
+  await waitUntil(
+    async () => {
+      const res = await db.query(
+        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = $1",
+        [lockType],
+      );
+      return res.rowCount > 0;
+    },
+    timeoutMs,
+    what,
+  );
+}
 
 /** Runs batches until nothing is pending or processing (retries included), or the time runs out. */
 export async function drain(worker: InboxWorker, db: Queryable, timeoutMs = 10_000): Promise<void> {
@@ -100,6 +118,7 @@ export async function drain(worker: InboxWorker, db: Queryable, timeoutMs = 10_0
     const open = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE status IN ('pending', 'processing')");
     if (open.rows[0]!.n === 0) return;
     if (Date.now() > deadline) throw new Error(`drain: ${open.rows[0]!.n} deliveries still open after ${timeoutMs} ms`);
-    await sleep(10);
+    // Open but not due (a retry's backoff): ask again shortly. Polling, not a barrier.
+    await new Promise((r) => setTimeout(r, 10));
   }
 }

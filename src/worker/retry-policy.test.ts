@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { backoffMs, decideRetry } from '../src/worker/retry-policy.js';
-import { parseConfig } from '../src/config/index.js';
+import { backoffMs, decideRetry } from './retry-policy.js';
+import { parseConfig } from '../config/index.js';
 
 describe('retry policy: exponential backoff with full jitter', () => {
   const policy = { max_attempts: 5, base: 1000, cap: 10_000 };

@@ -1,0 +1,21 @@
+/** The statuses an operator sees (`processing` is a pending delivery under a live lease). */
+export const inboxStatuses = ['pending', 'processing', 'done', 'stale', 'dead', 'discarded'] as const;
+
+export type InboxListStatus = (typeof inboxStatuses)[number];
+
+/** What an operator filters the inbox by (review queue = `status: 'dead'`). */
+export interface InboxFilter {
+  status?: InboxListStatus | undefined;
+  source?: string | undefined;
+  type?: string | undefined;
+  resourceId?: string | undefined;
+  /** received_at ≥ since */
+  since?: Date | undefined;
+  /** received_at < until */
+  until?: Date | undefined;
+}
+
+/** Lists of these statuses start from the small queue table: every such delivery has a queue row. */
+export function queuedOnly(status: string | undefined): boolean {
+  return status === 'pending' || status === 'processing' || status === 'dead';
+}

@@ -1,0 +1,54 @@
+import { TekilError } from '../errors.js';
+import type { Queryable } from '../store/db.js';
+import { DISCARD_SQL, filterConditions, replayMatchingSql, REPLAY_ONE_SQL } from '../store/sql/inbox/admin.js';
+import { NOTIFY_INBOX_SQL } from '../store/sql/inbox/notify.js';
+import type { InboxFilter } from './filter.js';
+import type { InboxListItem } from './list.js';
+import { getInboxItem } from './show.js';
+
+/**
+ * Puts deliveries back in the queue. `dead`, `stale` and `discarded` ones replay freely; a `done` one
+ * only with `force` — its handler runs again, and effects made through `ctx.tx` are still not doubled
+ * as long as the handler's writes are conditional (see the example app). `force` also lets the event
+ * past the ordering guard once. Attempts restart from zero (the history keeps every earlier attempt).
+ */
+const REPLAYABLE = ['dead', 'stale', 'discarded'];
+
+export async function replayDelivery(db: Queryable, source: string, eventId: string, force: boolean): Promise<InboxListItem> {
+  // The answer is the state the replay wrote: a worker may claim the delivery the moment it commits.
+  const res = await db.query<InboxListItem>(REPLAY_ONE_SQL, [source, eventId, force, REPLAYABLE]);
+  const row = res.rows[0];
+  if (row) {
+    await db.query(NOTIFY_INBOX_SQL);
+    return row;
+  }
+  const { status } = await getInboxItem(db, source, eventId);
+  if (status === 'done') throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });
+  throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}: already queued`);
+}
+
+/** Replays every delivery matching the filter (status defaults to dead). Answers how many. */
+export async function replayMatching(db: Queryable, filter: InboxFilter, force: boolean): Promise<number> {
+  const status = filter.status ?? 'dead';
+  if (status === 'done' && !force) throw new TekilError('CONFLICT', 'replaying done deliveries needs force', { hint: 'add --force (API: "force": true)' });
+  if (!REPLAYABLE.includes(status) && status !== 'done') throw new TekilError('VALIDATION_FAILED', `cannot replay ${status} deliveries`);
+  const params: unknown[] = [force];
+  // Every replayable status is a settled one or dead: the record's own status says which.
+  const where = filterConditions({ ...filter, status: undefined }, params);
+  params.push(status);
+  where.push(`d.status = $${params.length}`);
+  const res = await db.query(replayMatchingSql(status === 'dead', where), params);
+  if (res.rowCount > 0) await db.query(NOTIFY_INBOX_SQL);
+  return res.rowCount;
+}
+
+/**
+ * Takes a delivery out of the queue for good (kept as `discarded`, so a late duplicate stays one).
+ * Dead, stale and pending (not leased) deliveries can be discarded.
+ */
+export async function discardDelivery(db: Queryable, source: string, eventId: string): Promise<InboxListItem> {
+  const res = await db.query(DISCARD_SQL, [source, eventId]);
+  if (res.rowCount > 0) return getInboxItem(db, source, eventId);
+  const { status } = await getInboxItem(db, source, eventId);
+  throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}; only dead, stale or pending deliveries can be discarded`);
+}
