@@ -5,7 +5,7 @@ import { adminApi } from './api/index.js';
 import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxBatcher } from './receiver/batcher.js';
-import { capConnections } from './connection-cap.js';
+import { capConnections } from './http/connection-cap.js';
 
 export interface AppOptions {
   ctx: Context;

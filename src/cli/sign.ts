@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../config/source.js';
+import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
 import { TekilError } from '../errors.js';
+import { describeZodIssues } from '../validation.js';
 import { createScheme, newDeliveryId } from '../signing/index.js';
 import type { SignatureScheme } from '../signing/index.js';
 import { addConfigOption, loadCliConfig } from './config.js';
@@ -50,7 +51,7 @@ function parseHmacJson(text: string): HmacSchemeOptions {
   }
   const parsed = hmacSchemeOptions.safeParse(raw);
   if (!parsed.success) {
-    throw new TekilError('VALIDATION_FAILED', `--hmac: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    throw new TekilError('VALIDATION_FAILED', `--hmac: ${describeZodIssues(parsed.error)}`);
   }
   return parsed.data;
 }

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parse as parseYaml } from 'yaml';
-import { z } from 'zod';
 import { TekilError } from '../errors.js';
+import { describeZodIssues } from '../validation.js';
 import { configSchema, type ConfigInput, type TekilConfig } from './schema.js';
 
 /**
@@ -24,17 +24,11 @@ export function interpolateEnv(value: unknown, env: NodeJS.ProcessEnv, path: str
   return value;
 }
 
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(root)'}: ${issue.message}`)
-    .join('\n');
-}
-
 /** Validates an already-parsed configuration object (for tests and the library API). */
 export function parseConfig(input: unknown, env: NodeJS.ProcessEnv = process.env): TekilConfig {
   const interpolated = interpolateEnv(input ?? {}, env);
   const result = configSchema.safeParse(interpolated);
-  if (!result.success) throw new TekilError('CONFIG_INVALID', `invalid configuration:\n${describeIssues(result.error)}`);
+  if (!result.success) throw new TekilError('CONFIG_INVALID', `invalid configuration:\n${describeZodIssues(result.error, '(root)', '\n')}`);
   return result.data;
 }
 

@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import { TekilError, isTekilError } from '../errors.js';
+import { TekilError, isTekilError, toClientError } from '../errors.js';
 import type { Context } from '../service.js';
 import type { InboxBatcher } from './batcher.js';
 import { receiverMetrics } from './metrics.js';
@@ -60,15 +60,9 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
   app.addHook('onError', async (req, _reply, err) => {
     const name = (req.params as { source?: string }).source;
     const source = name !== undefined && sources.has(name) ? name : UNKNOWN_SOURCE;
-    const fe = err as { code?: string; statusCode?: number };
-    // A client error Fastify raised (a malformed request) is counted under its own code, not INTERNAL.
-    const code = isTekilError(err)
-      ? err.code
-      : fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE'
-        ? 'BODY_TOO_LARGE'
-        : fe.statusCode !== undefined && fe.statusCode >= 400 && fe.statusCode < 500 && fe.code
-          ? fe.code
-          : 'INTERNAL';
+    // Framework refusals (a malformed request, a body over the limit) count under their catalogue code,
+    // the one the client was answered with; only the unexpected is INTERNAL.
+    const code = toClientError(err).code;
     metrics.count(source, 'rejected', code);
     if (code.startsWith('SIGNATURE_') || code.startsWith('TIMESTAMP_')) {
       // Usually a secret mismatch after a rotation: worth an operator's eye, never with the headers.

@@ -4,7 +4,7 @@ import { HttpPoster } from '../http/post.js';
 import { DestinationGuard } from '../outbox/destination-guard.js';
 import { parseRetryAfter } from '../outbox/ladders.js';
 import { createStandardScheme } from '../signing/standard.js';
-import type { InboxClaimedDelivery as ClaimedDelivery } from './claim-due-deliveries.js';
+import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
 export type ForwardOutcome =
   | { ok: true; resultRef: string | null }
@@ -36,7 +36,7 @@ function posterFor(config: ForwardConfig): HttpPoster {
  * failure). Transient: timeouts, connection errors, 5xx, 408, 429 (with Retry-After), 3xx.
  * Permanent: other 4xx, a destination the forward policy refuses, a request that cannot be built.
  */
-export async function forwardDelivery(config: ForwardConfig, delivery: ClaimedDelivery): Promise<ForwardOutcome> {
+export async function forwardDelivery(config: ForwardConfig, delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
   const body = Buffer.from(delivery.body);
   const idempotencyKey = headerValue(`${delivery.source}:${delivery.event_id}`);
   const signature = scheme.sign({ body, secrets: [config.secret], id: idempotencyKey });
