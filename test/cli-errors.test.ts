@@ -43,21 +43,21 @@ describe('CLI: a refused call prints the code, the message and the hint, not a s
     await t?.close();
   });
 
-  it('FORBIDDEN_DESTINATION: one line with the code and message, then the allow_networks line to add', async () => {
+  it('FORBIDDEN_DESTINATION: one line with the code, the message and the allow_networks line to add', async () => {
     const run = await cli('endpoints', 'create', 'http://127.0.0.1:9/hooks');
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     const lines = run.stderr.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^tekil: FORBIDDEN_DESTINATION: destination 127\.0\.0\.1 resolves to 127\.0\.0\.1/);
-    expect(lines[1]).toBe('hint: to allow it, add to the configuration: sending: { allow_networks: ["127.0.0.0/8"] }');
-    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(/ \(hint: to allow it, add to the configuration: sending: \{ allow_networks: \["127\.0\.0\.0\/8"\] \}\)$/);
+    expect(lines).toHaveLength(1);
     expect(run.stderr).not.toMatch(/\bat \S+ \(/);
   }, 30_000);
 
   it('the hint names the narrowest network that allows the destination', async () => {
     const run = await cli('endpoints', 'create', 'http://10.1.2.3/hooks');
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain('hint: to allow it, add to the configuration: sending: { allow_networks: ["10.1.2.3/32"] }');
+    expect(run.stderr).toContain('(hint: to allow it, add to the configuration: sending: { allow_networks: ["10.1.2.3/32"] })');
   }, 30_000);
 
   it('--verbose keeps the stack for whoever wants it', async () => {

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { TekilError } from '../errors.js';
 import { discardDelivery, inboxStatuses, listInbox, replayDelivery, replayMatching, showDelivery, type InboxFilter } from '../inbox/index.js';
 import type { Context } from '../service.js';
-import { describeZodIssues } from '../validation.js';
+import { parseInput } from '../validation.js';
 
 /**
  * An ISO 8601 time with an offset, in years 1 to 9999 once in UTC: outside them the database drivers
@@ -40,12 +40,6 @@ const bulkReplayBody = z.object({ ...filterFields, force: z.boolean().default(fa
 const replayBody = z.object({ force: z.boolean().default(false) }).strict();
 const deliveryParams = z.object({ source: text, event_id: text });
 
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const result = schema.safeParse(input ?? {});
-  if (!result.success) throw new TekilError('VALIDATION_FAILED', describeZodIssues(result.error, '(body)'));
-  return result.data;
-}
-
 function toFilter(q: z.infer<typeof bulkReplayBody> | z.infer<typeof listQuery>): InboxFilter {
   return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, since: q.since, until: q.until };
 }
@@ -58,29 +52,29 @@ export async function inboxRoutes(app: FastifyInstance, ctx: Context): Promise<v
   const db = ctx.db;
 
   app.get('/inbox', async (req) => {
-    const q = parse(listQuery, req.query);
+    const q = parseInput(listQuery, req.query ?? {});
     return listInbox(db, toFilter(q), { limit: q.limit, cursor: q.cursor });
   });
 
   app.get('/inbox/:source/:event_id', async (req) => {
-    const p = parse(deliveryParams, req.params);
+    const p = parseInput(deliveryParams, req.params ?? {});
     return showDelivery(db, p.source, p.event_id);
   });
 
   app.post('/inbox/replay', async (req) => {
-    const body = parse(bulkReplayBody, req.body);
+    const body = parseInput(bulkReplayBody, req.body ?? {});
     const replayed = await replayMatching(db, toFilter(body), body.force);
     return { replayed };
   });
 
   app.post('/inbox/:source/:event_id/replay', async (req) => {
-    const p = parse(deliveryParams, req.params);
-    const body = parse(replayBody, req.body);
+    const p = parseInput(deliveryParams, req.params ?? {});
+    const body = parseInput(replayBody, req.body ?? {});
     return replayDelivery(db, p.source, p.event_id, body.force);
   });
 
   app.post('/inbox/:source/:event_id/discard', async (req) => {
-    const p = parse(deliveryParams, req.params);
+    const p = parseInput(deliveryParams, req.params ?? {});
     return discardDelivery(db, p.source, p.event_id);
   });
 }

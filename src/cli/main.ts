@@ -23,8 +23,9 @@ registerEndpointsCommand(program);
 registerMessagesCommand(program);
 
 /**
- * What an operator reads when a command fails: `tekil: CODE: message`, the hint on a line of its own
- * when there is one. Stacks are for --verbose only: a refused call is an answer, not a crash.
+ * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint
+ * when there is one, so it survives log collectors and `2>&1 | tail -1`. Stacks are for --verbose only:
+ * a refused call is an answer, not a crash.
  */
 function describeFailure(err: unknown, verbose: boolean): string {
   let line: string;
@@ -37,8 +38,7 @@ function describeFailure(err: unknown, verbose: boolean): string {
   } else {
     line = `tekil: ${String(err)}`;
   }
-  const lines = [line];
-  if (hint !== undefined) lines.push(`hint: ${hint}`);
+  const lines = [hint === undefined ? line : `${line} (hint: ${hint})`];
   if (verbose) {
     if (err instanceof ApiError) lines.push(`request: ${err.request} (HTTP ${err.status})`);
     for (let e: unknown = err; e instanceof Error; e = e.cause) lines.push(e === err ? (e.stack ?? '') : `cause: ${e.stack ?? String(e)}`);

@@ -4,6 +4,8 @@ import { Option, type Command } from 'commander';
 import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
 import { TekilError } from '../errors.js';
 import { describeZodIssues } from '../validation.js';
+import { parsePath, readPath } from '../json-path.js';
+import { rawJsonValue } from '../receiver/raw-json.js';
 import { createScheme, newDeliveryId } from '../signing/index.js';
 import type { SignatureScheme } from '../signing/index.js';
 import { addConfigOption, loadCliConfig } from './config.js';
@@ -88,19 +90,20 @@ async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
 
 /** The event id the body already carries where the source looks for one, so the header agrees with it. */
 function eventIdFromBody(body: Buffer, locators: readonly string[]): string | undefined {
-  const paths = locators.filter((l) => l.startsWith('body:')).map((l) => l.slice('body:'.length).split('.'));
+  const paths = locators.filter((l) => l.startsWith('body:')).map((l) => parsePath(l.slice('body:'.length)));
   if (paths.length === 0) return undefined;
+  const text = body.toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(body.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     return undefined; // not JSON: a fresh id is generated instead
   }
   for (const path of paths) {
-    let cur: unknown = json;
-    for (const key of path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<string, unknown>)[key] : undefined;
-    if (typeof cur === 'string' && cur !== '') return cur;
-    if (typeof cur === 'number') return String(cur);
+    const value = readPath(json, path);
+    if (typeof value === 'string' && value !== '') return value;
+    // A number's id is its text as written, as the receiver reads it (no float round trip).
+    if (typeof value === 'number') return rawJsonValue(text, path) ?? String(value);
   }
   return undefined;
 }

@@ -19,7 +19,7 @@ import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
-import { describeZodIssues } from '../validation.js';
+import { parseInput } from '../validation.js';
 import type { DestinationGuard } from './destination-guard.js';
 import { newEndpointId } from './ids.js';
 import { ladderGapsMs } from './ladders.js';
@@ -54,12 +54,6 @@ export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
 
 export const endpointUpdateSchema = endpointCreateSchema.omit({ secret: true }).partial().strict();
 export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
-
-export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.infer<T> {
-  const result = schema.safeParse(input);
-  if (!result.success) throw new TekilError('VALIDATION_FAILED', describeZodIssues(result.error, '(body)'));
-  return result.data;
-}
 
 export interface EndpointStoreOptions {
   sending: SendingConfig;
