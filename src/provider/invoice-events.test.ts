@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { createExtractor } from '../receiver/extract.js';
+import { createScheme, schemeNames, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
+import { signedInvoiceRequest, type InvoiceEvent } from './invoice-events.js';
+
+const hmac: HmacSchemeOptions = {
+  algorithm: 'sha256',
+  signature_header: 'x-signature',
+  encoding: 'hex',
+  prefix: '',
+  signed_payload: '{body}',
+  secret_encoding: 'utf8',
+};
+const secretOf = (scheme: SchemeName) => (scheme === 'standard' ? 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' : 'whsec_prove_secret_123');
+
+describe('invoice events in every scheme', () => {
+  const event: InvoiceEvent = {
+    eventId: 'evt_01',
+    invoiceId: 'inv_01',
+    status: 'paid',
+    amount: '49.90',
+    paidAmount: '49.90',
+    currency: 'TRY',
+    occurredAt: new Date('2026-11-30T12:00:00Z'),
+  };
+
+  it.each(schemeNames)('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
+    const options = name === 'hmac' ? { hmac } : {};
+    const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
+    const scheme = createScheme(name, options.hmac);
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    const verified = scheme.verify({ body: req.body, headers, secrets: [secretOf(name)], toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers, headerEventId: verified.headerEventId });
+    expect(fields.eventId).toBe('evt_01');
+    // GitHub's default resource locators name GitHub's own objects: a receiver of invoices over the
+    // github scheme configures `resource_id: body:data.id`.
+    expect(fields.resourceId).toBe(name === 'github' ? null : 'inv_01');
+    expect(fields.eventType).toBe('invoice.paid');
+  });
+});
