@@ -4,10 +4,36 @@ import { testContext, workerTestConfig } from './helpers/inbox.js';
 import { waitUntil } from './helpers/wait.js';
 import { startSink, type Sink, type SinkAnswer } from './helpers/sink.js';
 import type { TekilConfig } from '../src/config/index.js';
+import type { Db, QueryOptions } from '../src/store/db.js';
 import { defineHandlers } from '../src/worker/handlers.js';
 import { createInboxWorker } from '../src/worker/worker.js';
 
 const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+/**
+ * The store as the worker sees it, noting when each batch sends its claim. A batch computes its
+ * deadline (half its lease) just before it sends the claim, so "claim sent + half the lease" is never
+ * earlier than that deadline: a delivery held until Date.now() is past it ends after the deadline, on
+ * however loaded a machine, and the batch must start nothing more.
+ */
+function notingClaims(db: Db): { db: Db; pastDeadline: (halfLeaseMs: number) => Promise<void> } {
+  let claimSentAt: number | undefined;
+  const noted: Db = {
+    kind: db.kind,
+    query: <R,>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+      if (options?.name?.startsWith('tekil_claim_due_deliveries_')) claimSentAt = Date.now();
+      return db.query<R>(sql, params, options);
+    },
+    exec: (sql) => db.exec(sql),
+    transaction: (fn) => db.transaction(fn),
+    openPool: (options) => db.openPool(options),
+    listen: (channel, onNotify) => db.listen(channel, onNotify),
+    close: () => db.close(),
+  };
+  const pastDeadline = (halfLeaseMs: number) =>
+    waitUntil(() => claimSentAt !== undefined && Date.now() > claimSentAt + halfLeaseMs, 10_000, 'the batch\'s deadline to pass');
+  return { db: noted, pastDeadline };
+}
 
 /**
  * A batch slower than its lease would lose its deliveries to another worker and roll back. A batch
@@ -67,14 +93,14 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
 
   it('slow forwards: the unstarted ones return to the queue without an attempt; each is forwarded once', async () => {
     const source = 'slowfwd';
-    const metrics = testContext(t.db, forwardConfig(source, 2_000, '2s'));
+    const claims = notingClaims(t.db);
+    const metrics = testContext(claims.db, forwardConfig(source, 2_000, '2s'));
     const worker = createInboxWorker(metrics);
     await insertEvents(source, 10);
 
-    // The batch's deadline is 1 s after runOnce is called. The application answers the first two
-    // forwards at once and the third only once that deadline has passed: the fourth must not start.
-    const batchStart = Date.now();
-    answer = () => (sink.requests.length < 3 ? { status: 204 } : { status: 204, delayMs: Math.max(0, batchStart + 1_050 - Date.now()) });
+    // The batch's deadline is 1 s (half the lease) after it starts. The application answers the first
+    // two forwards at once and the third only once that deadline has passed: the fourth must not start.
+    answer = () => (sink.requests.length === 3 ? { status: 204, after: claims.pastDeadline(1_000) } : { status: 204 });
     expect(await worker.runOnce()).toBe(10);
     const first = await counts(source);
     expect(first.done).toBe(3);
@@ -112,16 +138,17 @@ describe('worker: a batch stops starting deliveries at half its lease', () => {
     const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '2s', poll_interval: '20ms' } });
     config.sources[source] = { ...config.sources['shop-paymos']!, ordering: undefined };
     const ran: string[] = [];
-    // The batch's deadline is 1 s (half the lease) after runOnce is called. The second handler runs
-    // until 0.6 s, the third until past the deadline (each within its own 1 s timeout): the batch
-    // must then start none of the other seven.
+    // The batch's deadline is 1 s (half the lease) after it starts. The second handler runs until
+    // 0.6 s, the third until past the deadline (each within its own 1 s timeout): the batch must then
+    // start none of the other seven.
     let batchStart = 0;
+    const claims = notingClaims(t.db);
     const handlers = defineHandlers().on(source, '*', async (event) => {
       ran.push(event.eventId);
-      const until = ran.length === 2 ? batchStart + 600 : ran.length === 3 ? batchStart + 1_050 : 0;
-      await waitUntil(() => Date.now() >= until, 5_000, 'the handler\'s share of the lease');
+      if (ran.length === 2) await waitUntil(() => Date.now() >= batchStart + 600, 5_000, 'the second handler\'s share of the lease');
+      else if (ran.length === 3) await claims.pastDeadline(1_000);
     });
-    const worker = createInboxWorker(testContext(t.db, config), { handlers });
+    const worker = createInboxWorker(testContext(claims.db, config), { handlers });
     await insertEvents(source, 10);
     // The earlier tests' retries (full jitter: possibly due at once) must not share this batch.
     await t.db.query("UPDATE inbox_queue SET next_attempt_at = now() + interval '1 hour' WHERE source <> $1", [source]);

@@ -90,6 +90,15 @@ describe('worker: handler timeout', () => {
     const hung = await deliveryRow(t.db, 'evt_hangs_later');
     expect(hung).toMatchObject({ status: 'pending', attempts: 1 });
     expect(hung!.last_error).toMatch(/handler timed out after 1000 ms/);
+    // The message names the configured timeout whatever happened; the attempt's recorded duration
+    // says how long the hung handler really got. A timer left armed from the slow handler's start
+    // would have expired it about 600 ms early.
+    const attempt = await t.db.query<{ outcome: string; duration_ms: number }>(
+      "SELECT outcome, duration_ms FROM inbox_attempts WHERE source = $1 AND event_id = 'evt_hangs_later'",
+      [SOURCE],
+    );
+    expect(attempt.rows).toEqual([{ outcome: 'retry', duration_ms: expect.any(Number) }]);
+    expect(attempt.rows[0]!.duration_ms).toBeGreaterThanOrEqual(1_000);
   });
 
   // A handler stuck inside a statement (here: waiting on a lock the test holds) holds the connection

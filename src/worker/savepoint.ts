@@ -11,7 +11,12 @@ import { releaseSavepointSql, rollbackToSavepointSql, savepointSql } from '../st
  * handler makes later is refused instead of landing in a neighbour's savepoint and committing.
  */
 export class LazySavepoint implements Queryable {
-  #open = false;
+  /**
+   * Taking the savepoint (learning the backend's pid first), shared by every statement: each one
+   * awaits it before it is sent, so a handler that sends several statements at once cannot get one
+   * onto the connection ahead of the SAVEPOINT, where a rollback of this delivery would miss it.
+   */
+  #opening: Promise<void> | undefined;
   #revoked: TekilError | undefined;
   /** Statements sent through this view that have not answered yet. */
   readonly #inFlight = new Set<Promise<unknown>>();
@@ -59,11 +64,12 @@ export class LazySavepoint implements Queryable {
     return running;
   }
 
-  async #ensure(): Promise<void> {
-    if (this.#open) return;
-    this.#open = true;
-    await this.beforeOpen?.();
-    await this.batchTx.query(savepointSql(this.name));
+  #ensure(): Promise<void> {
+    this.#opening ??= (async () => {
+      await this.beforeOpen?.();
+      await this.batchTx.query(savepointSql(this.name));
+    })();
+    return this.#opening;
   }
 
   /** From now on every statement through this view is refused with `reason`. */
@@ -78,15 +84,21 @@ export class LazySavepoint implements Queryable {
 
   /** Keeps the work (it commits with the batch). */
   async release(): Promise<void> {
-    if (!this.#open) return;
-    this.#open = false;
+    const opening = this.#opening;
+    if (!opening) return;
+    this.#opening = undefined;
+    await opening; // a savepoint still being taken is released only once it exists
     await this.batchTx.query(releaseSavepointSql(this.name));
   }
 
   /** Undoes the work of this delivery only. */
   async rollback(): Promise<void> {
-    if (!this.#open) return;
-    this.#open = false;
+    const opening = this.#opening;
+    if (!opening) return;
+    this.#opening = undefined;
+    // Throws when taking the savepoint failed: the transaction is unusable then, and the caller gives
+    // the batch up (the leases bring its deliveries back).
+    await opening;
     await this.batchTx.query(rollbackToSavepointSql(this.name));
     await this.batchTx.query(releaseSavepointSql(this.name));
   }

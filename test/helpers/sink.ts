@@ -15,6 +15,8 @@ export interface SinkAnswer {
   body?: string;
   hang?: boolean;
   delayMs?: number;
+  /** Answers once this resolves (a handshake with the test); a rejection drops the connection. */
+  after?: PromiseLike<unknown>;
   /** Sends the headers at once, then the body one byte every `everyMs`, `bytes` times (a slow answer). */
   trickle?: { bytes: number; everyMs: number };
 }
@@ -57,7 +59,8 @@ export async function startSink(answer: (n: number, req: SinkRequest) => SinkAns
         res.writeHead(a.status ?? 200, a.headers ?? {});
         res.end(a.body ?? 'ok');
       };
-      if (a.delayMs) setTimeout(send, a.delayMs);
+      if (a.after) a.after.then(send, () => res.destroy());
+      else if (a.delayMs) setTimeout(send, a.delayMs);
       else send();
     });
   });
