@@ -67,4 +67,24 @@ describe('worker: the lazy savepoint covers statements sent at once', () => {
     expect(row!.last_error).toMatch(/handler timed out after 300 ms/);
     expect(await effects('evt_both_hang')).toEqual([]);
   });
+
+  it('a statement the handler sends after it returned is refused, not run outside its savepoint', async () => {
+    const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '10s', poll_interval: '1s' } });
+    let kept: { query: (sql: string, params: unknown[]) => Promise<unknown> } | undefined;
+    const handlers = defineHandlers().on(SOURCE, '*', async (event, ctx) => {
+      await ctx.tx.query("INSERT INTO savepoint_effects VALUES ($1, 'a')", [event.eventId]);
+      if (event.eventId === 'evt_late_write') kept = ctx.tx; // used after the handler returned, below
+    });
+    const worker = createInboxWorker(testContext(t.db, config), { handlers, workerId: 'savepoint-late' });
+    await insertInvoiceDelivery(t.db, { eventId: 'evt_late_write', invoiceId: 'inv_late_write', orderId: 'o3', status: 'paid' });
+
+    // (an earlier test's retried delivery may share the batch)
+    expect(await worker.runOnce()).toBeGreaterThanOrEqual(1);
+    expect(kept).toBeDefined();
+    // The batch has committed and its connection went back to the pool: a write through the old ctx.tx
+    // would run on whatever that connection does next, outside any transaction of this delivery.
+    await expect(kept!.query("INSERT INTO savepoint_effects VALUES ($1, 'late')", ['evt_late_write'])).rejects.toThrow(/ctx\.tx is closed/);
+    expect(await deliveryRow(t.db, 'evt_late_write')).toMatchObject({ status: 'done', attempts: 1 });
+    expect(await effects('evt_late_write')).toEqual(['a']);
+  });
 });

@@ -82,8 +82,18 @@ export class LazySavepoint implements Queryable {
     while (this.#inFlight.size > 0) await Promise.all([...this.#inFlight]);
   }
 
+  /**
+   * Once the delivery's outcome is settled its view closes: a statement the handler sends later (from a
+   * timer, or a promise it did not await) would run outside any savepoint of its delivery and commit
+   * with the batch, so it is refused.
+   */
+  #close(): void {
+    this.#revoked ??= new TekilError('INTERNAL', 'ctx.tx is closed: the handler already returned or threw (await every statement before returning)');
+  }
+
   /** Keeps the work (it commits with the batch). */
   async release(): Promise<void> {
+    this.#close();
     const opening = this.#opening;
     if (!opening) return;
     this.#opening = undefined;
@@ -93,6 +103,7 @@ export class LazySavepoint implements Queryable {
 
   /** Undoes the work of this delivery only. */
   async rollback(): Promise<void> {
+    this.#close();
     const opening = this.#opening;
     if (!opening) return;
     this.#opening = undefined;
