@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/logger.js';
-import { DestinationGuard } from '../src/outbox/destination-guard.js';
+import { DestinationGuard } from '../src/http/destination-guard.js';
 import { Dispatcher } from '../src/outbox/dispatcher.js';
 import { endpointStore } from '../src/outbox/endpoints.js';
 import { publish } from '../src/outbox/publish.js';

@@ -59,7 +59,8 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     expect((await api('POST', '/endpoints', { url: sink.url, ladder: 'weekly' })).body.error).toBe('VALIDATION_FAILED');
     expect((await api('POST', '/endpoints', { url: 'http://169.254.169.254/' })).body).toMatchObject({
       error: 'FORBIDDEN_DESTINATION',
-      hint: 'to allow it, add to the configuration: sending: { allow_networks: ["169.254.169.254/32"] }',
+      // The list in force (127.0.0.0/8) is repeated: pasting the line adds a network, it removes none.
+      hint: 'to allow it, set in the configuration (a list replaces the networks allowed now, so this one repeats them): sending: { allow_networks: ["127.0.0.0/8", "169.254.169.254/32"] }',
     });
     expect((await api('POST', '/endpoints', { url: sink.url, event_types: ['bad type!'] })).status).toBe(400);
 

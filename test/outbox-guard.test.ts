@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DestinationGuard } from '../src/outbox/destination-guard.js';
+import { DestinationGuard } from '../src/http/destination-guard.js';
 import { Sender } from '../src/outbox/sender.js';
 import { startSink } from './helpers/sink.js';
 

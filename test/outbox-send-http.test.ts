@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DestinationGuard } from '../src/outbox/destination-guard.js';
+import { DestinationGuard } from '../src/http/destination-guard.js';
 import { Sender } from '../src/outbox/sender.js';
 import { startSink, type Sink } from './helpers/sink.js';
 

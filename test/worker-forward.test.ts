@@ -117,7 +117,7 @@ describe('worker: forwarding', () => {
     expect(seen.every((s) => s.url === '/hooks')).toBe(true);
   });
 
-  it('429 honours Retry-After; other 4xx are permanent (dead at once)', async () => {
+  it('429 honours Retry-After up to worker.retry_after_max; other 4xx are permanent (dead at once)', async () => {
     answer = (_req, res) => res.writeHead(429, { 'retry-after': '30' }).end();
     await insert('evt_f3');
     await worker.runOnce();
@@ -126,6 +126,17 @@ describe('worker: forwarding', () => {
     );
     expect(limited.rows[0]!.status).toBe('pending');
     expect(limited.rows[0]!.wait_s).toBeGreaterThan(25);
+
+    // A Retry-After of a day is cut to worker.retry_after_max (default 1 h), as sending cuts its own.
+    answer = (_req, res) => res.writeHead(429, { 'retry-after': '86400' }).end();
+    await insert('evt_f3_day');
+    await worker.runOnce();
+    const capped = await t.db.query<{ status: string; wait_s: number }>(
+      "SELECT d.status, extract(epoch FROM q.next_attempt_at - now())::float AS wait_s FROM inbox_deliveries d JOIN inbox_queue q USING (source, event_id) WHERE event_id = 'evt_f3_day'",
+    );
+    expect(capped.rows[0]!.status).toBe('pending');
+    expect(capped.rows[0]!.wait_s).toBeGreaterThan(3_500);
+    expect(capped.rows[0]!.wait_s).toBeLessThan(3_601);
 
     answer = (_req, res) => res.writeHead(422).end('{"error":"unknown order"}');
     await insert('evt_f4');
@@ -199,7 +210,21 @@ describe('worker: forwarding', () => {
     await worker.runOnce();
     const row = await deliveryRow(t.db, 'evt_f8', PUBLIC_ONLY);
     expect(row).toMatchObject({ status: 'dead', attempts: 1 });
-    expect(row?.last_error).toMatch(/forward: .*private, loopback or link-local.*forward\.allow_networks/);
+    // The refusal names the key where it lives, with the source's name.
+    expect(row?.last_error).toMatch(/forward: .*private, loopback or link-local address \(allow it with sources\.fwd-public-only\.forward\.allow_networks\)/);
     expect(seen).toHaveLength(0);
+  });
+
+  it('a forward policy that cannot be built stops the worker at creation, naming the key, not batches later', () => {
+    const config = workerTestConfig({}, {});
+    // Past the schema (which refuses it since): the worker must not accept it either.
+    config.sources['fwd-bad'] = {
+      ...config.sources['shop-paymos']!,
+      ordering: undefined,
+      forward: { url: 'http://127.0.0.1:9/hooks', timeout: 300, secret: SECRET, allow_networks: ['10.0.0.0/33'] },
+    };
+    expect(() => createInboxWorker(testContext(t.db, config))).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('sources.fwd-bad.forward.allow_networks.0: "10.0.0.0/33"') }),
+    );
   });
 });

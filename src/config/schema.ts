@@ -78,6 +78,8 @@ export const workerSchema = z
      * starts handlers until half its lease has passed, so a handler must end within the other half.
      */
     handler_timeout: durationMs.optional(),
+    /** Longest Retry-After a forward target's 429 is honoured for; a longer one is cut to this. */
+    retry_after_max: durationMs.default(3_600_000),
   })
   .strict()
   .superRefine((w, ctx) => {

@@ -1,9 +1,6 @@
 import { z } from 'zod';
+import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
-
-const cidr = z
-  .string()
-  .regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'expected a network in CIDR form, e.g. 127.0.0.0/8 or ::1/128');
 
 const gap = z.string().regex(/^\d+(?:\.\d+)?(ms|s|m|h|d)$/, 'expected a gap like 30s, 2m or 1h');
 /** A ladder preset name, or the list of gaps between attempts. */
@@ -25,7 +22,7 @@ export const dispatcherSchema = z
 export const sendingSchema = z
   .object({
     /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
-    allow_networks: z.array(cidr).default([]),
+    allow_networks: z.array(networkCidr).default([]),
     /** Timeout of an endpoint created without one: a deadline for the whole attempt, to the answer's last byte. */
     timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
     /** How long a rotated-out secret keeps signing next to the new one. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
 import { hmacOptionProblems, hmacSchemeOptions } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
@@ -32,8 +33,6 @@ export type RetryConfig = z.infer<typeof retrySchema>;
 /** The forward policy's default: loopback and private networks (an application next door), nothing else. */
 export const forwardDefaultNetworks: readonly string[] = ['127.0.0.0/8', '::1/128', '10.0.0.0/8', '172.16.0.0/12', '192.168.0.0/16', 'fc00::/7'];
 
-const cidr = z.string().regex(/^[0-9a-fA-F:.]+\/\d{1,3}$/, 'expected a network in CIDR form, e.g. 10.0.0.0/8 or fc00::/7');
-
 /**
  * Forwarding: POST the raw body to the application, signed with Standard Webhooks. The forward URL is
  * the operator's own, usually an application on the same host or network, so loopback and private
@@ -46,7 +45,7 @@ export const forwardSchema = z
     /** A deadline for the whole exchange, from connecting to the answer's last byte. */
     timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
     /** Networks (CIDR) the forward URL may resolve to although not public; absent: forwardDefaultNetworks. */
-    allow_networks: z.array(cidr).optional(),
+    allow_networks: z.array(networkCidr).optional(),
     /** Standard Webhooks secret (`whsec_<base64>`) tekil signs forwarded requests with. */
     secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'expected "whsec_" followed by base64'),
   })

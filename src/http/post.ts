@@ -1,7 +1,7 @@
 import type { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import { isTekilError } from '../errors.js';
-import type { DestinationGuard } from '../outbox/destination-guard.js';
+import type { DestinationGuard } from './destination-guard.js';
 
 /**
  * The one way tekil POSTs to someone else: the dispatcher to endpoints, the worker to a source's

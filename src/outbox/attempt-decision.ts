@@ -1,5 +1,6 @@
 import type { PostResult } from '../http/post.js';
-import { nextAttemptDelay, parseRetryAfter } from './ladders.js';
+import { parseRetryAfter } from '../http/retry-after.js';
+import { nextAttemptDelay } from './ladders.js';
 import type { OutboxCompletion } from './types.js';
 
 /** What one HTTP attempt produced, for the history and the next-attempt decision. */

@@ -10,7 +10,7 @@ import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, type AttemptOutcome } from './attempt-decision.js';
-import type { DestinationGuard } from './destination-guard.js';
+import type { DestinationGuard } from '../http/destination-guard.js';
 import { DispatcherCaches } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { OUTBOX_CHANNEL } from './publish.js';
@@ -263,6 +263,7 @@ export class Dispatcher implements Service {
   private flush(): void {
     if (this.flushing >= FLUSH_WRITERS || this.completions.length === 0) return;
     this.flushing++;
+    let abandoned = false;
     void (async () => {
       while (this.completions.length > 0) {
         const batch = this.completions.splice(0, 1000);
@@ -271,7 +272,12 @@ export class Dispatcher implements Service {
         } catch (err) {
           this.options.logger.warn({ err, attempts: batch.length }, 'dispatcher: recording attempts failed; retrying');
           this.completions.unshift(...batch);
-          if (!this.running) return; // the leases run out and the deliveries are retried elsewhere
+          if (!this.running) {
+            // Stopping (the pool may be closed already): no retry, or this would loop for ever.
+            // The leases run out and the deliveries are retried elsewhere.
+            abandoned = true;
+            return;
+          }
           await new Promise((r) => setTimeout(r, this.options.sending.dispatcher.poll_interval));
           continue;
         }
@@ -282,7 +288,7 @@ export class Dispatcher implements Service {
       }
     })().finally(() => {
       this.flushing--;
-      if (this.completions.length > 0) this.scheduleFlush();
+      if (this.completions.length > 0 && !abandoned) this.scheduleFlush();
       this.kick();
     });
   }

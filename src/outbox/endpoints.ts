@@ -20,7 +20,7 @@ import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
 import { parseInput } from '../validation.js';
-import type { DestinationGuard } from './destination-guard.js';
+import type { DestinationGuard } from '../http/destination-guard.js';
 import { newEndpointId } from './ids.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ladderGapsMs, ladderPresets, nextAttemptDelay, parseRetryAfter } from './ladders.js';
+import { ladderGapsMs, ladderPresets, nextAttemptDelay } from './ladders.js';
 
 const s = 1_000;
 const m = 60 * s;
@@ -43,16 +43,5 @@ describe('next attempt', () => {
     expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0.5, retryAfterMs: 600_000 })).toBe(600_000);
     expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0.5, retryAfterMs: 1_000 })).toBe(60_000);
     expect(nextAttemptDelay({ ...base, attemptsOnLadder: 1, random: () => 0.5, retryAfterMs: 86_400_000 })).toBe(3_600_000);
-  });
-
-  it('reads Retry-After as seconds or an HTTP date, and ignores anything else', () => {
-    const now = Date.parse('2026-12-01T00:00:00Z');
-    expect(parseRetryAfter('120', now)).toBe(120_000);
-    expect(parseRetryAfter(' 0 ', now)).toBe(0);
-    expect(parseRetryAfter('Tue, 01 Dec 2026 00:01:00 GMT', now)).toBe(60_000);
-    expect(parseRetryAfter('Mon, 30 Nov 2026 00:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
-    expect(parseRetryAfter('-5', now)).toBeUndefined();
-    expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
 });

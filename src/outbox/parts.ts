@@ -1,5 +1,5 @@
 import type { Context, Service } from '../service.js';
-import { DestinationGuard } from './destination-guard.js';
+import { DestinationGuard } from '../http/destination-guard.js';
 import { Dispatcher } from './dispatcher.js';
 import { endpointStore, type EndpointStore } from './endpoints.js';
 import { resolveSecretBox, type SecretBox } from './secrets.js';

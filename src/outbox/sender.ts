@@ -1,6 +1,6 @@
 import { HttpPoster } from '../http/post.js';
 import { outcomeOf, type AttemptOutcome } from './attempt-decision.js';
-import type { DestinationGuard } from './destination-guard.js';
+import type { DestinationGuard } from '../http/destination-guard.js';
 
 export type { AttemptOutcome };
 

@@ -1,8 +1,9 @@
+import type { TekilConfig } from '../config/schema.js';
 import { forwardDefaultNetworks, type ForwardConfig } from '../config/source.js';
 import { headerValue } from '../http/header-value.js';
 import { HttpPoster } from '../http/post.js';
-import { DestinationGuard } from '../outbox/destination-guard.js';
-import { parseRetryAfter } from '../outbox/ladders.js';
+import { DestinationGuard } from '../http/destination-guard.js';
+import { parseRetryAfter } from '../http/retry-after.js';
 import { createStandardScheme } from '../signing/standard.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
@@ -13,19 +14,41 @@ export type ForwardOutcome =
 const scheme = createStandardScheme();
 
 /**
- * One poster per forward configuration (its guard follows the source's `forward.allow_networks`),
- * with keep-alive connections shared by every batch of this process.
+ * Forwarding for one source: a guard that follows `sources.<name>.forward.allow_networks` and a
+ * poster whose keep-alive connections every batch of this process shares. Built when the worker is
+ * created, so a policy that cannot be built stops startup instead of failing batches.
  */
-const posters = new WeakMap<ForwardConfig, HttpPoster>();
+export class Forwarder {
+  private readonly poster: HttpPoster;
 
-function posterFor(config: ForwardConfig): HttpPoster {
-  let poster = posters.get(config);
-  if (!poster) {
-    const guard = new DestinationGuard(config.allow_networks ?? forwardDefaultNetworks, { setting: 'forward.allow_networks' });
-    poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64 });
-    posters.set(config, poster);
+  /** Throws CONFIG_INVALID, naming the source's setting, when an allowed network is not one. */
+  constructor(
+    readonly source: string,
+    readonly config: ForwardConfig,
+    /** Longest Retry-After honoured (`worker.retry_after_max`); a longer one is cut to this. */
+    private readonly retryAfterMaxMs: number,
+  ) {
+    const guard = new DestinationGuard(config.allow_networks ?? forwardDefaultNetworks, { setting: ['sources', source, 'forward', 'allow_networks'] });
+    this.poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64 });
   }
-  return poster;
+
+  forward(delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
+    return forwardDelivery(this.config, this.poster, this.retryAfterMaxMs, delivery);
+  }
+
+  /** Closes idle connections; with `abort`, also cuts requests still in flight. */
+  close(abort = false): Promise<void> {
+    return this.poster.close(abort);
+  }
+}
+
+/** One Forwarder per source that forwards; throws CONFIG_INVALID when one cannot be built. */
+export function createForwarders(config: TekilConfig): Map<string, Forwarder> {
+  const forwarders = new Map<string, Forwarder>();
+  for (const [name, source] of Object.entries(config.sources)) {
+    if (source.forward) forwarders.set(name, new Forwarder(name, source.forward, config.worker.retry_after_max));
+  }
+  return forwarders;
 }
 
 /**
@@ -33,10 +56,11 @@ function posterFor(config: ForwardConfig): HttpPoster {
  * and a Standard Webhooks signature (webhook-id is the idempotency key, so it is stable across
  * retries). Ids and types that are not plain ASCII are sent in the RFC 8187 form (see headerValue).
  * 2xx with its whole answer within the timeout is success; no redirect is followed (a 3xx is a
- * failure). Transient: timeouts, connection errors, 5xx, 408, 429 (with Retry-After), 3xx.
+ * failure). Transient: timeouts, connection errors, 5xx, 408, 429 (with Retry-After, at most
+ * `worker.retry_after_max`), 3xx.
  * Permanent: other 4xx, a destination the forward policy refuses, a request that cannot be built.
  */
-export async function forwardDelivery(config: ForwardConfig, delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
+async function forwardDelivery(config: ForwardConfig, poster: HttpPoster, retryAfterMaxMs: number, delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
   const body = Buffer.from(delivery.body);
   const idempotencyKey = headerValue(`${delivery.source}:${delivery.event_id}`);
   const signature = scheme.sign({ body, secrets: [config.secret], id: idempotencyKey });
@@ -52,7 +76,7 @@ export async function forwardDelivery(config: ForwardConfig, delivery: InboxClai
   if (delivery.event_type) headers['x-tekil-event-type'] = headerValue(delivery.event_type);
 
   // The answer's body is never stored (it may echo the payload): it is read to its end and dropped.
-  const result = await posterFor(config).post({ url: config.url, headers, body, timeoutMs: config.timeout, keepBytes: 0 });
+  const result = await poster.post({ url: config.url, headers, body, timeoutMs: config.timeout, keepBytes: 0 });
   if (!result.ok) {
     switch (result.failure) {
       case 'timeout':
@@ -73,7 +97,9 @@ export async function forwardDelivery(config: ForwardConfig, delivery: InboxClai
   const error = `forward: HTTP ${status}`;
   if (status === 429) {
     const header = result.headers['retry-after'];
-    const notBeforeMs = parseRetryAfter(Array.isArray(header) ? header[0] : header);
+    const asked = parseRetryAfter(Array.isArray(header) ? header[0] : header);
+    // A receiver may ask for a year; the operator's bound wins, as it does for sending.
+    const notBeforeMs = asked === undefined ? undefined : Math.min(asked, retryAfterMaxMs);
     return notBeforeMs === undefined ? { ok: false, permanent: false, error } : { ok: false, permanent: false, error, notBeforeMs };
   }
   if (status >= 300 && status < 400) return { ok: false, permanent: false, error: `${error} (redirects are not followed)` };

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
 import { claimDueDeliveries, LOST_ERROR, type InboxClaimedDelivery } from './claim-due-deliveries.js';
 import { completeDeliveries, type InboxCompletion } from './complete-deliveries.js';
-import { forwardDelivery, type ForwardOutcome } from './forward.js';
+import type { Forwarder, ForwardOutcome } from './forward.js';
 import { PermanentError, type HandlerRegistry, type HandlerResult, type InboxEvent, type RegisteredHandler } from './handlers.js';
 import { applyOrdering, checkOrdering, type GuardVerdict, type OrderingGuard } from './ordering-guard.js';
 import { decideRetry } from './retry-policy.js';
@@ -20,6 +20,8 @@ export interface BatchDeps {
   config: TekilConfig;
   handlers: HandlerRegistry;
   guards: ReadonlyMap<string, OrderingGuard>;
+  /** One per source that forwards, built with the worker (see createForwarders). */
+  forwarders: ReadonlyMap<string, Forwarder>;
   logger: Logger;
   metrics: WorkerMetrics;
   /** Recorded on every attempt (`worker` in the inbox_attempts view). */
@@ -225,7 +227,12 @@ async function runForwards(deps: BatchDeps, jobs: readonly Job[], deadline: numb
         results.push({ job });
         continue;
       }
-      results.push({ job, outcome: await forwardDelivery(job.source!.forward!, job.row) });
+      const forwarder = deps.forwarders.get(job.row.source);
+      // Built from the same configuration as the batch's sources, so never missing; a failure if it were.
+      const outcome: ForwardOutcome = forwarder
+        ? await forwarder.forward(job.row)
+        : { ok: false, permanent: false, error: `forward: no forwarder built for source ${job.row.source}` };
+      results.push({ job, outcome });
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.config.worker.forward_concurrency, jobs.length) }, lane));

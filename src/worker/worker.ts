@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import type { Context, Service } from '../service.js';
 import { HandlerRegistry } from './handlers.js';
 import { workerMetrics } from './metrics.js';
+import { createForwarders } from './forward.js';
 import { compileOrderingGuard, type OrderingGuard } from './ordering-guard.js';
 import { processBatch, type BatchDeps } from './process-batch.js';
 
@@ -62,8 +63,12 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   for (const [name, source] of Object.entries(config.sources)) {
     if (source.ordering) guards.set(name, compileOrderingGuard(source.ordering));
   }
+  // Built now, not on a batch's first forward: a forward policy that cannot be built (an allowed
+  // network that is not one) stops startup instead of failing every batch that holds its deliveries.
+  let forwarders = createForwarders(config);
+  let forwardersClosed = false;
   const metrics = workerMetrics(ctx.metrics);
-  const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, logger, metrics, workerId };
+  const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, forwarders, logger, metrics, workerId };
   const wakeup = new Wakeup();
   const loops = db.kind === 'pglite' ? 1 : config.worker.concurrency;
   let batchSeq = 0;
@@ -97,6 +102,12 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
     runOnce,
     async start() {
       running = true;
+      if (forwardersClosed) {
+        // Started again after stop(): stop closed the forward connections.
+        forwarders = createForwarders(config);
+        deps.forwarders = forwarders;
+        forwardersClosed = false;
+      }
       try {
         unlisten = await db.listen(INBOX_CHANNEL, () => wakeup.notify());
       } catch (err) {
@@ -115,6 +126,8 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
       for (let i = 0; i < loops; i++) wakeup.notify();
       await Promise.all(tasks);
       await unlisten?.().catch(() => {});
+      forwardersClosed = true;
+      await Promise.all([...forwarders.values()].map((f) => f.close().catch(() => {})));
     },
   };
 }

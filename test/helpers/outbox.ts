@@ -1,7 +1,7 @@
 import { parseConfig } from '../../src/config/load.js';
 import type { SendingConfig } from '../../src/config/sending.js';
 import { createLogger } from '../../src/logger.js';
-import { DestinationGuard } from '../../src/outbox/destination-guard.js';
+import { DestinationGuard } from '../../src/http/destination-guard.js';
 import { Dispatcher } from '../../src/outbox/dispatcher.js';
 import { endpointStore, type EndpointStore } from '../../src/outbox/endpoints.js';
 import { createSecretBox, type SecretBox } from '../../src/outbox/secrets.js';

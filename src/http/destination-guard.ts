@@ -1,6 +1,7 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { TekilError } from '../errors.js';
+import { parseCidr } from './cidr.js';
 
 /**
  * Refuses destinations on private, loopback, link-local and other non-public networks unless the
@@ -36,24 +37,31 @@ const DENIED_V6 = [
 ] as const;
 
 export interface DestinationGuardOptions {
-  /** The setting that allows networks, named in refusals so the operator knows what to change. */
-  setting?: string;
+  /**
+   * Where the allowing setting lives, key by key (`['sources', 'shop', 'forward', 'allow_networks']`),
+   * named in refusals and their hint so the operator knows exactly what to change.
+   * Default: `sending.allow_networks`.
+   */
+  setting?: readonly string[];
 }
 
 export class DestinationGuard {
   private readonly denied = new BlockList();
   private readonly allowed = new BlockList();
-  private readonly setting: string;
+  private readonly setting: readonly string[];
+  /** The networks allowed now, as given: a hint repeats them, since a list replaces the one in force. */
+  private readonly allowNetworks: readonly string[];
 
+  /** Throws CONFIG_INVALID, naming the setting, when an entry is not a network in CIDR form. */
   constructor(allowNetworks: readonly string[] = [], options: DestinationGuardOptions = {}) {
-    this.setting = options.setting ?? 'sending.allow_networks';
+    this.setting = options.setting ?? ['sending', 'allow_networks'];
+    this.allowNetworks = [...allowNetworks];
     for (const [net, prefix] of DENIED_V4) this.denied.addSubnet(net, prefix, 'ipv4');
     for (const [net, prefix] of DENIED_V6) this.denied.addSubnet(net, prefix, 'ipv6');
-    for (const cidr of allowNetworks) {
-      const [net, prefixText] = cidr.split('/') as [string, string];
-      const family = isIP(net);
-      if (family === 0) throw new TekilError('CONFIG_INVALID', `${this.setting}: "${cidr}" is not a network`);
-      this.allowed.addSubnet(net, Number(prefixText), family === 4 ? 'ipv4' : 'ipv6');
+    for (const [i, cidr] of allowNetworks.entries()) {
+      const network = parseCidr(cidr);
+      if ('problem' in network) throw new TekilError('CONFIG_INVALID', `${this.setting.join('.')}.${i}: ${network.problem}`);
+      this.allowed.addSubnet(network.address, network.prefix, network.family);
     }
   }
 
@@ -67,10 +75,17 @@ export class DestinationGuard {
   }
 
   refusal(host: string, address: string): TekilError {
+    const network = networkOf(address);
+    // A list replaces the one in force (for forwarding, the default loopback and private networks),
+    // so the suggested line repeats the networks allowed now: pasting it changes nothing else.
+    const hint =
+      this.allowNetworks.length === 0
+        ? `to allow it, add to the configuration: ${configLine(this.setting, [network])}`
+        : `to allow it, set in the configuration (a list replaces the networks allowed now, so this one repeats them): ${configLine(this.setting, [...this.allowNetworks, network])}`;
     return new TekilError(
       'FORBIDDEN_DESTINATION',
-      `destination ${host} resolves to ${address}, a private, loopback or link-local address (allow it with ${this.setting})`,
-      { hint: `to allow it, add to the configuration: ${configLine(this.setting, networkOf(address))}` },
+      `destination ${host} resolves to ${address}, a private, loopback or link-local address (allow it with ${this.setting.join('.')})`,
+      { hint },
     );
   }
 
@@ -145,12 +160,18 @@ function ipv4Inside(address: string): string | undefined {
   return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
 }
 
-/** `sending.allow_networks` + a network → `sending: { allow_networks: ["127.0.0.0/8"] }`, one YAML line. */
-function configLine(setting: string, network: string): string {
-  const parts = setting.split('.');
-  let line = `${parts.pop()!}: ["${network}"]`;
-  while (parts.length > 0) line = `${parts.pop()!}: { ${line} }`;
+/** `['sending', 'allow_networks']` + networks → `sending: { allow_networks: ["127.0.0.0/8"] }`, one YAML line. */
+function configLine(setting: readonly string[], networks: readonly string[]): string {
+  const keys = setting.map(yamlKey);
+  let line = `${keys.pop()!}: [${networks.map((n) => JSON.stringify(n)).join(', ')}]`;
+  while (keys.length > 0) line = `${keys.pop()!}: { ${line} }`;
   return line;
+}
+
+/** A key as YAML reads it back as the same string: plain when it can be, quoted otherwise (a source named `true` or `1e3`). */
+function yamlKey(key: string): string {
+  const plain = /^[A-Za-z_][A-Za-z0-9_.-]*$/.test(key) && !/^(true|false|null|yes|no|on|off|y|n)$/i.test(key);
+  return plain ? key : JSON.stringify(key);
 }
 
 /** The narrowest sensible network to suggest allowing for a refused address. */

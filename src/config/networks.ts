@@ -1,0 +1,11 @@
+import { z } from 'zod';
+import { parseCidr } from '../http/cidr.js';
+
+/**
+ * One entry of an `allow_networks` list. Checked here, when the configuration loads, so a typo such
+ * as `10.0.0.0/33` stops startup with the key it sits at instead of failing deliveries later.
+ */
+export const networkCidr = z.string().superRefine((text, ctx) => {
+  const parsed = parseCidr(text);
+  if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+});
