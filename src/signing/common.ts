@@ -12,33 +12,25 @@ export type SignatureEncoding = 'hex' | 'base64';
  * Node with ", "); they are joined the same way so a scheme sees one text either way.
  */
 export function getHeader(headers: IncomingHeaders, name: string): string | undefined {
-  const lower = name.toLowerCase();
-  let value = headers[lower];
-  if (value === undefined) {
-    // Callers outside Fastify may pass mixed-case names.
-    for (const key of Object.keys(headers)) {
-      if (key.toLowerCase() === lower) {
-        value = headers[key];
-        break;
-      }
-    }
-  }
+  const value = rawHeader(headers, name);
   if (Array.isArray(value)) return value.length ? value.join(', ') : undefined;
   return value;
 }
 
+/** A header as it arrived, by case-insensitive name (callers outside Fastify may pass mixed-case names). */
+function rawHeader(headers: IncomingHeaders, name: string): string | string[] | undefined {
+  const lower = name.toLowerCase();
+  const value = headers[lower];
+  if (value !== undefined) return value;
+  for (const key of Object.keys(headers)) {
+    if (key.toLowerCase() === lower) return headers[key];
+  }
+  return undefined;
+}
+
 /** Every line of a header, by case-insensitive name: one per line when they arrive apart (an array). */
 export function headerLines(headers: IncomingHeaders, name: string): string[] {
-  const lower = name.toLowerCase();
-  let value = headers[lower];
-  if (value === undefined) {
-    for (const key of Object.keys(headers)) {
-      if (key.toLowerCase() === lower) {
-        value = headers[key];
-        break;
-      }
-    }
-  }
+  const value = rawHeader(headers, name);
   if (value === undefined) return [];
   return Array.isArray(value) ? value : [value];
 }

@@ -1,8 +1,8 @@
 import type { Queryable } from '../../db.js';
 import { defineStatement } from '../statement.js';
 
-/** One received delivery, ready for the inbox table. */
-export interface InboxDeliveryRow {
+/** One received delivery, ready for the inbox table (a type, so it can name a statement's parameters). */
+export type InboxDeliveryRow = {
   source: string;
   eventId: string;
   resourceId: string | null;
@@ -13,7 +13,7 @@ export interface InboxDeliveryRow {
   contentType: string | null;
   /** The non-secret header subset, already serialised as a JSON object. */
   headers: string;
-}
+};
 
 /** Identifies a delivery in memory. Source names and ids never contain NUL, so the key is unique. */
 export function deliveryKey(source: string, eventId: string): string {
@@ -53,16 +53,7 @@ const insertMany = defineStatement<{
   RETURNING source, event_id`,
 );
 
-const insertOne = defineStatement<{
-  source: string;
-  eventId: string;
-  resourceId: string | null;
-  eventType: string | null;
-  occurredAt: Date | null;
-  body: Buffer;
-  contentType: string | null;
-  headers: string;
-}>(
+const insertOne = defineStatement<InboxDeliveryRow>(
   'inbox_insert_delivery',
   `INSERT INTO inbox_deliveries
     (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
