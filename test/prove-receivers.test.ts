@@ -1,17 +1,18 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startReceiverApp, type ReceiverApp } from '../examples/orders/receiver-app.js';
 import { runProve, type CheckId, type ProveOptions, type ProveReport } from '../src/prove/index.js';
+import type { SchemeName } from '../src/signing/index.js';
 import { startBrokenReceiver, type BrokenReceiverBug } from './fixtures/broken-receivers/index.js';
 
 const SECRET = 'whsec_prove_receivers_test';
 
 /** Compressed timings: the receivers here answer synchronously and in memory. */
-function optionsFor(app: ReceiverApp): ProveOptions {
+function optionsFor(app: ReceiverApp, scheme: SchemeName = 'paymos', secret = SECRET): ProveOptions {
   return {
     url: `${app.url}/webhooks`,
     callbackUrl: `${app.url}/callback`,
-    scheme: 'paymos',
-    secret: SECRET,
+    scheme,
+    secret,
     effectsUrl: `${app.url}/_prove/effects`,
     controlUrl: `${app.url}/_prove`,
     providerTimeoutMs: 700,
@@ -71,5 +72,30 @@ describe('tekil prove against receivers written by hand', () => {
       expect(report.ok).toBe(false);
       expect(report.counts.skipped).toBe(0);
     });
+  }, 60_000);
+
+  it('speaks each scheme as its provider does: a correct receiver passes on stripe, standard, github and shopify', async () => {
+    const standardSecret = 'whsec_cHJvdmUtc3RhbmRhcmQtc2NoZW1lLXNlY3JldCE=';
+    const schemes: [SchemeName, string][] = [
+      ['stripe', SECRET],
+      ['standard', standardSecret],
+      ['github', SECRET],
+      ['shopify', SECRET],
+    ];
+    const started = await Promise.all(schemes.map(([scheme, secret]) => startReceiverApp({ scheme, secrets: [secret] })));
+    apps.push(...started);
+    const reports = await Promise.all(started.map((app, i) => runProve(optionsFor(app, ...(schemes[i] as [SchemeName, string])))));
+    const summary = reports.map((r, i) => ({
+      scheme: schemes[i]?.[0],
+      notPassed: r.rows.filter((x) => x.status !== 'passed').map((x) => `${x.id} ${x.status}`),
+      failed: r.counts.failed,
+    }));
+    // GitHub and Shopify sign no timestamp and carry one signature: those two rows are skipped, not passed.
+    expect(summary).toEqual([
+      { scheme: 'stripe', notPassed: [], failed: 0 },
+      { scheme: 'standard', notPassed: [], failed: 0 },
+      { scheme: 'github', notPassed: ['timestamp skipped', 'rotation skipped'], failed: 0 },
+      { scheme: 'shopify', notPassed: ['timestamp skipped', 'rotation skipped'], failed: 0 },
+    ]);
   }, 60_000);
 });

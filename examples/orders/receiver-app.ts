@@ -51,11 +51,13 @@ const header = (h: IncomingHeaders, name: string): string | undefined => {
 
 function readEvent(body: Buffer, headers: IncomingHeaders): ReceivedEvent | undefined {
   const doc = JSON.parse(body.toString('utf8')) as Record<string, unknown>;
-  const data = (doc.data ?? {}) as Record<string, unknown>;
-  const invoice = (data.object ?? data) as Record<string, unknown>;
+  // The invoice is under data.object (Stripe), under data (Paymos, Standard, GitHub, HMAC), or the
+  // body itself (Shopify, whose topic and delivery id travel in headers).
+  const data = doc.data as Record<string, unknown> | undefined;
+  const invoice = (data === undefined ? doc : (data.object ?? data)) as Record<string, unknown>;
   const eventId =
-    doc.event_id ?? (typeof doc.type === 'string' ? doc.id : undefined) ?? header(headers, 'webhook-id') ?? header(headers, 'x-shopify-webhook-id') ?? header(headers, 'x-github-delivery');
-  const invoiceId = invoice.invoice_id ?? invoice.id ?? (doc.type === undefined ? doc.id : undefined);
+    doc.event_id ?? (data !== undefined ? doc.id : undefined) ?? header(headers, 'webhook-id') ?? header(headers, 'x-shopify-webhook-id') ?? header(headers, 'x-github-delivery');
+  const invoiceId = invoice.invoice_id ?? invoice.id;
   const status = invoice.status;
   if (typeof eventId !== 'string' || typeof invoiceId !== 'string' || typeof status !== 'string') return undefined;
   return { eventId, invoiceId, status };
