@@ -129,12 +129,6 @@ export class ProveSession {
     return this.effectOf(invoiceId);
   }
 
-  /** For events that must have no effect: waits the settle time, then reads. */
-  async quietEffect(invoiceId: string): Promise<Effect> {
-    await sleep(this.options.settleMs);
-    return this.effectOf(invoiceId);
-  }
-
   sleep(ms: number): Promise<void> {
     return sleep(ms);
   }
