@@ -15,7 +15,7 @@ function optionsFor(app: ReceiverApp, scheme: SchemeName = 'paymos', secret = SE
     secret,
     effectsUrl: `${app.url}/_prove/effects`,
     controlUrl: `${app.url}/_prove`,
-    providerTimeoutMs: 700,
+    providerTimeoutMs: 2_000,
     effectTimeoutMs: 3_000,
     settleMs: 200,
     retryLadderMs: [100, 200, 400, 800, 1_600],
@@ -42,7 +42,8 @@ const expected: Record<BrokenReceiverBug, Partial<Record<CheckId, RegExp>>> = {
   'skips-signature': { signature: /does not verify the signature/, reconcile: /\(signature\)/ },
 };
 
-describe('tekil prove against receivers written by hand', () => {
+// Each test has receivers of its own, so the two run side by side.
+describe.concurrent('tekil prove against receivers written by hand', () => {
   const apps: ReceiverApp[] = [];
   afterAll(async () => {
     await Promise.all(apps.map((a) => a.close()));

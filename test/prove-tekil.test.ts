@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it, type TestContext } from 'vitest';
 import { loadConfigFile, parseConfig } from '../src/config/index.js';
 import { createLogger } from '../src/logger.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
@@ -16,7 +16,7 @@ const FORWARD_SECRET = 'whsec_cHJvdmUtZm9yd2FyZC1zZWNyZXQtMzItYnl0ZXMh';
 
 /** Timings for a receiver that queues: its effects come after the 2xx, from tekil's worker. */
 const timings = {
-  providerTimeoutMs: 1_000,
+  providerTimeoutMs: 2_000,
   effectTimeoutMs: 15_000,
   settleMs: 250,
   retryLadderMs: [100, 200, 400, 800, 1_600, 3_200],
@@ -38,21 +38,27 @@ async function start(t: TestDb, config: Awaited<ReturnType<typeof loadConfigFile
   });
 }
 
-describe('tekil prove against tekil', () => {
-  let t: TestDb;
-  const closers: (() => Promise<void>)[] = [];
-  beforeAll(async () => {
-    t = await createTestDb();
+// Each test has its own database (a worker of one tekil would claim the other's deliveries), so
+// they run side by side.
+describe.concurrent('tekil prove against tekil', () => {
+  /** Closes what a test started, last first, when that test ends (not when its neighbour does). */
+  const closersFor = (ctx: TestContext) => {
+    const closers: (() => Promise<void>)[] = [];
+    ctx.onTestFinished(async () => {
+      for (const close of closers.reverse()) await close();
+    });
+    return closers;
+  };
+  const freshDb = async (closers: (() => Promise<void>)[]): Promise<TestDb> => {
+    const t = await createTestDb();
+    closers.push(() => t.close());
     await createExampleSchema(t.db);
-  });
-  // Each test's tekil stops before the next starts: they share the database, and a worker of one
-  // would claim the other's deliveries.
-  afterEach(async () => {
-    for (const close of closers.splice(0).reverse()) await close();
-  });
-  afterAll(async () => t?.close());
+    return t;
+  };
 
-  it('passes every row against examples/orders (in-process handlers), and the shop credited each paid invoice once', async () => {
+  it('passes every row against examples/orders (in-process handlers), and the shop credited each paid invoice once', async (ctx) => {
+    const closers = closersFor(ctx);
+    const t = await freshDb(closers);
     const config = await loadConfigFile(new URL('../examples/orders/tekil.yaml', import.meta.url).pathname, { PAYMOS_WEBHOOK_SECRET: SECRET });
     // The provider's callback URL: a second source with the same settings and handlers.
     config.sources['shop-paymos-callback'] = config.sources['shop-paymos']!;
@@ -88,7 +94,9 @@ describe('tekil prove against tekil', () => {
     expect(stale.rows[0]!.n).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
-  it('passes every row against tekil forwarding to a small example app', async () => {
+  it('passes every row against tekil forwarding to a small example app', async (ctx) => {
+    const closers = closersFor(ctx);
+    const t = await freshDb(closers);
     const app: ReceiverApp = await startReceiverApp({ scheme: 'standard', secrets: [FORWARD_SECRET] });
     closers.push(() => app.close());
     const source = (path: string) => ({
