@@ -1,5 +1,5 @@
 // The prove contracts for the example shop (docs/prove.md), on a port of their own beside tekil:
-//   GET  /_prove/effects          → {"<invoice id>": {"count": <times credited>, "state": "<status>"}}
+//   GET  /_prove/effects[?ids=a,b] → {"<invoice id>": {"count": <times credited>, "state": "<status>"}}
 //   POST /_prove/fail-next        → the next handler run fails after its work started
 //   POST /_prove/slow-next?ms=N   → the next handler run takes N ms longer
 // The control routes are for staging only: never expose them in production.
@@ -33,8 +33,11 @@ export class ProveControl {
   }
 }
 
-export async function readInvoiceEffects(db: Queryable): Promise<Record<string, { count: number; state: string }>> {
-  const res = await db.query<{ id: string; status: string; paid_effects: number }>('SELECT id, status, paid_effects FROM example_invoices');
+/** The invoices named (prove asks with `?ids=a,b`), or all of them. */
+export async function readInvoiceEffects(db: Queryable, ids?: readonly string[]): Promise<Record<string, { count: number; state: string }>> {
+  const res = ids?.length
+    ? await db.query<{ id: string; status: string; paid_effects: number }>('SELECT id, status, paid_effects FROM example_invoices WHERE id = ANY ($1::text[])', [ids])
+    : await db.query<{ id: string; status: string; paid_effects: number }>('SELECT id, status, paid_effects FROM example_invoices');
   return Object.fromEntries(res.rows.map((r) => [r.id, { count: Number(r.paid_effects), state: r.status }]));
 }
 
@@ -54,7 +57,8 @@ export async function startProveEndpoints(options: { db: Queryable; control?: Pr
       res.end(body === undefined ? undefined : JSON.stringify(body));
     };
     if (req.method === 'GET' && url.pathname === '/_prove/effects') {
-      readInvoiceEffects(options.db).then(
+      const ids = url.searchParams.get('ids')?.split(',').filter(Boolean);
+      readInvoiceEffects(options.db, ids).then(
         (effects) => answer(200, effects),
         () => answer(500, { error: 'effects unavailable' }),
       );

@@ -41,7 +41,7 @@ async function refuses(s: ProveSession, check: string, attacks: readonly Attack[
     sent.push({ attack, invoiceId, answer: await s.send(s.event(invoiceId, 'paid'), attack.send) });
   }
   await s.sleep(s.options.settleMs);
-  const effects = await s.effects();
+  const effects = await s.effects(sent.map((x) => x.invoiceId));
   const problems: string[] = [];
   const figures: Record<string, string | number> = {};
   sent.forEach(({ attack, invoiceId, answer }, i) => {

@@ -78,7 +78,7 @@ export const crash: CheckRun = async (s) => {
 export const reconcile: CheckRun = async (s) => {
   if (s.expectations.size === 0) return skipped('no events were sent: choose at least one other check');
   await s.sleep(s.options.settleMs);
-  const effects = await s.effects();
+  const effects = await s.effects([...s.expectations.keys()]);
   const mismatches: string[] = [];
   for (const [invoiceId, want] of s.expectations) {
     const got = effects.get(invoiceId) ?? { count: 0 };

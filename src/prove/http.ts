@@ -45,24 +45,27 @@ const effectsDocument = z.record(z.string(), effectEntry);
 
 /**
  * Reads the effects contract: `GET <effects URL>` → `{ "<resource id>": { "count": n, "state": "…" } }`
- * (a bare number is the count). Anything else stops the run: a check that cannot observe the receiver
- * must never be reported as passed.
+ * (a bare number is the count). With `ids`, asks for those resources only (`?ids=a,b`); a receiver
+ * may ignore that and answer with everything. Anything else stops the run: a check that cannot
+ * observe the receiver must never be reported as passed.
  */
-export async function readEffects(url: string, timeoutMs: number): Promise<Map<string, Effect>> {
+export async function readEffects(effectsUrl: string, timeoutMs: number, ids?: readonly string[]): Promise<Map<string, Effect>> {
+  const target = new URL(effectsUrl);
+  if (ids?.length) target.searchParams.set('ids', ids.join(','));
   let status: number;
   let text: string;
   try {
-    const res = await request(url, { method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
+    const res = await request(target, { method: 'GET', headers: { accept: 'application/json' }, signal: AbortSignal.timeout(timeoutMs) });
     status = res.statusCode;
     text = await res.body.text();
   } catch (err) {
-    throw new TekilError('PROVE_EFFECTS_UNREACHABLE', `cannot read the effects at ${url}: ${err instanceof Error ? err.message || err.name : String(err)}`, {
+    throw new TekilError('PROVE_EFFECTS_UNREACHABLE', `cannot read the effects at ${effectsUrl}: ${err instanceof Error ? err.message || err.name : String(err)}`, {
       cause: err,
       hint: 'start the receiver, or point --effects at its GET effects route (see docs/prove.md)',
     });
   }
   if (status < 200 || status >= 300) {
-    throw new TekilError('PROVE_EFFECTS_UNREACHABLE', `the effects at ${url} answered HTTP ${status}`, {
+    throw new TekilError('PROVE_EFFECTS_UNREACHABLE', `the effects at ${effectsUrl} answered HTTP ${status}`, {
       hint: 'the effects route must answer GET with 200 and a JSON object (see docs/prove.md)',
     });
   }
@@ -70,12 +73,12 @@ export async function readEffects(url: string, timeoutMs: number): Promise<Map<s
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${url} are not JSON`, { cause: err, hint: 'answer {"<resource id>": {"count": n, "state": "…"}}' });
+    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${effectsUrl} are not JSON`, { cause: err, hint: 'answer {"<resource id>": {"count": n, "state": "…"}}' });
   }
   const result = effectsDocument.safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${url} do not follow the contract${issue ? ` (at ${issue.path.join('.') || 'the top'}: ${issue.message})` : ''}`, {
+    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${effectsUrl} do not follow the contract${issue ? ` (at ${issue.path.join('.') || 'the top'}: ${issue.message})` : ''}`, {
       hint: 'answer {"<resource id>": {"count": n, "state": "…"}} or {"<resource id>": n}',
     });
   }

@@ -110,12 +110,13 @@ export class ProveSession {
     }
   }
 
-  effects(): Promise<Map<string, Effect>> {
-    return readEffects(this.options.effectsUrl, this.options.providerTimeoutMs);
+  /** The effects of these resources (all of them when none are named: the first, probing read). */
+  effects(ids?: readonly string[]): Promise<Map<string, Effect>> {
+    return readEffects(this.options.effectsUrl, this.options.providerTimeoutMs, ids);
   }
 
   async effectOf(invoiceId: string): Promise<Effect> {
-    return (await this.effects()).get(invoiceId) ?? { count: 0 };
+    return (await this.effects([invoiceId])).get(invoiceId) ?? { count: 0 };
   }
 
   /**
