@@ -69,6 +69,11 @@ export async function readEffects(effectsUrl: string, timeoutMs: number, ids?: r
       hint: 'the effects route must answer GET with 200 and a JSON object (see docs/prove.md)',
     });
   }
+  return parseEffects(text, effectsUrl);
+}
+
+/** The effects answer's body, checked against the contract; the URL is for the error message. */
+export function parseEffects(text: string, effectsUrl: string): Map<string, Effect> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
