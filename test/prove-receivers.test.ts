@@ -1,14 +1,15 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { startReceiverApp, type ReceiverApp } from '../examples/orders/receiver-app.js';
 import { runProve, type CheckId, type ProveOptions, type ProveReport } from '../src/prove/index.js';
-import type { SchemeName } from '../src/signing/index.js';
+import { hmacSchemeOptions, type HmacSchemeOptions, type SchemeName } from '../src/signing/index.js';
 import { startBrokenReceiver, type BrokenReceiverBug } from './fixtures/broken-receivers/index.js';
 
 const SECRET = 'whsec_prove_receivers_test';
 
 /** Compressed timings: the receivers here answer synchronously and in memory. */
-function optionsFor(app: ReceiverApp, scheme: SchemeName = 'paymos', secret = SECRET): ProveOptions {
+function optionsFor(app: ReceiverApp, scheme: SchemeName = 'paymos', secret = SECRET, hmac?: HmacSchemeOptions): ProveOptions {
   return {
+    ...(hmac ? { hmac } : {}),
     url: `${app.url}/webhooks`,
     callbackUrl: `${app.url}/callback`,
     scheme,
@@ -75,17 +76,27 @@ describe.concurrent('tekil prove against receivers written by hand', () => {
     });
   }, 60_000);
 
-  it('speaks each scheme as its provider does: a correct receiver passes on stripe, standard, github and shopify', async () => {
+  it('speaks each scheme as its provider does: a correct receiver passes on stripe, standard, github, shopify and hmac', async () => {
     const standardSecret = 'whsec_cHJvdmUtc3RhbmRhcmQtc2NoZW1lLXNlY3JldCE=';
-    const schemes: [SchemeName, string][] = [
+    // A provider described by hand: timestamped, several signatures per header during a rotation.
+    const hmac = hmacSchemeOptions.parse({
+      signature_header: 'x-signature',
+      prefix: 'sha256=',
+      separator: ',',
+      signed_payload: '{timestamp}.{body}',
+      timestamp_header: 'x-timestamp',
+      id_header: 'x-event-id',
+    });
+    const schemes: [SchemeName, string, HmacSchemeOptions?][] = [
       ['stripe', SECRET],
       ['standard', standardSecret],
       ['github', SECRET],
       ['shopify', SECRET],
+      ['hmac', SECRET, hmac],
     ];
-    const started = await Promise.all(schemes.map(([scheme, secret]) => startReceiverApp({ scheme, secrets: [secret] })));
+    const started = await Promise.all(schemes.map(([scheme, secret, options]) => startReceiverApp({ scheme, secrets: [secret], ...(options ? { hmac: options } : {}) })));
     apps.push(...started);
-    const reports = await Promise.all(started.map((app, i) => runProve(optionsFor(app, ...(schemes[i] as [SchemeName, string])))));
+    const reports = await Promise.all(started.map((app, i) => runProve(optionsFor(app, ...(schemes[i] as [SchemeName, string, HmacSchemeOptions?])))));
     const summary = reports.map((r, i) => ({
       scheme: schemes[i]?.[0],
       notPassed: r.rows.filter((x) => x.status !== 'passed').map((x) => `${x.id} ${x.status}`),
@@ -97,6 +108,7 @@ describe.concurrent('tekil prove against receivers written by hand', () => {
       { scheme: 'standard', notPassed: [], failed: 0 },
       { scheme: 'github', notPassed: ['timestamp skipped', 'rotation skipped'], failed: 0 },
       { scheme: 'shopify', notPassed: ['timestamp skipped', 'rotation skipped'], failed: 0 },
+      { scheme: 'hmac', notPassed: [], failed: 0 },
     ]);
   }, 60_000);
 });

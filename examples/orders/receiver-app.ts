@@ -5,7 +5,7 @@
 // receivers are this app with one seam replaced each.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createScheme, type IncomingHeaders, type SchemeName } from '../../src/signing/index.js';
+import { createScheme, type HmacSchemeOptions, type IncomingHeaders, type SchemeName } from '../../src/signing/index.js';
 
 /** An invoice event as this app reads it, whatever the envelope (Paymos, Stripe, Standard…). */
 export interface ReceivedEvent {
@@ -17,6 +17,8 @@ export interface ReceivedEvent {
 export interface ReceiverAppOptions {
   scheme: SchemeName;
   secrets: readonly string[];
+  /** For the `hmac` scheme: its options, as in a source's `hmac:`. */
+  hmac?: HmacSchemeOptions;
   /** Paths that take webhooks: the main URL and the callback URL share one deduplication. */
   paths?: readonly string[];
   /** Seconds either side of now a signed timestamp may be; default 300. */
@@ -56,7 +58,7 @@ function readEvent(body: Buffer, headers: IncomingHeaders): ReceivedEvent | unde
   const data = doc.data as Record<string, unknown> | undefined;
   const invoice = (data === undefined ? doc : (data.object ?? data)) as Record<string, unknown>;
   const eventId =
-    doc.event_id ?? (data !== undefined ? doc.id : undefined) ?? header(headers, 'webhook-id') ?? header(headers, 'x-shopify-webhook-id') ?? header(headers, 'x-github-delivery');
+    doc.event_id ?? (data !== undefined ? doc.id : undefined) ?? header(headers, 'webhook-id') ?? header(headers, 'x-event-id') ?? header(headers, 'x-shopify-webhook-id') ?? header(headers, 'x-github-delivery');
   const invoiceId = invoice.invoice_id ?? invoice.id;
   const status = invoice.status;
   if (typeof eventId !== 'string' || typeof invoiceId !== 'string' || typeof status !== 'string') return undefined;
@@ -71,7 +73,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 export async function startReceiverApp(options: ReceiverAppOptions): Promise<ReceiverApp> {
   const paths = new Set(options.paths ?? ['/webhooks', '/callback']);
-  const scheme = createScheme(options.scheme);
+  const scheme = createScheme(options.scheme, options.hmac);
   const verify =
     options.verify ?? ((body: Buffer, headers: IncomingHeaders) => void scheme.verify({ body, headers, secrets: options.secrets, toleranceSec: options.toleranceSec ?? 300 }));
   const dedupeKey = options.dedupeKey ?? ((e: ReceivedEvent) => e.eventId);
