@@ -29,6 +29,8 @@ export interface ReceiverAppOptions {
   dedupeKey?: (e: ReceivedEvent) => string | undefined;
   /** Record the key before the work instead of with it (only the broken receivers do this). */
   recordKeyBeforeWork?: boolean;
+  /** Apply every event's state as it arrives, even backwards (only the broken receivers do this). */
+  applyInArrivalOrder?: boolean;
   host?: string;
 }
 
@@ -97,7 +99,7 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
     if (fail) return 500;
     // The commit: the effect, the state and the processed key together.
     const invoice = invoices.get(e.invoiceId) ?? { count: 0, state: 'awaiting_payment' };
-    if (!terminal.has(invoice.state)) invoice.state = e.status;
+    if (options.applyInArrivalOrder || !terminal.has(invoice.state)) invoice.state = e.status;
     if (e.status === 'paid') invoice.count++;
     invoices.set(e.invoiceId, invoice);
     if (key !== undefined) processed.add(key);
