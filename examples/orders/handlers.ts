@@ -2,19 +2,35 @@ import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { defineHandlers, PermanentError, type HandlerRegistry } from '../../src/worker/handlers.js';
 import type { Queryable } from '../../src/store/db.js';
+import { applyStandaloneInvoice } from './invoices.js';
+import type { ProveControl } from './prove-endpoints.js';
+
+/** The invoice of an order the shop created (`order_id`), with the amount in minor units. */
+const orderInvoice = z.object({
+  id: z.string(),
+  status: z.string(),
+  order_id: z.string(),
+  amount: z.number().int().nonnegative(),
+  currency: z.string().length(3),
+});
+
+/**
+ * An invoice as Paymos sends it on its own (`invoice_id`, amounts as decimal text), e.g. a top-up
+ * with no order behind it: the shop keeps it in `example_invoices`. This is what `tekil prove` sends.
+ */
+const standaloneInvoice = z.object({
+  invoice_id: z.string(),
+  status: z.string(),
+  amount: z.string(),
+  currency: z.string().length(3),
+});
 
 /** A Paymos-style invoice event: `{event_id, event_type, occurred_at, data: {...}}`. */
 const invoiceEvent = z.object({
   event_id: z.string(),
   event_type: z.string(),
   occurred_at: z.string().optional(),
-  data: z.object({
-    id: z.string(),
-    status: z.string(),
-    order_id: z.string(),
-    amount: z.number().int().nonnegative(),
-    currency: z.string().length(3),
-  }),
+  data: z.union([orderInvoice, standaloneInvoice]),
 });
 export type InvoiceEvent = z.infer<typeof invoiceEvent>;
 
@@ -22,8 +38,11 @@ export type InvoiceEvent = z.infer<typeof invoiceEvent>;
 export type AfterPaid = (call: { orderId: string; idempotencyKey: string }) => Promise<void>;
 
 export interface OrderHandlersOptions {
-  source: string;
+  /** The source, or several (e.g. the main URL and the callback URL of one provider account). */
+  source: string | readonly string[];
   afterPaid?: AfterPaid;
+  /** The prove control switches (`fail-next`, `slow-next`); staging only. */
+  control?: ProveControl;
 }
 
 export async function createExampleSchema(db: Queryable): Promise<void> {
@@ -37,7 +56,9 @@ interface OrderRow {
   status: string;
 }
 
-async function loadOrder(tx: Queryable, invoice: InvoiceEvent['data']): Promise<OrderRow> {
+type OrderInvoice = z.infer<typeof orderInvoice>;
+
+async function loadOrder(tx: Queryable, invoice: OrderInvoice): Promise<OrderRow> {
   const res = await tx.query<OrderRow>('SELECT id, amount_minor, currency, status FROM example_orders WHERE id = $1 FOR UPDATE', [invoice.order_id]);
   const order = res.rows[0];
   // Wrong data is not fixed by retrying: permanent, so it lands in the review queue at once.
@@ -55,39 +76,51 @@ async function loadOrder(tx: Queryable, invoice: InvoiceEvent['data']): Promise<
  * call rolls the update and the ledger row back and the retry starts clean.
  */
 export function orderHandlers(options: OrderHandlersOptions): HandlerRegistry {
-  return defineHandlers()
-    .on<InvoiceEvent>(
-      options.source,
-      'invoice.paid',
-      async (event, ctx) => {
-        const invoice = event.payload.data;
-        const order = await loadOrder(ctx.tx, invoice);
-        const updated = await ctx.tx.query(
-          `UPDATE example_orders SET status = 'paid', paid_at = now(), paid_by_event = $2
-           WHERE id = $1 AND status <> 'paid'`,
-          [order.id, event.eventId],
-        );
-        if (updated.rowCount === 1) {
-          await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, 'order_paid']);
-          await options.afterPaid?.({ orderId: order.id, idempotencyKey: ctx.idempotencyKey });
-        }
-        return { resultRef: order.id };
-      },
-      { schema: invoiceEvent },
-    )
-    .on<InvoiceEvent>(
-      options.source,
-      '*',
-      async (event, ctx) => {
-        // Intermediate states (confirming, underpaid_waiting…) move an unpaid order forward only.
-        const invoice = event.payload.data;
-        const order = await loadOrder(ctx.tx, invoice);
-        const updated = await ctx.tx.query(`UPDATE example_orders SET status = $2 WHERE id = $1 AND status <> 'paid'`, [order.id, invoice.status]);
-        if (updated.rowCount === 1) {
-          await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, `order_${invoice.status}`]);
-        }
-        return { resultRef: order.id };
-      },
-      { schema: invoiceEvent },
-    );
+  const registry = defineHandlers();
+  for (const source of typeof options.source === 'string' ? [options.source] : options.source) {
+    registry
+      .on<InvoiceEvent>(
+        source,
+        'invoice.paid',
+        async (event, ctx) => {
+          const invoice = event.payload.data;
+          if (!('order_id' in invoice)) {
+            await applyStandaloneInvoice(ctx.tx, invoice.invoice_id, 'paid', event.eventId, options.control);
+            return { resultRef: invoice.invoice_id };
+          }
+          const order = await loadOrder(ctx.tx, invoice);
+          const updated = await ctx.tx.query(
+            `UPDATE example_orders SET status = 'paid', paid_at = now(), paid_by_event = $2
+             WHERE id = $1 AND status <> 'paid'`,
+            [order.id, event.eventId],
+          );
+          if (updated.rowCount === 1) {
+            await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, 'order_paid']);
+            await options.afterPaid?.({ orderId: order.id, idempotencyKey: ctx.idempotencyKey });
+          }
+          return { resultRef: order.id };
+        },
+        { schema: invoiceEvent },
+      )
+      .on<InvoiceEvent>(
+        source,
+        '*',
+        async (event, ctx) => {
+          // Intermediate states (confirming, underpaid_waiting…) move an unpaid order forward only.
+          const invoice = event.payload.data;
+          if (!('order_id' in invoice)) {
+            await applyStandaloneInvoice(ctx.tx, invoice.invoice_id, invoice.status, event.eventId, options.control);
+            return { resultRef: invoice.invoice_id };
+          }
+          const order = await loadOrder(ctx.tx, invoice);
+          const updated = await ctx.tx.query(`UPDATE example_orders SET status = $2 WHERE id = $1 AND status <> 'paid'`, [order.id, invoice.status]);
+          if (updated.rowCount === 1) {
+            await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, `order_${invoice.status}`]);
+          }
+          return { resultRef: order.id };
+        },
+        { schema: invoiceEvent },
+      );
+  }
+  return registry;
 }

@@ -16,3 +16,12 @@ CREATE TABLE IF NOT EXISTS example_ledger (
   kind       text        NOT NULL,
   created_at timestamptz NOT NULL DEFAULT now()
 );
+
+-- Invoices that come without an order (top-ups): their state, and how many times the shop credited
+-- the customer for one (the business effect `tekil prove` counts through GET /_prove/effects).
+CREATE TABLE IF NOT EXISTS example_invoices (
+  id             text        PRIMARY KEY,
+  status         text        NOT NULL,
+  paid_effects   integer     NOT NULL DEFAULT 0,
+  updated_at     timestamptz NOT NULL DEFAULT now()
+);

@@ -1,0 +1,119 @@
+import { writeFile } from 'node:fs/promises';
+import { Option, type Command } from 'commander';
+import { TekilError } from '../errors.js';
+import { parseDuration } from '../config/units.js';
+import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
+import { describeZodIssues } from '../validation.js';
+import { defaultProveOptions, formatJunit, formatRow, formatSummary, parseCheckList, runProve, type ProveOptions } from '../prove/index.js';
+
+interface ProveCliOptions {
+  url: string;
+  scheme: SchemeName;
+  secret: string;
+  hmac?: string;
+  effects: string;
+  control?: string;
+  callbackUrl?: string;
+  json?: boolean;
+  junit?: string;
+  only?: string;
+  skip?: string;
+  providerTimeout: string;
+  effectTimeout: string;
+  settle: string;
+  copies: string;
+}
+
+function duration(text: string, flag: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined || ms <= 0) throw new TekilError('VALIDATION_FAILED', `${flag}: "${text}" is not a duration`, { hint: 'e.g. 500ms, 10s, 1m' });
+  return ms;
+}
+
+function httpUrl(text: string | undefined, flag: string): string | undefined {
+  if (text === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (err) {
+    throw new TekilError('VALIDATION_FAILED', `${flag}: "${text}" is not a URL`, { cause: err });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new TekilError('VALIDATION_FAILED', `${flag}: only http and https URLs`);
+  return url.href;
+}
+
+function hmacOptions(text: string | undefined): HmacSchemeOptions | undefined {
+  if (text === undefined) return undefined;
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new TekilError('VALIDATION_FAILED', '--hmac: expected a JSON object of hmac options', { cause: err });
+  }
+  const parsed = hmacSchemeOptions.safeParse(raw);
+  if (!parsed.success) throw new TekilError('VALIDATION_FAILED', `--hmac: ${describeZodIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+function proveOptions(opts: ProveCliOptions): ProveOptions {
+  if (opts.scheme === 'hmac' && opts.hmac === undefined) throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac with its options');
+  const copies = Number(opts.copies);
+  if (!Number.isInteger(copies) || copies < 2 || copies > 500) throw new TekilError('VALIDATION_FAILED', '--copies: a whole number from 2 to 500');
+  const hmac = hmacOptions(opts.hmac);
+  const control = httpUrl(opts.control, '--control');
+  const callbackUrl = httpUrl(opts.callbackUrl, '--callback-url');
+  return {
+    url: httpUrl(opts.url, '--url') as string,
+    scheme: opts.scheme,
+    secret: opts.secret,
+    ...(hmac ? { hmac } : {}),
+    effectsUrl: httpUrl(opts.effects, '--effects') as string,
+    ...(control ? { controlUrl: control } : {}),
+    ...(callbackUrl ? { callbackUrl } : {}),
+    providerTimeoutMs: duration(opts.providerTimeout, '--provider-timeout'),
+    effectTimeoutMs: duration(opts.effectTimeout, '--effect-timeout'),
+    settleMs: duration(opts.settle, '--settle'),
+    retryLadderMs: defaultProveOptions.retryLadderMs,
+    concurrentCopies: copies,
+  };
+}
+
+export function registerProveCommand(program: Command): void {
+  program
+    .command('prove')
+    .description("score a live receiver's idempotency by replaying signed webhooks at it and reading its effects (docs/prove.md)")
+    .requiredOption('--url <url>', "the receiver's webhook URL")
+    .addOption(new Option('--scheme <scheme>', 'signature scheme the receiver verifies').choices(schemeNames).makeOptionMandatory())
+    .requiredOption('--secret <secret>', "the receiver's signing secret for this scheme")
+    .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
+    .requiredOption('--effects <url>', 'GET → {"<resource id>": {"count": n, "state": "…"}}')
+    .option('--control <url>', 'base of POST fail-next / slow-next?ms=N (staging only); without it busy-duplicate and crash are skipped')
+    .option('--callback-url <url>', 'a second URL of the same receiver, for second-endpoint')
+    .option('--json', 'print the whole report as JSON instead of a table')
+    .option('--junit <file>', 'also write a JUnit XML report for CI')
+    .option('--only <ids>', 'run only these checks (comma-separated)')
+    .option('--skip <ids>', 'leave out these checks (comma-separated)')
+    .option('--provider-timeout <duration>', 'how long prove waits for an answer before giving up, as a provider does', '10s')
+    .option('--effect-timeout <duration>', 'how long an effect may take to appear (receivers that queue)', '30s')
+    .option('--settle <duration>', 'quiet time after an effect, to see a second one arrive', '2s')
+    .option('--copies <n>', 'copies sent at once by the concurrent check', '20')
+    .action(async (opts: ProveCliOptions) => {
+      const options = proveOptions(opts);
+      const selection = {
+        ...(opts.only ? { only: parseCheckList(opts.only, '--only') } : {}),
+        ...(opts.skip ? { skip: parseCheckList(opts.skip, '--skip') } : {}),
+      };
+      const colour = process.stdout.isTTY === true;
+      const report = await runProve(options, selection, opts.json ? undefined : (row) => process.stdout.write(`${formatRow(row, colour)}\n`));
+      if (opts.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      else process.stdout.write(`\n${formatSummary(report, colour)}\n`);
+      if (opts.junit) {
+        try {
+          await writeFile(opts.junit, formatJunit(report));
+        } catch (err) {
+          throw new TekilError('VALIDATION_FAILED', `--junit: cannot write ${opts.junit}`, { cause: err });
+        }
+      }
+      if (!report.ok) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,78 @@
+/**
+ * The scorecard's rows. Ids are stable (CI jobs and `--only` / `--skip` name them); each row carries
+ * one sentence on what its failure means in the receiver's code and how to fix it.
+ */
+export const checkIds = [
+  'deliver',
+  'duplicate',
+  'concurrent',
+  'busy-duplicate',
+  'same-resource',
+  'order',
+  'signature',
+  'timestamp',
+  'rotation',
+  'crash',
+  'second-endpoint',
+  'reconcile',
+] as const;
+export type CheckId = (typeof checkIds)[number];
+
+export type CheckStatus = 'passed' | 'failed' | 'skipped';
+
+/** Numbers and short texts a row reports: HTTP answers, effect counts, states, timings. */
+export type Figures = Record<string, number | string | boolean | readonly (number | string)[]>;
+
+export interface CheckResult {
+  id: CheckId;
+  title: string;
+  status: CheckStatus;
+  /** What was observed; on a failure it names the bug. */
+  message: string;
+  /** What a failure of this row means and how to fix it (the same sentence every run). */
+  fix: string;
+  figures: Figures;
+  durationMs: number;
+}
+
+export const checkTitles: Record<CheckId, string> = {
+  deliver: 'send invoice.paid once',
+  duplicate: 'resend the same delivery (same id, fresh signature)',
+  concurrent: 'copies of one delivery at once',
+  'busy-duplicate': 'a copy while the first run is still working',
+  'same-resource': 'invoice.confirming then invoice.paid for one invoice',
+  order: 'invoice.paid then a late invoice.confirming',
+  signature: 'a wrong signature; a body changed after signing',
+  timestamp: 'a timestamp outside the tolerance, past and future',
+  rotation: 'two v1 signatures, only the second valid',
+  crash: 'a run that fails mid-work, then the retry',
+  'second-endpoint': 'the same event id at a second URL',
+  reconcile: 'every event sent, compared with the effects',
+};
+
+export const checkFixes: Record<CheckId, string> = {
+  deliver:
+    'A correctly signed event must be answered 2xx within the provider timeout and run its effect once: check the secret, the scheme and the route, and answer before slow work.',
+  duplicate:
+    'Providers resend deliveries: record the event id under a unique key in the same transaction as the effect, and answer 2xx without doing the work again when it is already there.',
+  concurrent:
+    'Copies arrive at the same moment: the duplicate check must be atomic with the effect (a unique key on the event id, inserted in the effect transaction), not a read before the work.',
+  'busy-duplicate':
+    'A provider that timed out resends while the first run still works: the copy must wait for or be refused by the first run (unique key on the event id inside the transaction), not start the work again.',
+  'same-resource':
+    'One invoice has many events: deduplicate on the event id, never on the resource (invoice) id, or the later states of a resource are dropped.',
+  order:
+    'Events arrive out of order: compare each event with the resource\'s current state and ignore one that would move it back (a terminal state stays).',
+  signature:
+    'Verify the signature over the raw body before anything else, with a constant-time comparison, and answer 4xx when it does not match.',
+  timestamp:
+    'Check the signed timestamp against a tolerance (e.g. 5 minutes) on both sides, so a captured request cannot be replayed later.',
+  rotation:
+    'During a secret rotation a header carries several signatures: accept the request when any of them matches any active secret, not only the first.',
+  crash:
+    'Mark an event processed in the same transaction as its work: if the work fails, the mark rolls back with it and the retry does the work.',
+  'second-endpoint':
+    'A provider may send the same event to a second URL (the callback URL): deduplicate on the event id across every URL of the receiver.',
+  reconcile:
+    'Every event the provider sent must end as exactly one effect in its last state: compare with the provider\'s list (reconciliation) and fix the rows above.',
+};
