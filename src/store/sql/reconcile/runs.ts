@@ -64,3 +64,5 @@ export const listRuns = defineStatement<{ source: string | null; beforeId: strin
    WHERE ($source::text IS NULL OR r.source = $source) AND ($beforeId::bigint IS NULL OR r.id < $beforeId::bigint)
    ORDER BY r.id DESC LIMIT $limit`,
 );
+
+export const runById = defineStatement<{ id: string }>('reconcile_run_by_id', `SELECT * FROM reconcile_runs WHERE id = $id::bigint`);
