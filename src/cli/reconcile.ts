@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { openConfiguredStore } from '../runtime.js';
 import { resolveSettings } from '../settings.js';
 import { migrate } from '../store/migrate.js';
-import { createLogger } from '../logger.js';
+import { pino } from 'pino';
+import { redactPaths } from '../logger.js';
 import { TekilError } from '../errors.js';
 import { formatFindingsTable, formatReport, parseWindowTime } from '../reconcile/format.js';
 import { runReconcile } from '../reconcile/run.js';
@@ -58,7 +59,8 @@ export function registerReconcileCommand(program: Command): void {
         throw new TekilError('VALIDATION_FAILED', 'reconcile needs --source and --since', { hint: 'tekil reconcile --source NAME --since 72h [--apply]' });
       }
       const window = { start: parseWindowTime('--since', opts.since), end: opts.until ? parseWindowTime('--until', opts.until) : null };
-      const logger = createLogger({ level: settings.logLevel });
+      // The log goes to stderr: stdout is the report (and, with --json, must parse).
+      const logger = pino({ level: settings.logLevel, redact: redactPaths }, pino.destination(2));
       const report = await runReconcile({ db, config, logger }, { source: opts.source, window, apply: Boolean(opts.apply), trigger: 'cli' });
       print(report, formatReport(report));
     } finally {
