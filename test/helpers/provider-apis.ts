@@ -88,8 +88,8 @@ export interface InvoiceFixture {
 export interface FakeInvoicesControl {
   /** Answer 429 with this Retry-After (seconds) to the next n list requests. */
   rateLimitNext(n: number, retryAfterSeconds: number): void;
-  /** Answer 500 to every request for a page after this many pages were served; null: never. */
-  failAfterPages: number | null;
+  /** Serve this many more pages, then answer 500 until called with null. */
+  failAfter(pages: number | null): void;
 }
 
 /**
@@ -99,9 +99,11 @@ export interface FakeInvoicesControl {
 export async function startFakeInvoices(options: { key: string; invoices: () => InvoiceFixture[] }): Promise<FakeApi & FakeInvoicesControl> {
   let limited = 0;
   let retryAfter = 1;
-  let served = 0;
+  let pagesLeft: number | null = null;
   const control = {
-    failAfterPages: null as number | null,
+    failAfter(pages: number | null) {
+      pagesLeft = pages;
+    },
     rateLimitNext(n: number, seconds: number) {
       limited = n;
       retryAfter = seconds;
@@ -115,8 +117,7 @@ export async function startFakeInvoices(options: { key: string; invoices: () => 
       limited--;
       return { status: 429, body: { error: 'rate_limited' }, headers: { 'retry-after': String(retryAfter) } };
     }
-    if (control.failAfterPages !== null && served >= control.failAfterPages) return { status: 500, body: { error: 'internal' } };
-    served++;
+    if (pagesLeft !== null && pagesLeft-- <= 0) return { status: 500, body: { error: 'internal' } };
     const statuses = url.searchParams.getAll('status');
     const since = url.searchParams.get('updated_since');
     const until = url.searchParams.get('updated_until');
