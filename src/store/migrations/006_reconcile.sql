@@ -10,7 +10,7 @@ CREATE TABLE reconcile_runs (
   window_start  timestamptz NOT NULL,
   window_end    timestamptz,
   apply         boolean     NOT NULL,
-  -- 'cli' or 'schedule': who started it.
+  -- Who started it: 'cli', 'schedule' (tekil start) or 'api' (POST /api/v1/reconcile/runs).
   trigger       text        NOT NULL,
   status        text        NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'completed', 'failed')),
   -- The provider's cursor after the last page this run finished; null before the first page.
