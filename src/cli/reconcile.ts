@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { redactPaths } from '../logger.js';
 import { TekilError } from '../errors.js';
 import { formatFindingsTable, formatReport, parseWindowTime } from '../reconcile/format.js';
-import { runReconcile } from '../reconcile/run.js';
+import { reconcileConfigOf, runReconcile } from '../reconcile/run.js';
 import { listFindingRows, listRunRows } from '../reconcile/queries.js';
 import { addConfigOption, loadCliConfig } from './config.js';
 
@@ -39,6 +39,8 @@ export function registerReconcileCommand(program: Command): void {
       .option('--findings [kind]', 'list stored findings (of --source, of a kind) instead of running'),
   ).action(async (opts: ReconcileOptions) => {
     const { config } = await loadCliConfig(opts.config);
+    // Refused before the store is opened: a typo in --source should not wait for a database.
+    if (opts.source && !opts.runs && opts.findings === undefined) reconcileConfigOf(config, opts.source);
     const settings = resolveSettings(config, process.env);
     const db = await openConfiguredStore(settings, config, 2);
     const print = (value: unknown, text: string) => process.stdout.write(opts.json ? `${JSON.stringify(value, null, 2)}\n` : text);
