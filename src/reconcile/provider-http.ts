@@ -20,7 +20,7 @@ export interface ProviderResponse {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-/** Redacts query values that look like credentials before a URL goes into a message. */
+/** A URL as messages and logs show it: without its query, which may carry a key or a cursor. */
 function describeUrl(url: string): string {
   const u = new URL(url);
   return `${u.origin}${u.pathname}`;
@@ -70,9 +70,8 @@ export async function providerRequest(
         }
         if (asked !== undefined) waitMs = asked;
       } else if (status < 500) {
-        throw new TekilError('RECONCILE_PROVIDER_FAILED', `${describeUrl(url)} answered ${status}: ${text.slice(0, 200)}`, {
-          hint: status === 401 || status === 403 ? "check the source's reconcile credentials" : undefined,
-        } as { hint?: string });
+        const options = status === 401 || status === 403 ? { hint: "check the source's reconcile credentials" } : {};
+        throw new TekilError('RECONCILE_PROVIDER_FAILED', `${describeUrl(url)} answered ${status}: ${text.slice(0, 200)}`, options);
       }
       if (attempt >= options.maxRetries) {
         throw new TekilError('RECONCILE_PROVIDER_FAILED', `${describeUrl(url)} answered ${status} ${attempt + 1} times`);
