@@ -71,6 +71,12 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
       secrets: ['gh-webhook-secret'],
       reconcile: { provider: 'github', api_key: 'ghp_test', api_base: github.url, repo: 'acme/shop', hook_id: 7 },
     });
+    // A source whose API key is wrong: its scheduled run fails, and says so.
+    config.sources['shop-wrong-key'] = sourceSchema.parse({
+      scheme: 'paymos',
+      secrets: ['whsec_dGVzdA=='],
+      reconcile: { provider: 'generic', url: `${invoicesApi.url}/v1/invoices`, auth: { kind: 'bearer', token: 'wrong' }, every: '1h' },
+    });
     running = await startTekil({
       config,
       roles: ['receiver', 'worker', 'api'],
@@ -93,8 +99,10 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
   it('tekil start runs the scheduled reconcile: the missing invoices are recorded and paid once each', async () => {
     const ledger = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM example_ledger WHERE kind = 'order_paid'`)).rows[0]!.n;
     await waitUntil(async () => (await ledger()) === 3, 15_000, 'the scheduled run to pay the three orders');
-    const runs = await t.db.query<{ trigger: string; status: string; apply: boolean }>('SELECT trigger, status, apply FROM reconcile_runs WHERE source = $1', [SOURCE]);
-    expect(runs.rows).toEqual([{ trigger: 'schedule', status: 'completed', apply: true }]);
+    const runs = () => t.db.query<{ trigger: string; status: string; apply: boolean }>('SELECT trigger, status, apply FROM reconcile_runs WHERE source = $1', [SOURCE]);
+    // The deliveries commit page by page; the run is marked completed after its last page.
+    await waitUntil(async () => (await runs()).rows[0]?.status === 'completed', 10_000, 'the run to complete');
+    expect((await runs()).rows).toEqual([{ trigger: 'schedule', status: 'completed', apply: true }]);
   });
 
   it('the admin API lists runs and findings by kind and source, and /metrics counts them', async () => {
@@ -107,6 +115,13 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
     expect((await api('POST', '/api/v1/reconcile/runs', { source: 'nope', since: recent(60) })).json()).toMatchObject({ error: 'RECONCILE_NOT_CONFIGURED' });
     const metrics = await api('GET', '/metrics');
     expect(metrics.text).toContain(`tekil_reconcile_findings_total{source="${SOURCE}",kind="missing"} 3`);
+  });
+
+  it('a failed scheduled run is stored with its error and listed', async () => {
+    await waitUntil(async () => (await api('GET', '/api/v1/reconcile/runs?source=shop-wrong-key')).json().runs.length === 1, 10_000, 'the failed run');
+    const run = (await api('GET', '/api/v1/reconcile/runs?source=shop-wrong-key')).json().runs[0];
+    expect(run).toMatchObject({ status: 'failed', trigger: 'schedule', pages: 0 });
+    expect(run.error).toMatch(/answered 401/);
   });
 
   it('GitHub: failed deliveries tekil never got are redelivered, once each, and reported', async () => {

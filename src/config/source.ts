@@ -87,6 +87,8 @@ const reconcileCommon = {
   max_wait: durationMs.default(60_000),
   /** How often one page is retried after a 429, a 5xx or a network error before the run fails. */
   max_retries: z.number().int().nonnegative().default(5),
+  /** Least time between two page requests, to stay under a provider's documented rate limit; 0: none. */
+  page_interval: durationMs.default(0),
   /** A deadline for each request to the provider. */
   timeout: durationMs.pipe(z.number().min(1)).default(30_000),
 };

@@ -165,6 +165,7 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
       deps.onFindings?.(request.source, page.findings.map((f) => f.kind));
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
+      if (cfg.page_interval > 0) await new Promise((resolve) => setTimeout(resolve, cfg.page_interval));
     }
     // `extra` needs the whole listing in this process; a resumed run cannot tell.
     if (fromFirstPage && adapter.extras) {
