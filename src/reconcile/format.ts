@@ -31,5 +31,7 @@ export function formatReport(report: ReconcileReport): string {
   ];
   if (findings.length === 0) return `${head.join('\n')}\nno differences\n`;
   const tail = run.apply ? '' : '\nnothing was changed: run again with --apply to record missing and state items';
-  return `${head.join('\n')}\n\n${formatFindingsTable(findings)}\n${tail}\n`;
+  // By kind, in the order of the counts line; within a kind, as found.
+  const byKind = [...findings].sort((a, b) => findingKinds.indexOf(a.kind) - findingKinds.indexOf(b.kind));
+  return `${head.join('\n')}\n\n${formatFindingsTable(byKind)}\n${tail}\n`;
 }
