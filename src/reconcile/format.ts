@@ -18,7 +18,7 @@ const cell = (v: string | null, width: number) => (v ?? '-').slice(0, width).pad
 export function formatFindingsTable(findings: readonly FindingRow[]): string {
   const lines = [`${cell('kind', 12)}${cell('resource', 24)}${cell('event id', 40)}${cell('provider', 18)}${cell('tekil', 18)}${cell('action', 12)}detail`];
   for (const f of findings) {
-    lines.push(`${cell(f.kind, 12)}${cell(f.resource_id, 24)}${cell(f.event_id, 40)}${cell(f.provider_state, 18)}${cell(f.tekil_state, 18)}${cell(f.action, 12)}${f.detail ?? ''}`);
+    lines.push(`${cell(f.kind, 12)}${cell(f.resource_id, 24)}${cell(f.event_id, 40)}${cell(f.provider_state, 18)}${cell(f.tekil_state, 18)}${cell(f.action, 12)}${f.detail ?? ''}`.trimEnd());
   }
   return lines.join('\n');
 }
