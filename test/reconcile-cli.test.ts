@@ -1,10 +1,12 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import type { Db } from '../src/store/db.js';
 import { startFakeStripe, type FakeApi, type StripeEventFixture } from './helpers/provider-apis.js';
 
 const run = promisify(execFile);
@@ -22,7 +24,7 @@ const events: StripeEventFixture[] = ['evt_c1', 'evt_c2', 'evt_c3'].map((id, i) 
  * project) or the embedded one in TEKIL_DATA_DIR (PGlite project), with no tekil running.
  */
 describe('CLI: tekil reconcile', () => {
-  let t: TestDb | undefined;
+  let t: TestDb;
   let stripe: FakeApi;
   let dir: string;
   let env: NodeJS.ProcessEnv;
@@ -45,30 +47,48 @@ describe('CLI: tekil reconcile', () => {
     );
     env = { ...process.env, STRIPE_KEY: KEY, TEKIL_DATA_DIR: join(dir, 'data'), TEKIL_LOG_LEVEL: 'silent' };
     delete env.DATABASE_URL;
+    t = await createTestDb();
     if (onPostgres) {
-      t = await createTestDb();
       env.DATABASE_URL = t.url;
+    } else {
+      // The embedded store as `tekil migrate` leaves it, copied from the suite's migrated one:
+      // creating one from nothing in the CLI's process would take most of the test's time.
+      mkdirSync(join(dir, 'data'), { recursive: true });
+      const dump = await (t.db as Db & { pglite: PGlite }).pglite.dumpDataDir('none');
+      const seeded = new PGlite(join(dir, 'data', 'pgdata'), { loadDataDir: dump });
+      await seeded.waitReady;
+      await seeded.close();
     }
   });
+  const count = async (sql: string) => (await t.db.query<{ n: number }>(sql)).rows[0]!.n;
   afterAll(async () => {
     await stripe?.close();
     await t?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reports without changing anything, records with --apply, and lists stored findings', async () => {
+  // Each process opens the store anew, and the embedded one takes seconds to: one run on it, the rest on Postgres.
+  it.runIf(!onPostgres)('on the embedded store: --apply records the missing events', { timeout: 120_000 }, async () => {
+    const applied = await cli('--source', 'stripe', '--since', '2026-11-28T00:00Z', '--apply', '--json');
+    expect(applied.code).toBe(0);
+    const report = JSON.parse(applied.stdout) as { counts: Record<string, number>; findings: Array<{ event_id: string; action: string }> };
+    expect(report.counts).toEqual({ missing: 3, unprocessed: 0, state: 0, extra: 0 });
+    expect(report.findings.map((f) => [f.event_id, f.action]).sort()).toEqual(events.map((e) => [e.id, 'recorded']));
+  });
+
+  it.runIf(onPostgres)('reports without changing anything, records with --apply, and lists stored findings', { timeout: 120_000 }, async () => {
     const dry = await cli('--source', 'stripe', '--since', '2026-11-28T00:00Z', '--json');
     expect(dry.code).toBe(0);
     const report = JSON.parse(dry.stdout) as { counts: Record<string, number>; findings: Array<{ event_id: string; action: string }> };
     expect(report.counts).toEqual({ missing: 3, unprocessed: 0, state: 0, extra: 0 });
     expect(report.findings.every((f) => f.action === 'none')).toBe(true);
+    expect(await count('SELECT count(*)::int AS n FROM inbox_deliveries')).toBe(0);
 
     const applied = await cli('--source', 'stripe', '--since', '2026-11-28T00:00Z', '--apply');
     expect(applied.code).toBe(0);
     expect(applied.stdout).toMatch(/missing 3 {2}unprocessed 0 {2}state 0 {2}extra 0/);
     expect(applied.stdout.match(/recorded/g)).toHaveLength(3);
-    // Each process opens the store anew; the embedded one takes seconds to, so the rest runs on Postgres only.
-    if (!onPostgres) return;
+    expect(await count(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE headers ? 'x-tekil-reconcile'`)).toBe(3);
 
     // No worker ran: the recorded events wait in the inbox, so they are unprocessed now, with the replay command.
     const after = await cli('--source', 'stripe', '--since', '2026-11-28T00:00Z', '--json');
