@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import { sourceSchema } from '../src/config/source.js';
 import { runReconcile } from '../src/reconcile/run.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 
+const run = promisify(execFile);
 const KEY = 'pk_surfaces';
 const TOKEN = 'tk_reconcile_surfaces';
 const GITHUB = 'gh-hooks';
@@ -115,6 +118,18 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
     expect((await api('POST', '/api/v1/reconcile/runs', { source: 'nope', since: recent(60) })).json()).toMatchObject({ error: 'RECONCILE_NOT_CONFIGURED' });
     const metrics = await api('GET', '/metrics');
     expect(metrics.text).toContain(`tekil_reconcile_findings_total{source="${SOURCE}",kind="missing"} 3`);
+  });
+
+  it('tekil reconcile --remote runs inside the running tekil, through the admin API', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'reconcile', '--remote', '--url', running.url, '--token', TOKEN, '--source', SOURCE, '--since', recent(120), '--json'],
+      { env: { ...process.env, TEKIL_LOG_LEVEL: 'silent' } },
+    );
+    const report = JSON.parse(stdout) as { run: { trigger: string; status: string }; counts: Record<string, number> };
+    // The scheduled run already recorded and processed the three invoices.
+    expect(report.run).toMatchObject({ trigger: 'api', status: 'completed' });
+    expect(report.counts).toEqual({ missing: 0, unprocessed: 0, state: 0, extra: 0 });
   });
 
   it('a failed scheduled run is stored with its error and listed', async () => {
