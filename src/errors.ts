@@ -48,6 +48,9 @@ export const errorCatalogue = {
   PROVE_CONTROL_FAILED: { status: 502, message: 'the receiver\'s control URL did not accept a call' },
   // processing
   HANDLER_TIMEOUT: { status: 504, message: 'the handler did not finish within worker.handler_timeout' },
+  // reconcile
+  RECONCILE_NOT_CONFIGURED: { status: 400, message: 'the source has no reconcile block' },
+  RECONCILE_PROVIDER_FAILED: { status: 502, message: "the provider's API could not be read" },
   // configuration and internal
   CONFIG_INVALID: { status: 500, message: 'the configuration is not valid' },
   CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file cannot be read' },

@@ -12,6 +12,8 @@ import { createInboxBatcher } from './receiver/batcher.js';
 import { createInboxWorker } from './worker/worker.js';
 import type { HandlerRegistry } from './worker/handlers.js';
 import { resolveSettings, type TekilSettings } from './settings.js';
+import { registerReconcileMetrics } from './reconcile/metrics.js';
+import { createReconcileScheduler } from './reconcile/scheduler.js';
 
 export interface StartOptions {
   config: TekilConfig;
@@ -76,6 +78,9 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
       const factory = serviceFactories[role];
       if (factory) services.push(factory(ctx, options));
     }
+    // Scheduled reconciles (sources with reconcile.every) run in the worker role; findings are counted for every role.
+    if (roles.has('worker')) services.push(createReconcileScheduler(ctx));
+    registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}) });
     for (const s of services) await s.start();

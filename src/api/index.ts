@@ -4,6 +4,7 @@ import type { Context } from '../service.js';
 import { tokenMatches } from './token.js';
 import { outboxRoutes } from './outbox.js';
 import { inboxRoutes } from './inbox.js';
+import { reconcileRoutes } from './reconcile.js';
 import { findNulByte } from './nul-bytes.js';
 
 export interface AdminApiOptions {
@@ -12,7 +13,7 @@ export interface AdminApiOptions {
 }
 
 /** Route modules of the admin API; each is registered under /api/v1 behind the bearer token. */
-const routeModules: Array<(app: FastifyInstance, ctx: Context) => Promise<void> | void> = [outboxRoutes, inboxRoutes];
+const routeModules: Array<(app: FastifyInstance, ctx: Context) => Promise<void> | void> = [outboxRoutes, inboxRoutes, reconcileRoutes];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
   app.addHook('onRequest', async (req) => {

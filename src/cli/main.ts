@@ -8,6 +8,7 @@ import { registerInboxCommand } from './inbox.js';
 import { registerEndpointsCommand } from './endpoints.js';
 import { registerMessagesCommand } from './messages.js';
 import { registerProveCommand } from './prove.js';
+import { registerReconcileCommand } from './reconcile.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -23,6 +24,7 @@ registerInboxCommand(program);
 registerEndpointsCommand(program);
 registerMessagesCommand(program);
 registerProveCommand(program);
+registerReconcileCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint

@@ -65,6 +65,106 @@ export const orderingSchema = z
   .strict();
 export type OrderingConfig = z.infer<typeof orderingSchema>;
 
+/** How tekil authenticates to a provider's list API (the generic adapter). */
+const reconcileAuthSchema = z.discriminatedUnion('kind', [
+  /** `Authorization: Bearer <token>`. */
+  z.object({ kind: z.literal('bearer'), token: z.string().min(1) }).strict(),
+  /** Any one header, e.g. `X-Api-Key: <value>`. */
+  z.object({ kind: z.literal('header'), name: z.string().regex(/^[A-Za-z0-9-]+$/), value: z.string().min(1) }).strict(),
+  /** The request's path and query signed with the source's own scheme and first secret. */
+  z.object({ kind: z.literal('signature') }).strict(),
+]);
+
+/** What every adapter shares: the schedule, the lookback, rate limits. */
+const reconcileCommon = {
+  /** Run inside `tekil start` (worker role) this often; absent: only by hand (`tekil reconcile`). */
+  every: durationMs.pipe(z.number().min(60_000, 'expected at least 1m')).optional(),
+  /** A scheduled run looks this far back from now. */
+  lookback: durationMs.default(72 * 3_600_000),
+  /** A scheduled run records what is missing (true) or only reports it (false). */
+  apply: z.boolean().default(false),
+  /** Longest `Retry-After` a 429 may make a run wait; a longer one fails the run, to retry later. */
+  max_wait: durationMs.default(60_000),
+  /** How often one page is retried after a 429, a 5xx or a network error before the run fails. */
+  max_retries: z.number().int().nonnegative().default(5),
+  /** Least time between two page requests, to stay under a provider's documented rate limit; 0: none. */
+  page_interval: durationMs.default(0),
+  /** A deadline for each request to the provider. */
+  timeout: durationMs.pipe(z.number().min(1)).default(30_000),
+};
+
+/** Stripe: the events API lists the webhooks' own bodies under their own `evt_…` ids. */
+const stripeReconcileSchema = z
+  .object({
+    provider: z.literal('stripe'),
+    api_key: z.string().min(1),
+    api_base: z.string().url().default('https://api.stripe.com'),
+    /** Event types to list (`types[]`); absent: every type. */
+    types: z.array(z.string().min(1)).optional(),
+    ...reconcileCommon,
+  })
+  .strict();
+
+/** GitHub: a hook's deliveries; failed ones are redelivered by GitHub itself. */
+const githubReconcileSchema = z
+  .object({
+    provider: z.literal('github'),
+    api_key: z.string().min(1),
+    api_base: z.string().url().default('https://api.github.com'),
+    /** `owner/name` for a repository hook, or `org:<name>` for an organisation hook. */
+    repo: z.string().regex(/^(org:[A-Za-z0-9_.-]+|[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)$/),
+    hook_id: z.union([z.number().int().positive(), z.string().regex(/^\d+$/)]).transform(String),
+    ...reconcileCommon,
+  })
+  .strict();
+
+/** A provider that lists resources (invoices, payments) with a cursor, not events. */
+const genericReconcileSchema = z
+  .object({
+    provider: z.literal('generic'),
+    /** The list URL, e.g. `https://api.paymos.example/v1/invoices`. */
+    url: z.string().url(),
+    auth: reconcileAuthSchema,
+    /** Provider statuses to list, one query parameter each (`status=paid&status=paid_over`). */
+    statuses: z.array(z.string().min(1)).min(1).default(['paid', 'paid_over']),
+    /** The event type a webhook announcing each status carries; absent ones: `<type_prefix>.<status>`. */
+    event_types: z.record(z.string(), z.string().min(1)).default({}),
+    type_prefix: z.string().min(1).default('invoice'),
+    /** The body of a synthetic delivery: the source's own envelope around the listed resource. */
+    envelope: z.enum(['paymos', 'standard', 'stripe']).default('paymos'),
+    params: z
+      .object({
+        status: z.string().default('status'),
+        limit: z.string().default('limit'),
+        cursor: z.string().default('cursor'),
+        since: z.string().default('updated_since'),
+        until: z.string().default('updated_until'),
+      })
+      .strict()
+      .default({ status: 'status', limit: 'limit', cursor: 'cursor', since: 'updated_since', until: 'updated_until' }),
+    page_size: z.number().int().min(1).max(1000).default(100),
+    /** Dotted JSON paths into the answer (items, next cursor) and into each item. */
+    paths: z
+      .object({
+        items: z.string().default('items'),
+        next_cursor: z.string().default('next_cursor'),
+        id: z.string().default('id'),
+        status: z.string().default('status'),
+        updated_at: z.string().default('updated_at'),
+      })
+      .strict()
+      .default({ items: 'items', next_cursor: 'next_cursor', id: 'id', status: 'status', updated_at: 'updated_at' }),
+    ...reconcileCommon,
+  })
+  .strict();
+
+/** `reconcile:` on a source: compare with the provider's own API (see docs/reconcile.md). */
+export const reconcileSchema = z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema]);
+export type ReconcileConfig = z.infer<typeof reconcileSchema>;
+export type StripeReconcileConfig = z.infer<typeof stripeReconcileSchema>;
+export type GenericReconcileConfig = z.infer<typeof genericReconcileSchema>;
+export type GithubReconcileConfig = z.infer<typeof githubReconcileSchema>;
+
 export const sourceSchema = z
   .object({
     scheme: z.enum(schemeNames),
@@ -79,6 +179,7 @@ export const sourceSchema = z
     retry: retrySchema.default(retrySchema.parse({})),
     forward: forwardSchema.optional(),
     ordering: orderingSchema.optional(),
+    reconcile: reconcileSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
