@@ -44,6 +44,8 @@ export const errorCatalogue = {
   SERVER_UNREACHABLE: { status: 503, message: 'cannot reach tekil' },
   // processing
   HANDLER_TIMEOUT: { status: 504, message: 'the handler did not finish within worker.handler_timeout' },
+  // tekil simulate
+  SIMULATION_UNSETTLED: { status: 504, message: 'the simulated deliveries did not settle in time' },
   // configuration and internal
   CONFIG_INVALID: { status: 500, message: 'the configuration is not valid' },
   CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file cannot be read' },
