@@ -25,6 +25,8 @@ export interface FaultCounts {
   duplicated: number;
   /** Answers from the receiver by status code ("error" when it could not be reached). */
   answers: Record<string, number>;
+  /** The receiver's slowest answer, in ms (what a provider's timeout has to cover). */
+  slowestAnswerMs: number;
 }
 
 export interface FaultProxy {
@@ -38,17 +40,19 @@ const hopByHop = new Set(['host', 'connection', 'content-length', 'transfer-enco
 export async function startFaultProxy(options: { target: string; rates: FaultRates; delayMs: number; random: () => number }): Promise<FaultProxy> {
   const target = new URL(options.target);
   const agent = new Agent({ connections: 64, headersTimeout: 60_000, bodyTimeout: 60_000 });
-  const counts: FaultCounts = { requests: 0, forwarded: 0, dropped: 0, delayed: 0, duplicated: 0, answers: {} };
+  const counts: FaultCounts = { requests: 0, forwarded: 0, dropped: 0, delayed: 0, duplicated: 0, answers: {}, slowestAnswerMs: 0 };
   const held = new Set<http.ServerResponse>();
   const timers = new Set<NodeJS.Timeout>();
   let closing = false;
 
   const forward = async (headers: Record<string, string>, body: Buffer): Promise<{ status: number; body: Buffer; type: string | undefined }> => {
     counts.forwarded++;
+    const started = Date.now();
     try {
       const res = await request(target, { method: 'POST', headers, body, dispatcher: agent });
       const answer = Buffer.from(await res.body.arrayBuffer());
       counts.answers[res.statusCode] = (counts.answers[res.statusCode] ?? 0) + 1;
+      counts.slowestAnswerMs = Math.max(counts.slowestAnswerMs, Date.now() - started);
       const type = res.headers['content-type'];
       return { status: res.statusCode, body: answer, type: typeof type === 'string' ? type : undefined };
     } catch {

@@ -2,7 +2,7 @@ import type { PublishResult } from '../outbox/publish.js';
 import { replayMessage } from '../outbox/operations.js';
 import type { InvoiceStatus } from '../provider/invoice-events.js';
 import type { Db, Queryable } from '../store/db.js';
-import { OUTBOX_SUMMARY, SUCCEEDED_MESSAGES, UNSETTLED_DELIVERIES, UPDATE_INVOICE_STATUS } from '../store/sql/simulate/invoices.js';
+import { OUTBOX_SUMMARY, SUCCEEDED_MESSAGES, UNSETTLED_DELIVERIES, UPDATE_INVOICE_STATUSES } from '../store/sql/simulate/invoices.js';
 import { TekilError } from '../errors.js';
 import type { FaultCounts } from './fault-proxy.js';
 import { finalStatus, paidAmountAt, type PlannedInvoice } from './lifecycle.js';
@@ -37,23 +37,37 @@ export async function publishWaves(options: WaveOptions): Promise<number> {
     if (wave > 0 && options.stepGapMs > 0) await new Promise((r) => setTimeout(r, options.stepGapMs));
     const now = new Date();
     const due = invoices.filter((i) => wave < i.steps.length);
-    for (let start = 0; start < due.length; start += INVOICES_PER_TRANSACTION) {
-      const batch = due.slice(start, start + INVOICES_PER_TRANSACTION);
+    const batches: PlannedInvoice[][] = [];
+    for (let start = 0; start < due.length; start += INVOICES_PER_TRANSACTION) batches.push(due.slice(start, start + INVOICES_PER_TRANSACTION));
+    // A server store takes several transactions at once; the embedded one has a single connection.
+    const lanes = db.kind === 'postgres' ? 4 : 1;
+    const publishBatch = async (batch: readonly PlannedInvoice[]) => {
+      const changes = batch.map((invoice) => {
+        const step = invoice.reversed ? invoice.steps.length - 1 - wave : wave;
+        const status = invoice.steps[step]!;
+        return { invoice, status, occurredAt: invoice.reversed ? new Date(options.startedAt.getTime() + step) : now };
+      });
       await db.transaction(async (tx) => {
-        for (const invoice of batch) {
-          const step = invoice.reversed ? invoice.steps.length - 1 - wave : wave;
-          const status = invoice.steps[step]!;
-          const occurredAt = invoice.reversed ? new Date(options.startedAt.getTime() + step) : now;
-          await tx.query(UPDATE_INVOICE_STATUS, [invoice.id, status, paidAmountAt(status, invoice.amount), occurredAt]);
-          await options.publishOne(tx, invoice, status, occurredAt);
-        }
+        await tx.query(UPDATE_INVOICE_STATUSES, [
+          changes.map((c) => c.invoice.id),
+          changes.map((c) => c.status),
+          changes.map((c) => paidAmountAt(c.status, c.invoice.amount)),
+          changes.map((c) => c.occurredAt),
+        ]);
+        for (const c of changes) await options.publishOne(tx, c.invoice, c.status, c.occurredAt);
       });
       published += batch.length;
       if (!halfwayDone && published * 2 >= total) {
         halfwayDone = true;
         await options.halfway();
       }
-    }
+    };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: lanes }, async () => {
+        while (next < batches.length) await publishBatch(batches[next++]!);
+      }),
+    );
     options.progress(`step ${wave + 1}/${waves}: ${due.length} events published (${published}/${total})`);
   }
   return published;

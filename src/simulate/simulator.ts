@@ -133,7 +133,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       url: proxy.url,
       description: `tekil simulate ${runId} → ${options.target}`,
       scheme: options.scheme,
-      timeout: options.timeoutMs,
+      timeout: `${options.timeoutMs}ms`,
       ladder: options.ladder ?? 'paymos',
       max_in_flight: 128,
       ...(options.secret ? { secret: options.secret } : {}),

@@ -24,12 +24,13 @@ INSERT INTO sim_invoices (id, order_id, status, amount, paid_amount, currency, u
 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])`;
 
 /**
- * One status change; runs in the transaction that publishes its event, so the two cannot part. An
+ * Status changes; run in the transaction that publishes their events, so the two cannot part. An
  * event published late about an earlier moment (the reordering fault) leaves the later state alone.
  */
-export const UPDATE_INVOICE_STATUS = `
-UPDATE sim_invoices SET status = $2, paid_amount = $3, updated_at = $4::timestamptz
-WHERE id = $1 AND updated_at <= $4::timestamptz`;
+export const UPDATE_INVOICE_STATUSES = `
+UPDATE sim_invoices AS i SET status = c.status, paid_amount = c.paid_amount, updated_at = c.at
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[]) AS c (id, status, paid_amount, at)
+ WHERE i.id = c.id AND i.updated_at <= c.at`;
 
 /**
  * One page of the list API, keyed on the invoice id: an invoice that changes while a client pages
