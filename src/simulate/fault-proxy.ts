@@ -71,9 +71,7 @@ export async function startFaultProxy(options: { target: string; rates: FaultRat
     });
 
   const handle = async (req: http.IncomingMessage, res: http.ServerResponse): Promise<void> => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const body = Buffer.concat(chunks);
+    const body = await readRequestBody(req);
     const headers: Record<string, string> = {};
     for (const [name, value] of Object.entries(req.headers)) {
       if (!hopByHop.has(name) && typeof value === 'string') headers[name] = value;
@@ -123,4 +121,14 @@ export async function startFaultProxy(options: { target: string; rates: FaultRat
       await agent.close();
     },
   };
+}
+
+/** Collected with events: async iteration would destroy the request, and the answer with it, once read. */
+function readRequestBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
 }
