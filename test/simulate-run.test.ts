@@ -15,8 +15,8 @@ import type { InvoiceListPage } from '../src/simulate/list-api.js';
 
 // The embedded store is one connection per store and runs in this process's event loop, beside the
 // shop's: the same run takes several times longer there, so it walks fewer invoices and waits longer.
-const INVOICES = onPostgres ? 2000 : 250;
-const TIMEOUT_MS = onPostgres ? 2000 : 4000;
+const INVOICES = onPostgres ? 2000 : 150;
+const TIMEOUT_MS = onPostgres ? 2000 : 3000;
 
 /**
  * A provider at its worst against tekil running the example shop: every fault on at once, thousands
@@ -52,7 +52,7 @@ describe('tekil simulate against the example shop, every fault on', () => {
       invoices: INVOICES,
       timeScale: 0.001,
       timeoutMs: TIMEOUT_MS,
-      faults: { drop: 0.02, delay: 0.01, duplicate: 0.05, reorder: 0.1, replay: 0.03, rotate: true },
+      faults: { drop: 0.03, delay: 0.03, duplicate: 0.05, reorder: 0.1, replay: 0.05, rotate: true },
       seed: 42,
       db: simDb.db,
       listen: { host: '127.0.0.1', port: 0 },
@@ -62,7 +62,7 @@ describe('tekil simulate against the example shop, every fault on', () => {
         invoices = created;
         await createShopOrders(shopDb.db, created);
       },
-      settleTimeoutMs: 60_000,
+      settleTimeoutMs: 120_000,
     });
     summary = await sim.run();
     await waitUntil(

@@ -107,6 +107,7 @@ export async function startFaultProxy(options: { target: string; rates: FaultRat
   const server = http.createServer((req, res) => {
     handle(req, res).catch(() => res.destroy());
   });
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
