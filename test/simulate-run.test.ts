@@ -13,10 +13,10 @@ import { finalStatus, type PlannedInvoice } from '../src/simulate/lifecycle.js';
 import type { SimulationSummary } from '../src/simulate/run.js';
 import type { InvoiceListPage } from '../src/simulate/list-api.js';
 
-// The embedded store is one connection per store and runs in this process's event loop, beside the
-// shop's: the same run takes several times longer there, so it walks fewer invoices and waits longer.
-const INVOICES = onPostgres ? 2000 : 150;
-const TIMEOUT_MS = onPostgres ? 2000 : 3000;
+// The embedded store is one connection per store and runs on this process's thread, beside the
+// shop's: the same run takes several times longer there, so it walks fewer invoices.
+const INVOICES = onPostgres ? 2000 : 500;
+const TIMEOUT_MS = 2000;
 
 /**
  * A provider at its worst against tekil running the example shop: every fault on at once, thousands
@@ -52,6 +52,7 @@ describe('tekil simulate against the example shop, every fault on', () => {
       invoices: INVOICES,
       timeScale: 0.001,
       timeoutMs: TIMEOUT_MS,
+      concurrency: onPostgres ? 64 : 32,
       faults: { drop: 0.03, delay: 0.03, duplicate: 0.05, reorder: 0.1, replay: 0.05, rotate: true },
       seed: 42,
       db: simDb.db,

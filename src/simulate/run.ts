@@ -2,7 +2,7 @@ import type { PublishResult } from '../outbox/publish.js';
 import { replayMessage } from '../outbox/operations.js';
 import type { InvoiceStatus } from '../provider/invoice-events.js';
 import type { Db, Queryable } from '../store/db.js';
-import { OUTBOX_SUMMARY, SUCCEEDED_MESSAGES, UNSETTLED_DELIVERIES, UPDATE_INVOICE_STATUSES } from '../store/sql/simulate/invoices.js';
+import { DELIVERY_PROGRESS, OUTBOX_SUMMARY, SUCCEEDED_MESSAGES, UNSETTLED_DELIVERIES, UPDATE_INVOICE_STATUSES } from '../store/sql/simulate/invoices.js';
 import { TekilError } from '../errors.js';
 import type { FaultCounts } from './fault-proxy.js';
 import { finalStatus, paidAmountAt, type PlannedInvoice } from './lifecycle.js';
@@ -88,9 +88,19 @@ export async function waitForSettled(db: Queryable, timeoutMs: number): Promise<
   }
 }
 
-/** Sends a share of the already delivered messages again by hand, as an operator's replay would. */
-export async function replayOldDeliveries(db: Queryable, rate: number, random: () => number): Promise<number> {
+/**
+ * Sends a share of the already delivered messages again by hand, as an operator's replay would. It
+ * waits until half the deliveries are in, so there are old ones to replay while the rest still flow.
+ */
+export async function replayOldDeliveries(db: Queryable, rate: number, random: () => number, timeoutMs: number): Promise<number> {
   if (rate <= 0) return 0;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await db.query<{ total: number; succeeded: number }>(DELIVERY_PROGRESS);
+    const progress = rows[0]!;
+    if (Number(progress.succeeded) * 2 >= Number(progress.total) || Date.now() > deadline) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
   const { rows } = await db.query<{ id: string }>(SUCCEEDED_MESSAGES);
   let replayed = 0;
   for (const { id } of rows) {

@@ -62,7 +62,9 @@ export interface SimulatorOptions {
   /** Called once the invoices exist and before any event is sent (a merchant creating its orders). */
   onInvoicesCreated?: ((invoices: readonly PlannedInvoice[]) => Promise<void>) | undefined;
   onProgress?: ((line: string) => void) | undefined;
-  /** Longest wait for every delivery to settle, per phase (default 10 minutes). */
+  /** Requests in flight at once, per URL (default 32). */
+  concurrency?: number | undefined;
+  /** Longest wait for every delivery to settle (default 10 minutes). */
   settleTimeoutMs?: number | undefined;
 }
 
@@ -85,7 +87,7 @@ function simulatorConfig(options: SimulatorOptions): TekilConfig {
         // The dispatcher only ever posts to the simulator's own fault proxies on loopback.
         allow_networks: ['127.0.0.0/8'],
         time_scale: options.timeScale,
-        dispatcher: { poll_interval: '100ms', concurrency: 128 },
+        dispatcher: { poll_interval: '100ms', concurrency: 2 * (options.concurrency ?? 32) },
       },
       ...(options.dataDir ? { store: { data_dir: options.dataDir } } : {}),
     },
@@ -135,7 +137,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       scheme: options.scheme,
       timeout: `${options.timeoutMs}ms`,
       ladder: options.ladder ?? 'paymos',
-      max_in_flight: 128,
+      max_in_flight: options.concurrency ?? 32,
       ...(options.secret ? { secret: options.secret } : {}),
     });
     const dispatcher: Service = createDispatcherService(ctx);
@@ -201,7 +203,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         const settleMs = options.settleTimeoutMs ?? 600_000;
         // Replays are drawn from what has already been delivered, while the rest is still settling:
         // an operator replays old deliveries while new ones flow, and the run waits for one tail only.
-        const replayed = await replayOldDeliveries(db, options.faults.replay, random);
+        const replayed = await replayOldDeliveries(db, options.faults.replay, random, settleMs);
         if (replayed > 0) progress(`replayed ${replayed} delivered messages by hand (same event ids)`);
         await waitForSettled(db, settleMs);
         progress('every delivery settled');

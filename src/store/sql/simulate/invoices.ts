@@ -61,3 +61,6 @@ export const UNSETTLED_DELIVERIES = `SELECT count(*)::int AS n FROM outbox_deliv
 
 /** Messages already delivered, oldest first: the pool manual replays are drawn from. */
 export const SUCCEEDED_MESSAGES = `SELECT DISTINCT message_id AS id FROM outbox_deliveries WHERE status = 'succeeded' ORDER BY message_id`;
+
+/** How far the run is: deliveries in all, and those delivered already. */
+export const DELIVERY_PROGRESS = `SELECT count(*)::int AS total, count(*) FILTER (WHERE status = 'succeeded')::int AS succeeded FROM outbox_deliveries`;
