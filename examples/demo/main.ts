@@ -74,7 +74,8 @@ try {
   console.log(`\n— the provider —\n${formatSummary(summary)}`);
   await waitForShop(shop.ctx.db, 60_000);
   const report = await shopReport(shop.ctx.db, invoices.map((i) => ({ orderId: i.orderId, announced: finalStatus(i) })));
-  console.log(`— the shop —\n${report.text}`);
+  const copies = Object.values(summary.proxies).reduce((n, p) => n + p.forwarded, 0);
+  console.log(`— the shop —\n  requests that reached it: ${copies} for ${summary.eventsPublished} events (${copies - summary.eventsPublished} duplicates: retries, copies, the callback URL, replays)\n${report.text}`);
   const page = (await (await request(`${sim.listUrl}?status=paid&status=paid_over&limit=100`, { headers: { authorization: `Bearer ${sim.apiKey}` } })).body.json()) as InvoiceListPage;
   console.log(`— the provider's list API — GET ${sim.listUrl}?status=paid&status=paid_over: ${page.items.length} on the first page, next_cursor ${page.next_cursor ?? 'null'}`);
   ok = report.ok && (await afterSimulation({ webhookUrl, secret, listUrl: sim.listUrl!, apiKey: sim.apiKey }));
