@@ -37,7 +37,7 @@ describe('tekil simulate (CLI)', () => {
   });
 
   it('walks the invoices, signs every request with the secret it prints, and summarises as JSON', async () => {
-    const store = t?.url ? ['--database-url', t.url] : ['--data-dir', dataDir];
+    const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
     const run = await cli('--target', `${sink.url}/hooks`, '--invoices', '30', '--faults', 'duplicate=0.2,reorder=0.3', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '7', '--json', ...store);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
