@@ -25,6 +25,7 @@ interface SimulateOptions {
   port: number;
   apiKey?: string;
   rateLimit: number;
+  concurrency: number;
   serve: boolean;
   json: boolean;
 }
@@ -67,6 +68,7 @@ export function registerSimulateCommand(program: Command): void {
     .option('--port <n>', 'list API port (0 picks one)', parsePort, 8790)
     .option('--api-key <key>', 'bearer key of the list API (generated and printed when absent)')
     .option('--rate-limit <n>', 'list API requests per second before 429 with Retry-After; 0 for none', positiveInt('rate-limit'), 10)
+    .option('--concurrency <n>', 'requests in flight at once, per URL', positiveInt('concurrency'), 32)
     .option('--serve', 'keep serving the list API after the run, until Ctrl-C', false)
     .option('--json', 'print the summary as JSON', false)
     .action(async (opts: SimulateOptions) => {
@@ -87,6 +89,7 @@ export function registerSimulateCommand(program: Command): void {
         listen: { host: opts.host, port: opts.port },
         apiKey: opts.apiKey,
         rateLimit: opts.rateLimit,
+        concurrency: Math.max(1, opts.concurrency),
         logger: createLogger({ level: 'warn' }),
         onProgress: opts.json ? undefined : (line) => process.stdout.write(`${line}\n`),
       });
