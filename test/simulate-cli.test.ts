@@ -38,14 +38,15 @@ describe('tekil simulate (CLI)', () => {
 
   it('walks the invoices, signs every request with the secret it prints, and summarises as JSON', async () => {
     const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
-    const run = await cli('--target', `${sink.url}/hooks`, '--invoices', '30', '--faults', 'duplicate=0.2,reorder=0.3', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '7', '--json', ...store);
+    const run = await cli('--target', `${sink.url}/hooks`, '--invoices', '30', '--faults', 'duplicate=0.2,reorder=0.3,rotate', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '7', '--json', ...store);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const summary = JSON.parse(run.stdout) as { invoices: number; eventsPublished: number; secret: string; listUrl: string; deliveries: Record<string, { deliveries: number }>; proxies: { target: { duplicated: number } } };
     expect(summary.invoices).toBe(30);
     expect(summary.deliveries.succeeded!.deliveries).toBe(summary.eventsPublished);
     expect(summary.listUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/invoices$/);
-    // Every request the receiver got verifies with the printed secret under the Paymos scheme.
+    // Every request the receiver got verifies with the printed (first) secret under the Paymos scheme;
+    // after the halfway rotation the header carries the new signature beside the old one.
     const paymos = createScheme('paymos');
     expect(sink.requests.length).toBe(summary.eventsPublished + summary.proxies.target.duplicated);
     for (const req of sink.requests) {
@@ -55,6 +56,9 @@ describe('tekil simulate (CLI)', () => {
       expect(body.event_type).toBe(`invoice.${body.data.status}`);
       expect(body.data.amount).toMatch(/^\d+\.\d{2}$/);
     }
+    const signatureCounts = sink.requests.map((r) => (String(r.headers['x-webhook-signature']).match(/v1=/g) ?? []).length);
+    expect(signatureCounts.filter((n) => n === 1).length).toBeGreaterThan(0);
+    expect(signatureCounts.filter((n) => n === 2).length).toBeGreaterThan(0);
   }, 60_000);
 
   it('a fault list it cannot read is one line with a hint', async () => {
