@@ -51,6 +51,8 @@ export const errorCatalogue = {
   // reconcile
   RECONCILE_NOT_CONFIGURED: { status: 400, message: 'the source has no reconcile block' },
   RECONCILE_PROVIDER_FAILED: { status: 502, message: "the provider's API could not be read" },
+  // tekil simulate
+  SIMULATION_UNSETTLED: { status: 504, message: 'the simulated deliveries did not settle in time' },
   // configuration and internal
   CONFIG_INVALID: { status: 500, message: 'the configuration is not valid' },
   CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file cannot be read' },

@@ -9,6 +9,7 @@ import { registerEndpointsCommand } from './endpoints.js';
 import { registerMessagesCommand } from './messages.js';
 import { registerProveCommand } from './prove.js';
 import { registerReconcileCommand } from './reconcile.js';
+import { registerSimulateCommand } from './simulate.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -25,6 +26,7 @@ registerEndpointsCommand(program);
 registerMessagesCommand(program);
 registerProveCommand(program);
 registerReconcileCommand(program);
+registerSimulateCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint

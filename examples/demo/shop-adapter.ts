@@ -1,0 +1,43 @@
+import type { Queryable } from '../../src/store/db.js';
+import { HandlerRegistry, type PayloadSchema } from '../../src/worker/handlers.js';
+import { invoiceEventType, invoiceStatuses } from '../../src/provider/invoice-events.js';
+import type { PlannedInvoice } from '../../src/simulate/lifecycle.js';
+
+/**
+ * The example shop (examples/orders) reads amounts as whole minor units; a provider sends decimal
+ * text ("49.90"), as `tekil simulate` does. This wraps the shop's handlers so each payload is read in
+ * the shop's units before the shop's own schema checks it; nothing else about the handlers changes.
+ */
+export function withDecimalAmounts(shop: HandlerRegistry, source: string): HandlerRegistry {
+  const adapted = new HandlerRegistry();
+  for (const status of invoiceStatuses) {
+    const type = invoiceEventType(status);
+    const registered = shop.resolve(source, type);
+    if (!registered) continue;
+    const schema: PayloadSchema<unknown> | undefined = registered.schema
+      ? { safeParse: (value) => registered.schema!.safeParse(toMinorUnits(value)) }
+      : undefined;
+    adapted.on(source, type, registered.handler, schema ? { schema } : {});
+  }
+  return adapted;
+}
+
+function toMinorUnits(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  const envelope = value as { data?: Record<string, unknown> };
+  const data = envelope.data;
+  if (!data || typeof data.amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(data.amount)) return value;
+  return { ...envelope, data: { ...data, amount: Math.round(Number(data.amount) * 100) } };
+}
+
+/** The shop's side of creating an invoice: the order it pays, with the same amount. */
+export async function createShopOrders(db: Queryable, invoices: readonly PlannedInvoice[]): Promise<void> {
+  for (let i = 0; i < invoices.length; i += 500) {
+    const batch = invoices.slice(i, i + 500);
+    await db.query(
+      `INSERT INTO example_orders (id, amount_minor, currency)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[]) ON CONFLICT (id) DO NOTHING`,
+      [batch.map((x) => x.orderId), batch.map((x) => Math.round(Number(x.amount) * 100)), batch.map((x) => x.currency)],
+    );
+  }
+}

@@ -1,0 +1,113 @@
+import { Option, type Command } from 'commander';
+import { TekilError } from '../errors.js';
+import { parseDuration } from '../config/units.js';
+import { createLogger } from '../logger.js';
+import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
+import { allFaults, parseFaults } from '../simulate/faults.js';
+import { startSimulator } from '../simulate/simulator.js';
+import { formatSummary } from '../simulate/report.js';
+import { parsePort } from './config.js';
+
+interface SimulateOptions {
+  target: string;
+  callbackUrl?: string;
+  scheme: EndpointScheme;
+  secret?: string;
+  invoices: number;
+  timeScale: number;
+  timeout: number;
+  ladder: string;
+  faults: string;
+  seed?: number;
+  dataDir: string;
+  databaseUrl?: string;
+  host: string;
+  port: number;
+  apiKey?: string;
+  rateLimit: number;
+  concurrency: number;
+  serve: boolean;
+  json: boolean;
+}
+
+const positiveInt = (name: string) => (value: string) => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new TekilError('VALIDATION_FAILED', `--${name}: expected a whole number, got "${value}"`);
+  return n;
+};
+
+function parseScale(value: string): number {
+  const n = Number(value);
+  if (!(n > 0 && n <= 1000)) throw new TekilError('VALIDATION_FAILED', `--time-scale: expected a number in (0, 1000], got "${value}"`);
+  return n;
+}
+
+function parseTimeout(value: string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined || ms < 1 || ms > 300_000) throw new TekilError('VALIDATION_FAILED', `--timeout: expected a duration from 1ms to 5m, like 10s, got "${value}"`);
+  return ms;
+}
+
+export function registerSimulateCommand(program: Command): void {
+  program
+    .command('simulate')
+    .description('Act as a payment provider at its worst: walk invoices through their lifecycle, send each event signed through the outbox with faults, and serve the provider list API.')
+    .requiredOption('--target <url>', 'where the events go, e.g. http://127.0.0.1:8787/in/shop-paymos')
+    .option('--callback-url <url>', 'a second URL that gets every event with the same ids')
+    .addOption(new Option('--scheme <name>', 'signature scheme').choices(endpointSchemes).default('paymos'))
+    .option('--secret <whsec_…>', 'signing secret (generated and printed when absent)')
+    .option('--invoices <n>', 'invoices to create', positiveInt('invoices'), 100)
+    .option('--time-scale <factor>', 'multiply the ladder and the pause between lifecycle steps (sending.time_scale)', parseScale, 0.01)
+    .option('--timeout <duration>', 'how long the provider waits for an answer', parseTimeout, 10_000)
+    .option('--ladder <preset>', 'retry ladder preset (paymos, mercanpay, standard)', 'paymos')
+    .option('--faults <list>', `drop=…,delay=…,duplicate=…,reorder=…,replay=…,rotate; "all" is ${JSON.stringify(allFaults)}`, 'none')
+    .option('--seed <n>', 'repeat a run: the same seed plans the same invoices and faults', positiveInt('seed'))
+    .option('--data-dir <dir>', "the simulator's own embedded store", './.tekil-simulate')
+    .option('--database-url <url>', "a Postgres database of the simulator's own instead (its endpoints are replaced on every run)")
+    .option('--host <host>', 'list API address', '127.0.0.1')
+    .option('--port <n>', 'list API port (0 picks one)', parsePort, 8790)
+    .option('--api-key <key>', 'bearer key of the list API (generated and printed when absent)')
+    .option('--rate-limit <n>', 'list API requests per second before 429 with Retry-After; 0 for none', positiveInt('rate-limit'), 10)
+    .option('--concurrency <n>', 'requests in flight at once, per URL', positiveInt('concurrency'), 32)
+    .option('--serve', 'keep serving the list API after the run, until Ctrl-C', false)
+    .option('--json', 'print the summary as JSON', false)
+    .action(async (opts: SimulateOptions) => {
+      const faults = parseFaults(opts.faults);
+      const sim = await startSimulator({
+        target: opts.target,
+        callbackUrl: opts.callbackUrl,
+        scheme: opts.scheme,
+        secret: opts.secret,
+        invoices: opts.invoices,
+        timeScale: opts.timeScale,
+        timeoutMs: opts.timeout,
+        ladder: opts.ladder,
+        faults,
+        seed: opts.seed,
+        dataDir: opts.dataDir,
+        databaseUrl: opts.databaseUrl,
+        listen: { host: opts.host, port: opts.port },
+        apiKey: opts.apiKey,
+        rateLimit: opts.rateLimit,
+        concurrency: Math.max(1, opts.concurrency),
+        logger: createLogger({ level: 'warn' }),
+        onProgress: opts.json ? undefined : (line) => process.stdout.write(`${line}\n`),
+      });
+      try {
+        if (!opts.json) {
+          process.stdout.write(`signing secret: ${sim.secret}\nlist API: ${sim.listUrl} (Authorization: Bearer ${sim.apiKey})\n`);
+        }
+        const summary = await sim.run();
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...summary, listUrl: sim.listUrl, apiKey: sim.apiKey, secret: sim.secret }, null, 2)}\n` : formatSummary(summary));
+        if (opts.serve) {
+          process.stdout.write(`serving ${sim.listUrl} until Ctrl-C\n`);
+          await new Promise<void>((resolve) => {
+            process.once('SIGINT', resolve);
+            process.once('SIGTERM', resolve);
+          });
+        }
+      } finally {
+        await sim.close();
+      }
+    });
+}
