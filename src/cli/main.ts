@@ -7,6 +7,7 @@ import { registerSignCommand } from './sign.js';
 import { registerInboxCommand } from './inbox.js';
 import { registerEndpointsCommand } from './endpoints.js';
 import { registerMessagesCommand } from './messages.js';
+import { registerOperatorsCommand } from './operators.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -21,6 +22,7 @@ registerSignCommand(program);
 registerInboxCommand(program);
 registerEndpointsCommand(program);
 registerMessagesCommand(program);
+registerOperatorsCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint
