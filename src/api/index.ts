@@ -7,6 +7,8 @@ import { outboxRoutes } from './outbox.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { sessionRoutes } from './session.js';
+import { statsRoutes } from './stats.js';
+import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
 import { findNulByte } from './nul-bytes.js';
@@ -22,6 +24,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   inboxRoutes,
   operatorRoutes,
   sessionRoutes,
+  statsRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
@@ -94,6 +97,7 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
     }
   });
 
+  registerDashboardGauges(ctx.metrics, ctx.db);
   const routes = new ApiRoutes(app);
   for (const register of routeModules) register(routes, ctx, adminToken);
   // Built once, from the same specs (and so the same zod schemas) the routes validate their input with.

@@ -24,3 +24,6 @@ CREATE TABLE dashboard_sessions (
   expires_at  timestamptz NOT NULL
 );
 CREATE INDEX dashboard_sessions_expires ON dashboard_sessions (expires_at);
+
+-- The dashboard's outbound stats read the attempts of a recent window.
+CREATE INDEX outbox_attempts_started ON outbox_attempts (started_at);
