@@ -34,11 +34,13 @@ const filterFields = {
 const listQuery = z
   .object({ ...filterFields, limit: z.coerce.number().int().min(1).max(500).default(50), cursor: z.string().optional() })
   .strict();
+/** The inbox list's filter alone (exports, bulk jobs). */
+export const inboxFilterQuery = z.object(filterFields).strict();
 const bulkReplayBody = z.object({ ...filterFields, force: z.boolean().default(false) }).strict();
 const replayBody = z.object({ force: z.boolean().default(false) }).strict();
 const deliveryParams = z.object({ source: text, event_id: text });
 
-function toFilter(q: z.infer<typeof bulkReplayBody> | z.infer<typeof listQuery>): InboxFilter {
+export function toFilter(q: z.infer<typeof inboxFilterQuery>): InboxFilter {
   return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, since: q.since, until: q.until };
 }
 

@@ -8,6 +8,7 @@ import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { sessionRoutes } from './session.js';
 import { statsRoutes } from './stats.js';
+import { exportRoutes } from './exports.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
@@ -25,6 +26,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   operatorRoutes,
   sessionRoutes,
   statsRoutes,
+  exportRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {

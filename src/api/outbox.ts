@@ -25,7 +25,7 @@ const publishBody = z
   .strict();
 
 const time = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
-const historyQuery = z
+export const historyQuery = z
   .object({
     endpoint_id: storableText(64).optional(),
     type: storableText(255).optional(),
@@ -38,7 +38,7 @@ const historyQuery = z
   })
   .strict();
 
-function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
+export function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
   return {
     endpointId: q.endpoint_id,
     type: q.type,
