@@ -9,6 +9,7 @@ import { operatorRoutes } from './operators.js';
 import { sessionRoutes } from './session.js';
 import { statsRoutes } from './stats.js';
 import { exportRoutes } from './exports.js';
+import { jobRoutes } from './jobs.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
@@ -27,6 +28,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   sessionRoutes,
   statsRoutes,
   exportRoutes,
+  jobRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {

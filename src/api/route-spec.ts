@@ -67,6 +67,11 @@ export class ApiRoutes {
 
   constructor(private readonly app?: FastifyInstance) {}
 
+  /** Runs `fn` when the app closes (a route module's background work stops with it). */
+  onClose(fn: () => Promise<void>): void {
+    this.app?.addHook('onClose', fn);
+  }
+
   /** Registers a route (when bound to an app) and records its spec. Absent input parses as `{}`. */
   add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<P, Q, B>, handler: Handler<P, Q, B>): void {
     this.specs.push(spec as unknown as RouteSpec);

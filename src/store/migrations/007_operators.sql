@@ -27,3 +27,23 @@ CREATE INDEX dashboard_sessions_expires ON dashboard_sessions (expires_at);
 
 -- The dashboard's outbound stats read the attempts of a recent window.
 CREATE INDEX outbox_attempts_started ON outbox_attempts (started_at);
+
+-- Bulk replay or discard by filter, run in the background by the api role that took the request.
+-- `cancel_requested` is read between batches; `heartbeat_at` shows a runner is alive (a job whose
+-- runner stopped keeps its last progress, and is shown as abandoned).
+CREATE TABLE dashboard_jobs (
+  id               text PRIMARY KEY,
+  kind             text NOT NULL CHECK (kind IN ('inbox.replay', 'inbox.discard')),
+  filter           jsonb NOT NULL,
+  status           text NOT NULL DEFAULT 'running' CHECK (status IN ('running', 'done', 'cancelled', 'failed')),
+  total            integer NOT NULL,
+  processed        integer NOT NULL DEFAULT 0,
+  changed          integer NOT NULL DEFAULT 0,
+  skipped          integer NOT NULL DEFAULT 0,
+  error            text,
+  created_by       text NOT NULL,
+  cancel_requested boolean NOT NULL DEFAULT false,
+  created_at       timestamptz NOT NULL DEFAULT now(),
+  heartbeat_at     timestamptz NOT NULL DEFAULT now(),
+  finished_at      timestamptz
+);
