@@ -10,6 +10,7 @@ import { sessionRoutes } from './session.js';
 import { statsRoutes } from './stats.js';
 import { exportRoutes } from './exports.js';
 import { jobRoutes } from './jobs.js';
+import { eventRoutes } from './events.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
@@ -29,6 +30,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   statsRoutes,
   exportRoutes,
   jobRoutes,
+  eventRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {

@@ -72,6 +72,11 @@ export class ApiRoutes {
     this.app?.addHook('onClose', fn);
   }
 
+  /** Runs `fn` before the server stops accepting: long-lived answers (event streams) end here. */
+  onPreClose(fn: () => Promise<void>): void {
+    this.app?.addHook('preClose', fn);
+  }
+
   /** Registers a route (when bound to an app) and records its spec. Absent input parses as `{}`. */
   add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<P, Q, B>, handler: Handler<P, Q, B>): void {
     this.specs.push(spec as unknown as RouteSpec);
