@@ -47,11 +47,13 @@ describe('CLI: tekil operators create | list | revoke against a running tekil', 
     expect(token).toMatch(/^tko_/);
     expect(made.stderr).toMatch(/shown only now/);
 
-    const listed = JSON.parse((await cli({}, 'operators', 'list', '--json')).stdout) as Array<{ name: string; role: string }>;
-    expect(listed).toEqual([expect.objectContaining({ name: 'ayse', role: 'viewer' })]);
-
-    // Each CLI run starts a process (seconds on a busy machine): the rest is checked in the store.
-    expect(await refused({ TEKIL_ADMIN_TOKEN: token }, 'inbox', 'replay-bulk', '--status', 'dead')).toMatch(/^tekil: FORBIDDEN: the viewer role cannot do this/m);
+    // Each CLI run starts a process (seconds on a busy machine): two at once, the rest checked in the store.
+    const [list, refusal] = await Promise.all([
+      cli({}, 'operators', 'list', '--json'),
+      refused({ TEKIL_ADMIN_TOKEN: token }, 'inbox', 'replay-bulk', '--status', 'dead'),
+    ]);
+    expect(JSON.parse(list.stdout)).toEqual([expect.objectContaining({ name: 'ayse', role: 'viewer' })]);
+    expect(refusal).toMatch(/^tekil: FORBIDDEN: the viewer role cannot do this/m);
 
     await cli({}, 'operators', 'revoke', 'ayse');
     const { rows } = await tekil.ctx.db.query<{ revoked: boolean }>('SELECT revoked_at IS NOT NULL AS revoked FROM operators WHERE id = $1', [id]);
