@@ -102,8 +102,8 @@ async function openDetail(source, eventId) {
   replay.onclick = async () => {
     try {
       const r = await api('POST', `/inbox/${encodeURIComponent(d.source)}/${encodeURIComponent(d.event_id)}/replay`, { force: d.status === 'done' });
-      $('detail-message').textContent = `Replayed: now ${r.status}.`;
       await openDetail(d.source, d.event_id);
+      $('detail-message').textContent = `Replayed: now ${r.status}.`;
     } catch (err) {
       $('detail-message').textContent = `Replay refused: ${err.message}`;
     }
