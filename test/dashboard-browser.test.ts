@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,11 @@ import { paymosBody, receiverConfig, signPaymos } from './helpers/receiver.js';
 import { waitUntil } from './helpers/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+/** `TEKIL_UPDATE_SCREENSHOTS=1` writes the run's screenshots into docs/img/ for docs/dashboard.md. */
+const screenshotDir = process.env.TEKIL_UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../docs/img/', import.meta.url)) : undefined;
+const screenshot = async (page: Page, name: string) => {
+  if (screenshotDir) await page.screenshot({ path: join(screenshotDir, `dashboard-${name}.png`) });
+};
 const ADMIN = 'dashboard-browser-admin-token';
 /** In CI the browser must be there (.ci/run installs it); elsewhere the test says it is skipped. */
 const runnable = onPostgres && (existsSync(CHROMIUM) || process.env.CI === 'true');
@@ -31,7 +37,7 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     const env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: mkdtempSync(join(tmpdir(), 'tekil-browser-')), DATABASE_URL: t.url ?? '' };
     tekil = await startTekil({ config: receiverConfig(), roles: ['receiver', 'api'], env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
-    page = await browser.newPage();
+    page = await browser.newPage({ viewport: { width: 1100, height: 640 } });
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -49,6 +55,7 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await page.locator('#token').fill(ADMIN);
     await page.locator('#sign-in button[type=submit]').click();
     await page.locator('#inbound').waitFor();
+    expect(await page.locator('#sign-in').isHidden()).toBe(true);
     await page.locator('#live.on').waitFor();
 
     // A webhook sent now appears without a reload.
@@ -58,6 +65,7 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     expect(sent.statusCode).toBe(200);
     const row = page.locator('tr[data-key="shop/evt_browser_1"]');
     await row.waitFor();
+    await screenshot(page, 'inbound');
 
     // It fails for good (as a worker would record it), then is replayed from its detail.
     await tekil.ctx.db.query(`UPDATE inbox_deliveries SET status = 'dead', attempts = 3, last_error = 'handler threw' WHERE event_id = 'evt_browser_1'`);
@@ -69,6 +77,7 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await page.locator('#replay').click();
     await page.locator('#detail-message', { hasText: 'Replayed: now pending.' }).waitFor();
     await waitUntil(async () => (await status('evt_browser_1')) === 'pending');
+    await screenshot(page, 'detail');
 
     // No token in a URL or in script-readable storage; the cookie is not readable by script.
     expect(page.url()).not.toContain(ADMIN);
