@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { chromium } from 'playwright-core';
+import { request } from 'undici';
 import { buildApp } from '../src/app.js';
 import { parseConfig } from '../src/config/index.js';
 import { inboxPerMinute } from '../src/dashboard/stats.js';
@@ -32,6 +33,30 @@ async function time(fn: () => Promise<unknown>): Promise<number> {
     runs.push(performance.now() - start);
   }
   return Math.round(runs.sort((a, b) => a - b)[2]! * 10) / 10;
+}
+
+/** Every row as .xlsx over HTTP: time, size, and the process's peak RSS while it streams. */
+async function exportFigures(db: Awaited<ReturnType<typeof createPostgresDb>>): Promise<void> {
+  const config = parseConfig({}, {});
+  const ctx = { config, settings: resolveSettings(config, {}), db, logger: pino({ level: 'silent' }), metrics: createMetricsRegistry(false) };
+  const app = await buildApp({ ctx, roles: new Set(['api']), adminToken: 'bench' });
+  const base = await app.listen({ host: '127.0.0.1', port: 0 });
+  try {
+    for (const format of ['csv', 'xlsx'] as const) {
+      const rssBefore = process.memoryUsage().rss;
+      let peak = rssBefore;
+      const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 100);
+      const t0 = performance.now();
+      const res = await request(`${base}/api/v1/inbox/export.${format}`, { headers: { authorization: 'Bearer bench' } });
+      let bytes = 0;
+      for await (const chunk of res.body) bytes += (chunk as Buffer).length;
+      clearInterval(sampler);
+      const mb = (n: number) => Math.round(n / 1e6);
+      console.log(`${`export ${format}, every row`.padEnd(36)} ${Math.round(performance.now() - t0)} ms, ${mb(bytes)} MB, peak RSS ${mb(peak)} MB (${mb(rssBefore)} MB before)`);
+    }
+  } finally {
+    await app.close();
+  }
 }
 
 await withFreshDatabase('tekil_bench_dashboard', async (url) => {
@@ -85,6 +110,7 @@ await withFreshDatabase('tekil_bench_dashboard', async (url) => {
         await app.close();
       }
     }
+    if (process.env.BENCH_EXPORT !== '0') await exportFigures(db);
   } finally {
     await db.close();
   }

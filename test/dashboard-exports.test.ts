@@ -79,6 +79,31 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     expect(text).toContain(`… and ${ROWS - PDF_MAX_ROWS} more rows`);
   });
 
+  it('outbound deliveries export to Excel and PDF with their own filter', async () => {
+    await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_export', 'https://example.com/h', 5000, 4)`);
+    await t.db.query(`INSERT INTO outbox_messages (id, event_type, payload) SELECT 'msg_export_' || i, 'invoice.paid', '\\x7b7d' FROM generate_series(1, 3) AS i`);
+    await t.db.query(
+      `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, last_status_code)
+       SELECT 'msg_export_' || i, 'ep_export', CASE WHEN i = 1 THEN 'failed' ELSE 'succeeded' END, i, CASE WHEN i = 1 THEN 500 ELSE 200 END
+       FROM generate_series(1, 3) AS i`,
+    );
+    const xlsx = await download(app, '/api/v1/deliveries/export.xlsx?endpoint_id=ep_export&status=succeeded');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    expect(sheet.rowCount).toBe(3);
+    expect([sheet.getRow(2).getCell(3).value, sheet.getRow(3).getCell(3).value].sort()).toEqual(['msg_export_2', 'msg_export_3']);
+
+    const pdf = await download(app, '/api/v1/deliveries/export.pdf?endpoint_id=ep_export');
+    const parser = new PDFParse({ data: new Uint8Array(pdf.rawPayload) });
+    const text = (await parser.getText()).text;
+    await parser.destroy();
+    expect(text).toContain('tekil: outbound deliveries');
+    expect(text).toContain('Filter: endpoint_id = ep_export');
+    expect(text).toContain('Totals: 3 rows (failed 1, succeeded 2)');
+    expect(text).toContain('msg_export_1');
+  });
+
   it('an empty result is still a valid file', async () => {
     const res = await download(app, '/api/v1/inbox/export.xlsx?source=nobody');
     const workbook = new ExcelJS.Workbook();
