@@ -79,13 +79,22 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await waitUntil(async () => (await status('evt_browser_1')) === 'pending');
     await screenshot(page, 'detail');
 
+    // The switch puts the panel in Turkish, without a reload.
+    await page.selectOption('#lang', 'tr');
+    expect(await page.locator('#back').textContent()).toBe('← Gelen');
+    expect(await page.locator('#detail-message').textContent()).toBe('Replayed: now pending.');
+    expect(await page.locator('dt[data-i18n="status"]').textContent()).toBe('durum');
+    await page.locator('#back').click();
+    await page.locator('#inbound th[data-i18n="eventId"]', { hasText: 'olay kimliği' }).waitFor();
+    await screenshot(page, 'inbound-tr');
+
     // No token in a URL or in script-readable storage; the cookie is not readable by script.
     expect(page.url()).not.toContain(ADMIN);
     // Evaluated in the page (a string, since this file is compiled without the DOM's types).
     expect(await page.evaluate('[document.cookie, JSON.stringify(localStorage), JSON.stringify(sessionStorage)]')).toEqual(['', '{}', '{}']);
   }, 60_000);
 
-  it('a viewer sees no replay button', async () => {
+  it('a browser in Turkish gets the panel in Turkish; a viewer there sees no replay button', async () => {
     const made = await request(`${tekil.url}/api/v1/operators`, {
       method: 'POST',
       body: JSON.stringify({ name: 'browser-viewer', role: 'viewer' }),
@@ -94,9 +103,10 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     const { token } = (await made.body.json()) as { token: string };
     await tekil.ctx.db.query(`UPDATE inbox_deliveries SET status = 'dead' WHERE event_id = 'evt_browser_1'`);
     await tekil.ctx.db.query(`UPDATE inbox_queue SET dead = true WHERE event_id = 'evt_browser_1'`);
-    const context = await browser.newContext();
+    const context = await browser.newContext({ locale: 'tr-TR' });
     const viewerPage = await context.newPage();
     await viewerPage.goto(tekil.url);
+    expect(await viewerPage.locator('#sign-in button[type=submit]').textContent()).toBe('Giriş yap');
     await viewerPage.locator('#token').fill(token);
     await viewerPage.locator('#sign-in button[type=submit]').click();
     await viewerPage.locator('tr[data-key="shop/evt_browser_1"]').click();

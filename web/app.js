@@ -2,7 +2,19 @@
 // framework, nothing from elsewhere. Text from deliveries is only ever set as textContent, never as HTML.
 // The session lives in an HttpOnly cookie; the CSRF token is kept in memory only.
 
+import { browserLanguage, messages } from './i18n.js';
+
 const $ = (id) => document.getElementById(id);
+let lang = browserLanguage();
+const t = (key) => messages[lang][key];
+
+/** Puts the chosen language's words into every marked element (text only, never markup). */
+function translate() {
+  document.documentElement.lang = lang;
+  $('lang').value = lang;
+  for (const el of document.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
+  for (const el of document.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
+}
 let csrfToken = null;
 let role = null;
 let events = null;
@@ -76,12 +88,13 @@ async function openDetail(source, eventId) {
   $('detail-title').textContent = `${d.source} / ${d.event_id}`;
   const fields = $('detail-fields');
   fields.replaceChildren();
-  for (const [label, value] of [['status', d.status], ['type', d.event_type], ['resource', d.resource_id], ['attempts', d.attempts], ['received', d.received_at], ['last error', d.last_error]]) {
+  for (const [field, value] of [['status', d.status], ['type', d.event_type], ['resource', d.resource_id], ['attempts', d.attempts], ['received', d.received_at], ['lastError', d.last_error]]) {
     const dt = document.createElement('dt');
-    dt.textContent = label;
+    dt.dataset.i18n = field;
+    dt.textContent = t(field);
     const dd = document.createElement('dd');
     dd.textContent = value ?? '';
-    dd.dataset.field = label;
+    dd.dataset.field = field;
     fields.append(dt, dd);
   }
   let body = d.body;
@@ -103,9 +116,9 @@ async function openDetail(source, eventId) {
     try {
       const r = await api('POST', `/inbox/${encodeURIComponent(d.source)}/${encodeURIComponent(d.event_id)}/replay`, { force: d.status === 'done' });
       await openDetail(d.source, d.event_id);
-      $('detail-message').textContent = `Replayed: now ${r.status}.`;
+      $('detail-message').textContent = t('replayed')(r.status);
     } catch (err) {
-      $('detail-message').textContent = `Replay refused: ${err.message}`;
+      $('detail-message').textContent = t('replayRefused')(err.message);
     }
   };
   $('detail-message').textContent = '';
@@ -123,6 +136,11 @@ async function signedIn(session) {
 }
 
 async function start() {
+  translate();
+  $('lang').addEventListener('change', () => {
+    lang = $('lang').value === 'tr' ? 'tr' : 'en';
+    translate();
+  });
   $('sign-in').addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
@@ -131,7 +149,7 @@ async function start() {
       $('sign-in-error').textContent = '';
       await signedIn(session);
     } catch (err) {
-      $('sign-in-error').textContent = err.status === 401 ? 'Wrong token.' : err.message;
+      $('sign-in-error').textContent = err.status === 401 ? t('wrongToken') : err.message;
     }
   });
   $('sign-out').addEventListener('click', async () => {
