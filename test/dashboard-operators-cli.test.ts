@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/logger.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
-import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import { createTestDb, type TestDb } from './helpers/db.js';
 
 const run = promisify(execFile);
 const ADMIN = 'operators-cli-admin';
@@ -31,9 +31,10 @@ describe('CLI: tekil operators create | list | revoke against a running tekil', 
 
   beforeAll(async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tekil-operators-cli-'));
-    if (onPostgres) t = await createTestDb();
-    env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: dataDir, DATABASE_URL: t?.url ?? '' };
-    tekil = await startTekil({ config: parseConfig({}), roles: new Set(['api']), env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
+    // A migrated test store handed in: a fresh PGlite would spend seconds initialising and migrating.
+    t = await createTestDb();
+    env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: dataDir };
+    tekil = await startTekil({ config: parseConfig({}), roles: new Set(['api']), env, db: t.db, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
     env.TEKIL_URL = tekil.url;
   });
   afterAll(async () => {
