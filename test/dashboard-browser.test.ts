@@ -60,7 +60,8 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
 
     // A webhook sent now appears without a reload.
     const body = paymosBody('evt_browser_1');
-    const sent = await request(`${tekil.url}/in/shop`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signPaymos(body) } });
+    const signed = signPaymos(body);
+    const sent = await request(`${tekil.url}/in/shop`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signed } });
     await sent.body.text();
     expect(sent.statusCode).toBe(200);
     const row = page.locator('tr[data-key="shop/evt_browser_1"]');
@@ -74,6 +75,10 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await page.locator('#detail').waitFor();
     expect(await page.locator('#detail-body').textContent()).toContain('"event_id": "evt_browser_1"');
     expect(await page.locator('[data-field="status"]').textContent()).toBe('dead');
+    // The kept headers as text; no signature among them.
+    const headers = (await page.locator('#detail-headers').textContent()) ?? '';
+    expect(headers).toContain('content-type: application/json');
+    for (const [name, value] of Object.entries(signed)) if (/signature/i.test(name)) expect(headers).not.toContain(value);
     await page.locator('#replay').click();
     await page.locator('#detail-message', { hasText: 'Replayed: now pending.' }).waitFor();
     await waitUntil(async () => (await status('evt_browser_1')) === 'pending');
@@ -112,6 +117,7 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await viewerPage.locator('tr[data-key="shop/evt_browser_1"]').click();
     await viewerPage.locator('[data-field="status"]', { hasText: 'dead' }).waitFor();
     expect(await viewerPage.locator('#replay').isHidden()).toBe(true);
+    expect(await viewerPage.locator('#discard').isHidden()).toBe(true);
     await context.close();
   }, 60_000);
 });

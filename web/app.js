@@ -102,6 +102,8 @@ async function openDetail(source, eventId) {
     try { body = JSON.stringify(JSON.parse(d.body), null, 2); } catch { /* not JSON: shown as received */ }
   }
   $('detail-body').textContent = body;
+  // tekil stores only the headers it keeps (no signatures or secrets); shown as text, one a line.
+  $('detail-headers').textContent = Object.entries(d.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n');
   const attempts = $('attempts');
   attempts.replaceChildren();
   for (const a of d.attempt_history ?? []) {
@@ -119,6 +121,17 @@ async function openDetail(source, eventId) {
       $('detail-message').textContent = t('replayed')(r.status);
     } catch (err) {
       $('detail-message').textContent = t('replayRefused')(err.message);
+    }
+  };
+  const discard = $('discard');
+  discard.hidden = role === 'viewer' || !['dead', 'stale', 'pending'].includes(d.status);
+  discard.onclick = async () => {
+    try {
+      await api('POST', `/inbox/${encodeURIComponent(d.source)}/${encodeURIComponent(d.event_id)}/discard`);
+      await openDetail(d.source, d.event_id);
+      $('detail-message').textContent = t('discarded');
+    } catch (err) {
+      $('detail-message').textContent = err.message;
     }
   };
   $('detail-message').textContent = '';

@@ -5,6 +5,7 @@ export const messages = {
     received: 'received', source: 'source', eventId: 'event id', type: 'type', status: 'status', attempts: 'attempts',
     back: '← Inbound', replay: 'Replay', body: 'Body', attemptHistory: 'Attempts', started: 'started', outcome: 'outcome',
     ms: 'ms', error: 'error', resource: 'resource', lastError: 'last error', wrongToken: 'Wrong token.',
+    discard: 'Discard', headers: 'Headers', discarded: 'Discarded.',
     replayed: (status) => `Replayed: now ${status}.`, replayRefused: (message) => `Replay refused: ${message}`,
   },
   tr: {
@@ -12,6 +13,7 @@ export const messages = {
     received: 'alındı', source: 'kaynak', eventId: 'olay kimliği', type: 'tür', status: 'durum', attempts: 'deneme',
     back: '← Gelen', replay: 'Yeniden işle', body: 'Gövde', attemptHistory: 'Denemeler', started: 'başladı', outcome: 'sonuç',
     ms: 'ms', error: 'hata', resource: 'nesne', lastError: 'son hata', wrongToken: 'Yanlış anahtar.',
+    discard: 'Vazgeç', headers: 'Başlıklar', discarded: 'Vazgeçildi.',
     replayed: (status) => `Yeniden işlendi: şimdi ${status}.`, replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
   },
 };
