@@ -2,6 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { TekilError, isTekilError, toClientError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
+import { panelRoutes } from './dashboard/panel.js';
 import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxBatcher } from './receiver/batcher.js';
@@ -116,6 +117,7 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
   if (roles.has('api')) {
     if (!adminToken) throw new TekilError('CONFIG_INVALID', 'the api role needs an admin token');
     await app.register(adminApi, { prefix: '/api/v1', ctx, adminToken });
+    await app.register(panelRoutes);
   }
   return app;
 }

@@ -34,6 +34,7 @@ export const errorCatalogue = {
   URL_TOO_LONG: { status: 414, message: 'a path segment is too long' },
   // admin API
   UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
+  FORBIDDEN: { status: 403, message: "the caller's role does not allow this" },
   NOT_FOUND: { status: 404, message: 'not found' },
   CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
   VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },
@@ -108,6 +109,7 @@ const frameworkCodes: Readonly<Record<string, ErrorCode>> = {
 /** Other client errors by status, for errors that carry a status but no code we know. */
 const clientStatusCodes: Readonly<Record<number, ErrorCode>> = {
   401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
   404: 'NOT_FOUND',
   409: 'CONFLICT',
   413: 'BODY_TOO_LARGE',

@@ -105,7 +105,8 @@ describe('migrations 004/005: upgrading a store that holds deliveries', () => {
     legacyAttempts = before.rows;
     expect(legacyAttempts).toHaveLength(5);
 
-    expect(await migrate(db)).toEqual(['004_inbox_queue', '005_final_attempt']);
+    // Later migrations (006 on) apply after these two; this test is about these two.
+    expect((await migrate(db)).slice(0, 2)).toEqual(['004_inbox_queue', '005_final_attempt']);
   });
   afterAll(async () => store?.close());
 

@@ -1,9 +1,7 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { TekilError } from '../errors.js';
 import { discardDelivery, inboxStatuses, listInbox, replayDelivery, replayMatching, showDelivery, type InboxFilter } from '../inbox/index.js';
 import type { Context } from '../service.js';
-import { parseInput } from '../validation.js';
+import type { ApiRoutes } from './route-spec.js';
 
 /**
  * An ISO 8601 time with an offset, in years 1 to 9999 once in UTC: outside them the database drivers
@@ -36,11 +34,13 @@ const filterFields = {
 const listQuery = z
   .object({ ...filterFields, limit: z.coerce.number().int().min(1).max(500).default(50), cursor: z.string().optional() })
   .strict();
+/** The inbox list's filter alone (exports, bulk jobs). */
+export const inboxFilterQuery = z.object(filterFields).strict();
 const bulkReplayBody = z.object({ ...filterFields, force: z.boolean().default(false) }).strict();
 const replayBody = z.object({ force: z.boolean().default(false) }).strict();
 const deliveryParams = z.object({ source: text, event_id: text });
 
-function toFilter(q: z.infer<typeof bulkReplayBody> | z.infer<typeof listQuery>): InboxFilter {
+export function toFilter(q: z.infer<typeof inboxFilterQuery>): InboxFilter {
   return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, since: q.since, until: q.until };
 }
 
@@ -48,33 +48,31 @@ function toFilter(q: z.infer<typeof bulkReplayBody> | z.infer<typeof listQuery>)
  * The receiving side's admin API: list and filter deliveries (the review queue is `status=dead`),
  * show one with its attempts, replay one or many, discard.
  */
-export async function inboxRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
   const db = ctx.db;
+  const tag = 'inbox';
 
-  app.get('/inbox', async (req) => {
-    const q = parseInput(listQuery, req.query ?? {});
-    return listInbox(db, toFilter(q), { limit: q.limit, cursor: q.cursor });
-  });
+  routes.add({ method: 'GET', url: '/inbox', tag, summary: 'List inbound deliveries, newest first, by filter and cursor', permission: 'view', query: listQuery }, async ({ query: q }) =>
+    listInbox(db, toFilter(q), { limit: q.limit, cursor: q.cursor }),
+  );
 
-  app.get('/inbox/:source/:event_id', async (req) => {
-    const p = parseInput(deliveryParams, req.params ?? {});
-    return showDelivery(db, p.source, p.event_id);
-  });
+  routes.add(
+    { method: 'GET', url: '/inbox/:source/:event_id', tag, summary: 'Show one delivery with its body, headers and attempts', permission: 'view', params: deliveryParams },
+    async ({ params: p }) => showDelivery(db, p.source, p.event_id),
+  );
 
-  app.post('/inbox/replay', async (req) => {
-    const body = parseInput(bulkReplayBody, req.body ?? {});
-    const replayed = await replayMatching(db, toFilter(body), body.force);
-    return { replayed };
-  });
+  routes.add(
+    { method: 'POST', url: '/inbox/replay', tag, summary: 'Replay every delivery matching the filter (dead ones unless force)', permission: 'operate', body: bulkReplayBody },
+    async ({ body }) => ({ replayed: await replayMatching(db, toFilter(body), body.force) }),
+  );
 
-  app.post('/inbox/:source/:event_id/replay', async (req) => {
-    const p = parseInput(deliveryParams, req.params ?? {});
-    const body = parseInput(replayBody, req.body ?? {});
-    return replayDelivery(db, p.source, p.event_id, body.force);
-  });
+  routes.add(
+    { method: 'POST', url: '/inbox/:source/:event_id/replay', tag, summary: 'Replay one delivery', permission: 'operate', params: deliveryParams, body: replayBody },
+    async ({ params: p, body }) => replayDelivery(db, p.source, p.event_id, body.force),
+  );
 
-  app.post('/inbox/:source/:event_id/discard', async (req) => {
-    const p = parseInput(deliveryParams, req.params ?? {});
-    return discardDelivery(db, p.source, p.event_id);
-  });
+  routes.add(
+    { method: 'POST', url: '/inbox/:source/:event_id/discard', tag, summary: 'Discard one delivery from the review queue', permission: 'operate', params: deliveryParams },
+    async ({ params: p }) => discardDelivery(db, p.source, p.event_id),
+  );
 }

@@ -1,10 +1,20 @@
-import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { TekilError } from '../errors.js';
 import type { Context } from '../service.js';
-import { tokenMatches } from './token.js';
+import { callerForToken, roleAllows } from '../dashboard/operators.js';
+import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, findSession, readCookie } from '../dashboard/sessions.js';
 import { outboxRoutes } from './outbox.js';
 import { inboxRoutes } from './inbox.js';
+import { operatorRoutes } from './operators.js';
 import { reconcileRoutes } from './reconcile.js';
+import { sessionRoutes } from './session.js';
+import { statsRoutes } from './stats.js';
+import { exportRoutes } from './exports.js';
+import { jobRoutes } from './jobs.js';
+import { eventRoutes } from './events.js';
+import { registerDashboardGauges } from '../dashboard/stats.js';
+import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
+import { ApiRoutes } from './route-spec.js';
 import { findNulByte } from './nul-bytes.js';
 
 export interface AdminApiOptions {
@@ -12,16 +22,54 @@ export interface AdminApiOptions {
   adminToken: string;
 }
 
-/** Route modules of the admin API; each is registered under /api/v1 behind the bearer token. */
-const routeModules: Array<(app: FastifyInstance, ctx: Context) => Promise<void> | void> = [outboxRoutes, inboxRoutes, reconcileRoutes];
+/** Route modules of the admin API; each is registered under /api/v1 and declares who may call it. */
+const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) => void> = [
+  outboxRoutes,
+  inboxRoutes,
+  operatorRoutes,
+  sessionRoutes,
+  statsRoutes,
+  exportRoutes,
+  jobRoutes,
+  eventRoutes,
+  reconcileRoutes,
+];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
+  // Who is calling: a bearer token (the admin token or an operator's), else the session cookie. A change
+  // made with the cookie must also carry the session's CSRF token in a header, which another site's
+  // page cannot read or set. Then the route's permission is checked against the caller's role.
   app.addHook('onRequest', async (req) => {
+    const permission = req.routeOptions.config.permission;
+    if (permission === 'public') return;
     const header = req.headers.authorization;
-    const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
-    if (!tokenMatches(adminToken, presented)) {
-      throw new TekilError('UNAUTHORIZED', presented === undefined ? 'no admin token' : 'wrong admin token', {
-        hint: 'send Authorization: Bearer <TEKIL_ADMIN_TOKEN>',
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (header === undefined && cookie !== undefined) {
+      const session = await findSession(ctx.db, cookie);
+      if (!session) throw new TekilError('UNAUTHORIZED', 'the session has expired or ended', { hint: 'sign in again' });
+      const presented = req.headers[CSRF_HEADER];
+      if (permission !== 'view' && !csrfMatches(session, typeof presented === 'string' ? presented : undefined)) {
+        throw new TekilError('FORBIDDEN', 'a change made with the session cookie needs its CSRF token', {
+          hint: `send the csrf_token from GET /api/v1/session in the ${CSRF_HEADER} header`,
+        });
+      }
+      req.caller = session.caller;
+      req.session = session;
+    } else {
+      const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
+      const caller = await callerForToken(ctx.db, adminToken, presented);
+      if (!caller) {
+        throw new TekilError('UNAUTHORIZED', presented === undefined ? 'no admin token' : 'wrong admin token', {
+          hint: 'send Authorization: Bearer <TEKIL_ADMIN_TOKEN> (or an operator token)',
+        });
+      }
+      req.caller = caller;
+    }
+    // A route without a declared permission (none today) is treated as the strictest.
+    const needed = permission ?? 'admin';
+    if (!roleAllows(req.caller.role, needed)) {
+      throw new TekilError('FORBIDDEN', `the ${req.caller.role} role cannot do this (it needs ${needed})`, {
+        hint: needed === 'admin' ? 'use the admin token' : 'use an operator token or the admin token',
       });
     }
   });
@@ -57,5 +105,13 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
     }
   });
 
-  for (const register of routeModules) await register(app, ctx);
+  registerDashboardGauges(ctx.metrics, ctx.db);
+  const routes = new ApiRoutes(app);
+  for (const register of routeModules) register(routes, ctx, adminToken);
+  // Built once, from the same specs (and so the same zod schemas) the routes validate their input with.
+  let document: OpenApiDocument | undefined;
+  routes.add({ method: 'GET', url: '/openapi.json', tag: 'meta', summary: 'This API as an OpenAPI 3.1 document', permission: 'public' }, async () => {
+    document ??= buildOpenApiDocument(routes.specs);
+    return document;
+  });
 };

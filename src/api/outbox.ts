@@ -1,11 +1,10 @@
 import { Readable } from 'node:stream';
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { Context } from '../service.js';
 import { durationMs } from '../config/units.js';
 import { outboxParts } from '../outbox/parts.js';
-import { storableText } from '../outbox/endpoints.js';
-import { parseInput } from '../validation.js';
+import { endpointCreateSchema, endpointUpdateSchema, storableText } from '../outbox/endpoints.js';
+import type { ApiRoutes } from './route-spec.js';
 import { exportDeliveriesCsv, getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { publish } from '../outbox/publish.js';
@@ -26,7 +25,7 @@ const publishBody = z
   .strict();
 
 const time = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
-const historyQuery = z
+export const historyQuery = z
   .object({
     endpoint_id: storableText(64).optional(),
     type: storableText(255).optional(),
@@ -39,7 +38,7 @@ const historyQuery = z
   })
   .strict();
 
-function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
+export function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
   return {
     endpointId: q.endpoint_id,
     type: q.type,
@@ -57,63 +56,93 @@ const replayFailedBody = z.object({ endpoint_id: storableText(64).optional(), si
 /** A rotation window past a year is a mistake, and past the timestamp range a database error. */
 const rotateBody = z.object({ window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).optional() }).strict();
 
+const endpointParams = idParams;
+
 /** Admin API of the sending side: endpoints, publishing, history, export, replay and ping. */
-export async function outboxRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
   const { endpoints } = outboxParts(ctx);
   const db = ctx.db;
+  const tag = 'outbox';
 
-  app.post('/endpoints', async (req, reply) => {
-    const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, req.body));
-    return reply.code(201).send({ ...endpoint, secret });
-  });
-  app.get('/endpoints', async () => ({ items: await endpoints.list(db) }));
-  app.get('/endpoints/:id', async (req) => endpoints.get(db, parseInput(idParams, req.params).id));
-  app.patch('/endpoints/:id', async (req) => endpoints.update(db, parseInput(idParams, req.params).id, req.body ?? {}));
-  app.delete('/endpoints/:id', async (req) => {
-    const id = parseInput(idParams, req.params).id;
-    return { id, deleted: true, ...(await db.transaction((tx) => endpoints.remove(tx, id))) };
-  });
-  app.post('/endpoints/:id/disable', async (req) => endpoints.setEnabled(db, parseInput(idParams, req.params).id, false));
-  app.post('/endpoints/:id/enable', async (req) => endpoints.setEnabled(db, parseInput(idParams, req.params).id, true));
-  app.post('/endpoints/:id/rotate-secret', async (req) => {
-    const id = parseInput(idParams, req.params).id;
-    const { window } = parseInput(rotateBody, req.body ?? {});
-    return { id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, id, window))) };
-  });
-  app.post('/endpoints/:id/ping', async (req, reply) => reply.code(202).send(await pingEndpoint(db, parseInput(idParams, req.params).id)));
+  routes.add(
+    { method: 'POST', url: '/endpoints', tag, summary: 'Create an endpoint; its secret is in this answer only', permission: 'operate', body: endpointCreateSchema, status: 201 },
+    // The store parses the raw body itself: the parsed one has durations in ms, which it would read as seconds.
+    async (_input, req) => {
+      const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, req.body));
+      return { ...endpoint, secret };
+    },
+  );
+  routes.add({ method: 'GET', url: '/endpoints', tag, summary: 'List endpoints', permission: 'view' }, async () => ({ items: await endpoints.list(db) }));
+  routes.add({ method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', params: endpointParams }, async ({ params }) =>
+    endpoints.get(db, params.id),
+  );
+  routes.add(
+    { method: 'PATCH', url: '/endpoints/:id', tag, summary: "Change an endpoint's settings", permission: 'operate', params: endpointParams, body: endpointUpdateSchema },
+    async ({ params }, req) => endpoints.update(db, params.id, req.body ?? {}),
+  );
+  routes.add({ method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', params: endpointParams }, async ({ params }) => ({
+    id: params.id,
+    deleted: true,
+    ...(await db.transaction((tx) => endpoints.remove(tx, params.id))),
+  }));
+  routes.add({ method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', params: endpointParams }, async ({ params }) =>
+    endpoints.setEnabled(db, params.id, false),
+  );
+  routes.add({ method: 'POST', url: '/endpoints/:id/enable', tag, summary: 'Resume sending to an endpoint', permission: 'operate', params: endpointParams }, async ({ params }) =>
+    endpoints.setEnabled(db, params.id, true),
+  );
+  routes.add(
+    { method: 'POST', url: '/endpoints/:id/rotate-secret', tag, summary: "Rotate an endpoint's secret; the old one signs too for `window`", permission: 'operate', params: endpointParams, body: rotateBody },
+    async ({ params, body }) => ({ id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) }),
+  );
+  routes.add(
+    { method: 'POST', url: '/endpoints/:id/ping', tag, summary: 'Send a test.ping to one endpoint', permission: 'operate', params: endpointParams, status: 202 },
+    async ({ params }) => pingEndpoint(db, params.id),
+  );
 
-  app.post('/messages', async (req, reply) => {
-    const body = parseInput(publishBody, req.body);
-    const key = req.headers['idempotency-key'];
-    const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
-    const result = await db.transaction((tx) =>
-      publish(tx, {
-        type: body.type,
-        resourceId: body.resource_id ?? null,
-        data: body.data ?? null,
-        idempotencyKey,
-        extraDestinations: body.extra_destinations?.map((x) => ({ url: x.url, endpointId: x.endpoint_id })),
-      }),
-    );
-    if (result.duplicate) reply.header('idempotent-replayed', 'true');
-    return reply.code(202).send({ id: result.id });
-  });
-  app.get('/messages', async (req) => listMessages(db, toFilter(parseInput(historyQuery, req.query))));
-  app.get('/messages/:id', async (req) => getMessage(db, parseInput(idParams, req.params).id));
-  app.post('/messages/:id/replay', async (req) => {
-    const { endpoint_id } = parseInput(replayBody, req.body ?? {});
-    return replayMessage(db, parseInput(idParams, req.params).id, endpoint_id);
-  });
+  routes.add(
+    { method: 'POST', url: '/messages', tag, summary: 'Publish a message (Idempotency-Key header honoured)', permission: 'operate', body: publishBody, status: 202 },
+    async ({ body }, req, reply) => {
+      const key = req.headers['idempotency-key'];
+      const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
+      const result = await db.transaction((tx) =>
+        publish(tx, {
+          type: body.type,
+          resourceId: body.resource_id ?? null,
+          data: body.data ?? null,
+          idempotencyKey,
+          extraDestinations: body.extra_destinations?.map((x) => ({ url: x.url, endpointId: x.endpoint_id })),
+        }),
+      );
+      if (result.duplicate) reply.header('idempotent-replayed', 'true');
+      return { id: result.id };
+    },
+  );
+  routes.add({ method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', query: historyQuery }, async ({ query }) =>
+    listMessages(db, toFilter(query)),
+  );
+  routes.add({ method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', params: idParams }, async ({ params }) =>
+    getMessage(db, params.id),
+  );
+  routes.add(
+    { method: 'POST', url: '/messages/:id/replay', tag, summary: 'Send a message again (to one endpoint or all)', permission: 'operate', params: idParams, body: replayBody },
+    async ({ params, body }) => replayMessage(db, params.id, body.endpoint_id),
+  );
 
-  app.get('/deliveries', async (req) => listDeliveries(db, toFilter(parseInput(historyQuery, req.query))));
-  app.get('/deliveries/export.csv', async (req, reply) => {
-    const { cursor: _cursor, limit: _limit, ...filter } = toFilter(parseInput(historyQuery, req.query));
-    reply.header('content-type', 'text/csv; charset=utf-8');
-    reply.header('content-disposition', 'attachment; filename="tekil-deliveries.csv"');
-    return reply.send(Readable.from(exportDeliveriesCsv(db, filter)));
-  });
-  app.post('/deliveries/replay-failed', async (req) => {
-    const body = parseInput(replayFailedBody, req.body ?? {});
-    return replayFailed(db, { endpointId: body.endpoint_id, since: body.since, until: body.until });
-  });
+  routes.add({ method: 'GET', url: '/deliveries', tag, summary: 'List outbound deliveries with their last attempt', permission: 'view', query: historyQuery }, async ({ query }) =>
+    listDeliveries(db, toFilter(query)),
+  );
+  routes.add(
+    { method: 'GET', url: '/deliveries/export.csv', tag, summary: 'Export outbound deliveries as CSV', permission: 'view', query: historyQuery, produces: 'text/csv' },
+    async ({ query }, _req, reply) => {
+      const { cursor: _cursor, limit: _limit, ...filter } = toFilter(query);
+      reply.header('content-type', 'text/csv; charset=utf-8');
+      reply.header('content-disposition', 'attachment; filename="tekil-deliveries.csv"');
+      return reply.send(Readable.from(exportDeliveriesCsv(db, filter)));
+    },
+  );
+  routes.add(
+    { method: 'POST', url: '/deliveries/replay-failed', tag, summary: 'Replay failed deliveries, by endpoint and time window', permission: 'operate', body: replayFailedBody },
+    async ({ body }) => replayFailed(db, { endpointId: body.endpoint_id, since: body.since, until: body.until }),
+  );
 }

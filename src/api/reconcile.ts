@@ -1,10 +1,9 @@
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { findingKinds } from '../store/sql/reconcile/findings.js';
 import { listFindingRows, listRunRows } from '../reconcile/queries.js';
 import { reportOf, runReconcile } from '../reconcile/run.js';
 import type { Context } from '../service.js';
-import { parseInput } from '../validation.js';
+import type { ApiRoutes } from './route-spec.js';
 
 const text = z
   .string()
@@ -33,32 +32,32 @@ const startBody = z.object({ source: text, since: time, until: time.optional(), 
  * Reconcile's admin API: stored runs and findings (`before` pages by id, newest first), one run's
  * report, and a run started in this process (the way to reconcile an embedded store while tekil runs).
  */
-export async function reconcileRoutes(app: FastifyInstance, ctx: Context): Promise<void> {
+export function reconcileRoutes(routes: ApiRoutes, ctx: Context): void {
   const { db } = ctx;
+  const tag = 'reconcile';
 
-  app.get('/reconcile/runs', async (req) => {
-    const q = parseInput(runsQuery, req.query ?? {});
+  routes.add({ method: 'GET', url: '/reconcile/runs', tag, summary: 'List reconcile runs, newest first', permission: 'view', query: runsQuery }, async ({ query: q }) => {
     const runs = await listRunRows(db, { source: q.source ?? null, before: q.before ?? null, limit: q.limit });
     return { runs, next_before: runs.length === q.limit ? runs[runs.length - 1]!.id : null };
   });
 
-  app.get('/reconcile/runs/:id', async (req) => {
-    const p = parseInput(z.object({ id }).strict(), req.params ?? {});
-    return reportOf(db, p.id);
-  });
+  routes.add(
+    { method: 'GET', url: '/reconcile/runs/:id', tag, summary: "Show one run's report: counts per kind and its findings", permission: 'view', params: z.object({ id }).strict() },
+    async ({ params: p }) => reportOf(db, p.id),
+  );
 
-  app.get('/reconcile/findings', async (req) => {
-    const q = parseInput(findingsQuery, req.query ?? {});
+  routes.add({ method: 'GET', url: '/reconcile/findings', tag, summary: 'List findings by kind, source and run', permission: 'view', query: findingsQuery }, async ({ query: q }) => {
     const findings = await listFindingRows(db, { source: q.source ?? null, kind: q.kind ?? null, runId: q.run ?? null, before: q.before ?? null, limit: q.limit });
     return { findings, next_before: findings.length === q.limit ? findings[findings.length - 1]!.id : null };
   });
 
   // Answers when the run has finished: a run over a long window takes as long as the provider's paging.
-  app.post('/reconcile/runs', async (req) => {
-    const body = parseInput(startBody, req.body ?? {});
-    return runReconcile(
-      { db, config: ctx.config, logger: ctx.logger },
-      { source: body.source, window: { start: body.since, end: body.until ?? null }, apply: body.apply, trigger: 'api' },
-    );
-  });
+  routes.add(
+    { method: 'POST', url: '/reconcile/runs', tag, summary: 'Run reconcile for a source now (with apply: record what is missing)', permission: 'operate', body: startBody },
+    async ({ body }) =>
+      runReconcile(
+        { db, config: ctx.config, logger: ctx.logger },
+        { source: body.source, window: { start: body.since, end: body.until ?? null }, apply: body.apply, trigger: 'api' },
+      ),
+  );
 }

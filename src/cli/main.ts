@@ -10,6 +10,7 @@ import { registerMessagesCommand } from './messages.js';
 import { registerProveCommand } from './prove.js';
 import { registerReconcileCommand } from './reconcile.js';
 import { registerSimulateCommand } from './simulate.js';
+import { registerOperatorsCommand } from './operators.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -27,6 +28,7 @@ registerMessagesCommand(program);
 registerProveCommand(program);
 registerReconcileCommand(program);
 registerSimulateCommand(program);
+registerOperatorsCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint

@@ -1,0 +1,52 @@
+import type { ServerResponse } from 'node:http';
+import { EventHub } from '../dashboard/events.js';
+import type { Context } from '../service.js';
+import type { ApiRoutes } from './route-spec.js';
+
+/** A comment line now and then keeps proxies from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+
+/**
+ * `GET /api/v1/events`: server-sent events of inbound deliveries as they arrive and change state
+ * (`event: delivery`). Authenticated like every admin route (token or session cookie). The browser's
+ * EventSource reconnects by itself; a reconnect starts from now.
+ */
+export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
+  const hub = new EventHub(ctx.db, ctx.logger);
+  const open = new Set<ServerResponse>();
+  routes.onPreClose(async () => {
+    for (const res of open) res.end();
+    await hub.close();
+  });
+
+  routes.add(
+    { method: 'GET', url: '/events', tag: 'events', summary: 'Server-sent events of inbound deliveries arriving and changing state', permission: 'view', produces: 'text/event-stream' },
+    async (_input, req, reply) => {
+      reply.hijack();
+      const res = reply.raw;
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write(': connected\n\n');
+      open.add(res);
+      const unsubscribe = await hub.subscribe((change) => {
+        res.write(`event: delivery\ndata: ${JSON.stringify(change)}\n\n`);
+      });
+      const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
+      heartbeat.unref();
+      let ended = false;
+      const done = () => {
+        if (ended) return;
+        ended = true;
+        clearInterval(heartbeat);
+        unsubscribe();
+        open.delete(res);
+      };
+      req.raw.on('close', done);
+      res.on('close', done);
+    },
+  );
+}

@@ -1,0 +1,100 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { parseInput } from '../validation.js';
+import type { Caller } from '../dashboard/operators.js';
+import type { Session } from '../dashboard/sessions.js';
+
+/**
+ * What a caller must be allowed to do to use a route: `public` needs no credentials (signing in),
+ * `view` reads, `operate` changes deliveries and endpoints (replay, discard, rotate, create), `admin`
+ * manages operators (the admin token only).
+ */
+export const permissions = ['public', 'view', 'operate', 'admin'] as const;
+export type Permission = (typeof permissions)[number];
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * One admin API route as data: its address, who may call it, and the zod schemas its input is
+ * validated with. The same specs register the routes and generate the OpenAPI document, so the
+ * document cannot describe input the route does not check.
+ */
+export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+  method: HttpMethod;
+  /** Fastify's form, under /api/v1: `/inbox/:source/:event_id`. */
+  url: string;
+  /** Groups routes in the reference (inbox, outbox, operators, …). */
+  tag: string;
+  summary: string;
+  permission: Permission;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** The status of a success (200 unless told). */
+  status?: number;
+  /** The media type of a success when it is not JSON (CSV, XLSX, PDF, event streams). */
+  produces?: string;
+}
+
+export interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> {
+  params: z.infer<P>;
+  query: z.infer<Q>;
+  body: z.infer<B>;
+}
+
+type Handler<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = (
+  input: RouteInput<P, Q, B>,
+  req: FastifyRequest,
+  reply: FastifyReply,
+) => Promise<unknown>;
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Set on every admin API route by `ApiRoutes.add`; read by the authentication hook. */
+    permission?: Permission;
+  }
+  interface FastifyRequest {
+    /** Who is calling, set by the admin API's authentication hook. */
+    caller?: Caller;
+    /** The browser session the caller came with, when it came with the cookie. */
+    session?: Session;
+  }
+}
+
+/** Every route the admin API registers, in order, for the OpenAPI document and the role tests. */
+export class ApiRoutes {
+  readonly specs: RouteSpec[] = [];
+
+  constructor(private readonly app?: FastifyInstance) {}
+
+  /** Runs `fn` when the app closes (a route module's background work stops with it). */
+  onClose(fn: () => Promise<void>): void {
+    this.app?.addHook('onClose', fn);
+  }
+
+  /** Runs `fn` before the server stops accepting: long-lived answers (event streams) end here. */
+  onPreClose(fn: () => Promise<void>): void {
+    this.app?.addHook('preClose', fn);
+  }
+
+  /** Registers a route (when bound to an app) and records its spec. Absent input parses as `{}`. */
+  add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<P, Q, B>, handler: Handler<P, Q, B>): void {
+    this.specs.push(spec as unknown as RouteSpec);
+    if (!this.app) return;
+    this.app.route({
+      method: spec.method,
+      url: spec.url,
+      config: { permission: spec.permission },
+      handler: async (req, reply) => {
+        const input = {
+          params: spec.params ? parseInput(spec.params, req.params ?? {}) : undefined,
+          query: spec.query ? parseInput(spec.query, req.query ?? {}) : undefined,
+          body: spec.body ? parseInput(spec.body, req.body ?? {}) : undefined,
+        } as RouteInput<P, Q, B>;
+        const result = await handler(input, req, reply);
+        if (spec.status !== undefined && !reply.sent) reply.code(spec.status);
+        return result;
+      },
+    });
+  }
+}

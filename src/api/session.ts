@@ -1,0 +1,39 @@
+import { z } from 'zod';
+import { TekilError } from '../errors.js';
+import { callerForToken } from '../dashboard/operators.js';
+import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../dashboard/sessions.js';
+import type { Context } from '../service.js';
+import type { ApiRoutes } from './route-spec.js';
+
+const signInBody = z.object({ token: z.string().min(1).max(200) }).strict();
+
+/**
+ * Browser sessions: a token is exchanged once for an HttpOnly, SameSite=Strict cookie (Secure over
+ * https), so the panel never keeps a token in a URL or in script-readable storage. Changes made with
+ * the cookie also need the CSRF token this answer carries, in the `x-tekil-csrf` header.
+ */
+export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: string): void {
+  const tag = 'session';
+  routes.add(
+    { method: 'POST', url: '/session', tag, summary: 'Sign in with a token: sets the session cookie, answers the CSRF token', permission: 'public', body: signInBody, status: 201 },
+    async ({ body }, req, reply) => {
+      const caller = await callerForToken(ctx.db, adminToken, body.token);
+      if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token or an operator token' });
+      const { id, session } = await openSession(ctx.db, caller);
+      reply.header('set-cookie', sessionCookie(id, req.protocol === 'https'));
+      reply.header('cache-control', 'no-store');
+      return { name: caller.name, role: caller.role, csrf_token: session.csrfToken, expires_at: session.expiresAt };
+    },
+  );
+  routes.add({ method: 'GET', url: '/session', tag, summary: 'Who is signed in, with the CSRF token for changes', permission: 'view' }, async (_input, req, reply) => {
+    reply.header('cache-control', 'no-store');
+    const caller = req.caller;
+    return { name: caller?.name, role: caller?.role, csrf_token: req.session?.csrfToken ?? null };
+  });
+  routes.add({ method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view' }, async (_input, req, reply) => {
+    const id = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (id) await closeSession(ctx.db, id);
+    reply.header('set-cookie', sessionCookie('', req.protocol === 'https', 0));
+    return { signed_out: true };
+  });
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { durationMs } from '../config/units.js';
+import { endpointHealth, failedOutboxDeliveries, inboxPerMinute, receiverSnapshot, reviewQueueSize } from '../dashboard/stats.js';
+import type { Context } from '../service.js';
+import type { ApiRoutes } from './route-spec.js';
+
+const DAY_MS = 86_400_000;
+/** A window of a minute to a day: per-minute rows stay under 1,441 and every query reads one day at most. */
+const windowField = durationMs.pipe(z.number().min(60_000, 'expected at least 1m').max(DAY_MS, 'expected at most 24h')).default(3_600_000);
+const inboxStatsQuery = z.object({ window: windowField, source: z.string().min(1).max(255).optional() }).strict();
+const windowQuery = z.object({ window: windowField }).strict();
+
+/** The numbers the dashboard's overview shows, from the store (and this process's metrics where only they know). */
+export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
+  const tag = 'stats';
+  routes.add(
+    { method: 'GET', url: '/stats/inbox', tag, summary: 'Per minute: received, done, stale and dead inbound deliveries, with receiver totals and acknowledgement latency', permission: 'view', query: inboxStatsQuery },
+    async ({ query }) => ({
+      window_ms: query.window,
+      minutes: await inboxPerMinute(ctx.db, query.window, query.source),
+      review_queue: await reviewQueueSize(ctx.db),
+      receiver: (await receiverSnapshot(ctx.metrics)) ?? null,
+    }),
+  );
+  routes.add(
+    { method: 'GET', url: '/stats/outbox', tag, summary: 'Per endpoint: attempts, success rate and latency p50/p99 in the window, and failed deliveries', permission: 'view', query: windowQuery },
+    async ({ query }) => ({ window_ms: query.window, endpoints: await endpointHealth(ctx.db, query.window), failed_deliveries: await failedOutboxDeliveries(ctx.db) }),
+  );
+}

@@ -1,0 +1,107 @@
+import { listInbox } from '../../inbox/list.js';
+import type { InboxFilter } from '../../inbox/filter.js';
+import { listDeliveries, MAX_PAGE, type HistoryFilter } from '../../outbox/history.js';
+import type { Queryable } from '../../store/db.js';
+
+export type Cell = string | number | Date | null;
+
+export interface ExportColumn {
+  key: string;
+  header: string;
+  /** Width in characters, for the spreadsheet and the report. */
+  width: number;
+}
+
+/**
+ * What every export format writes: a title, the filter as text, the columns and the rows, read page by
+ * page from the store (never all at once) in the list's own order. `status` totals are counted by the
+ * writers as the rows pass.
+ */
+export interface ExportTable {
+  title: string;
+  /** The filter in words (`status = dead, source = shop`), or `everything`. */
+  filter: string;
+  /** The period the filter asks for, in words (`since … until …`), or `all time`. */
+  period: string;
+  columns: readonly ExportColumn[];
+  rows: () => AsyncGenerator<Record<string, Cell>>;
+}
+
+const PAGE = 1000;
+
+function describeFilter(fields: Record<string, unknown>): string {
+  const parts = Object.entries(fields)
+    .filter(([k, v]) => v !== undefined && k !== 'since' && k !== 'until')
+    .map(([k, v]) => `${k} = ${String(v)}`);
+  return parts.length ? parts.join(', ') : 'everything';
+}
+
+function describePeriod(since: Date | undefined, until: Date | undefined): string {
+  if (!since && !until) return 'all time';
+  return [since ? `from ${since.toISOString()}` : undefined, until ? `until ${until.toISOString()}` : undefined].filter(Boolean).join(' ');
+}
+
+const inboxColumns: readonly ExportColumn[] = [
+  { key: 'received_at', header: 'received at', width: 24 },
+  { key: 'source', header: 'source', width: 14 },
+  { key: 'event_id', header: 'event id', width: 26 },
+  { key: 'event_type', header: 'type', width: 18 },
+  { key: 'resource_id', header: 'resource id', width: 18 },
+  { key: 'status', header: 'status', width: 10 },
+  { key: 'attempts', header: 'attempts', width: 8 },
+  { key: 'processed_at', header: 'processed at', width: 24 },
+  { key: 'last_error', header: 'last error', width: 40 },
+];
+
+export function inboxExportTable(db: Queryable, filter: InboxFilter): ExportTable {
+  return {
+    title: 'tekil: inbound deliveries',
+    filter: describeFilter({ status: filter.status, source: filter.source, type: filter.type, resource_id: filter.resourceId }),
+    period: describePeriod(filter.since, filter.until),
+    columns: inboxColumns,
+    async *rows() {
+      let cursor: string | undefined;
+      do {
+        const page = await listInbox(db, filter, { limit: PAGE, cursor });
+        for (const item of page.items) yield item as unknown as Record<string, Cell>;
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+    },
+  };
+}
+
+const outboxColumns: readonly ExportColumn[] = [
+  { key: 'created_at', header: 'created at', width: 24 },
+  { key: 'id', header: 'delivery id', width: 10 },
+  { key: 'message_id', header: 'message id', width: 28 },
+  { key: 'event_type', header: 'type', width: 18 },
+  { key: 'endpoint_id', header: 'endpoint', width: 22 },
+  { key: 'status', header: 'status', width: 10 },
+  { key: 'attempts', header: 'attempts', width: 8 },
+  { key: 'last_status_code', header: 'HTTP', width: 6 },
+  { key: 'last_duration_ms', header: 'ms', width: 7 },
+  { key: 'last_error', header: 'last error', width: 40 },
+];
+
+export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cursor' | 'limit'>): ExportTable {
+  return {
+    title: 'tekil: outbound deliveries',
+    filter: describeFilter({ endpoint_id: filter.endpointId, status: filter.status, type: filter.type, resource_id: filter.resourceId }),
+    period: describePeriod(filter.since, filter.until),
+    columns: outboxColumns,
+    async *rows() {
+      let cursor: string | undefined;
+      do {
+        const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
+        for (const item of page.items) yield item as unknown as Record<string, Cell>;
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+    },
+  };
+}
+
+/** A cell as text, as CSV and the report show it. */
+export function cellText(v: Cell | undefined): string {
+  if (v === null || v === undefined) return '';
+  return v instanceof Date ? v.toISOString() : String(v);
+}

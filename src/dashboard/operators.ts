@@ -1,0 +1,64 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { TekilError } from '../errors.js';
+import type { Permission } from '../api/route-spec.js';
+import { tokenMatches } from '../api/token.js';
+import type { Queryable } from '../store/db.js';
+import { insertOperator, operatorByTokenHash, revokeOperator, selectOperators, type OperatorRow } from '../store/sql/dashboard/operators.js';
+
+export const operatorRoles = ['viewer', 'operator'] as const;
+export type OperatorRole = (typeof operatorRoles)[number];
+/** Who is calling: an operator by role, or the admin token, which may do everything. */
+export type CallerRole = OperatorRole | 'admin';
+
+export interface Caller {
+  role: CallerRole;
+  /** The operator's id; none for the admin token. */
+  operatorId?: string;
+  /** For logs and the panel: the operator's name, or `admin`. */
+  name: string;
+}
+
+const granted: Readonly<Record<CallerRole, ReadonlySet<Permission>>> = {
+  viewer: new Set(['view']),
+  operator: new Set(['view', 'operate']),
+  admin: new Set(['view', 'operate', 'admin']),
+};
+
+export function roleAllows(role: CallerRole, permission: Permission): boolean {
+  return granted[role].has(permission);
+}
+
+/** Tokens are stored as a SHA-256: they are random and long, so no slow hash is needed to resist guessing. */
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex');
+}
+
+export type Operator = OperatorRow;
+
+/** Makes a named operator; the token is in this answer only. A live operator of the same name is a conflict. */
+export async function createOperator(db: Queryable, name: string, role: OperatorRole): Promise<{ operator: Operator; token: string }> {
+  const token = `tko_${randomBytes(24).toString('base64url')}`;
+  const id = `op_${randomBytes(8).toString('hex')}`;
+  const operator = await insertOperator(db, { id, name, role, tokenHash: hashToken(token) });
+  if (!operator) throw new TekilError('CONFLICT', `an operator named ${name} exists`, { hint: 'revoke it first, or choose another name' });
+  return { operator, token };
+}
+
+export function listOperators(db: Queryable, includeRevoked = false): Promise<Operator[]> {
+  return selectOperators(db, includeRevoked);
+}
+
+export async function revoke(db: Queryable, idOrName: string): Promise<Operator> {
+  const revoked = await revokeOperator(db, idOrName);
+  if (!revoked) throw new TekilError('NOT_FOUND', `no live operator ${idOrName}`);
+  return revoked;
+}
+
+/** The caller a bearer token stands for, or undefined when it is no live token. */
+export async function callerForToken(db: Queryable, adminToken: string, presented: string | undefined): Promise<Caller | undefined> {
+  if (!presented) return undefined;
+  if (tokenMatches(adminToken, presented)) return { role: 'admin', name: 'admin' };
+  if (!presented.startsWith('tko_')) return undefined;
+  const operator = await operatorByTokenHash(db, hashToken(presented));
+  return operator ? { role: operator.role, operatorId: operator.id, name: operator.name } : undefined;
+}

@@ -1,0 +1,58 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Queryable } from '../store/db.js';
+import { deleteSession, insertSession, selectSession } from '../store/sql/dashboard/sessions.js';
+import { hashToken, type Caller } from './operators.js';
+
+export const SESSION_COOKIE = 'tekil_session';
+/** The header a cookie-authenticated change must carry, with the value `GET /api/v1/session` gives. */
+export const CSRF_HEADER = 'x-tekil-csrf';
+/** A working day: long enough not to sign in twice a shift, short enough that a forgotten tab expires. */
+export const SESSION_TTL_MS = 12 * 3_600_000;
+
+export interface Session {
+  caller: Caller;
+  csrfToken: string;
+  expiresAt: Date;
+}
+
+/** Opens a session for a caller; returns the cookie's value (only its hash is stored). */
+export async function openSession(db: Queryable, caller: Caller): Promise<{ id: string; session: Session }> {
+  const id = randomBytes(32).toString('base64url');
+  const csrfToken = randomBytes(24).toString('base64url');
+  await insertSession(db, { idHash: hashToken(id), operatorId: caller.operatorId ?? null, role: caller.role, csrfToken, ttlMs: SESSION_TTL_MS });
+  return { id, session: { caller, csrfToken, expiresAt: new Date(Date.now() + SESSION_TTL_MS) } };
+}
+
+export async function findSession(db: Queryable, id: string): Promise<Session | undefined> {
+  const row = await selectSession(db, hashToken(id));
+  if (!row) return undefined;
+  const caller: Caller = row.operator_id === null ? { role: 'admin', name: 'admin' } : { role: row.role, operatorId: row.operator_id, name: row.name ?? row.operator_id };
+  return { caller, csrfToken: row.csrf_token, expiresAt: row.expires_at };
+}
+
+export function closeSession(db: Queryable, id: string): Promise<void> {
+  return deleteSession(db, hashToken(id));
+}
+
+export function csrfMatches(session: Session, presented: string | undefined): boolean {
+  if (!presented) return false;
+  const a = Buffer.from(session.csrfToken);
+  const b = Buffer.from(presented);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** One cookie's value from a Cookie header (the only cookie tekil reads). */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim() || undefined;
+  }
+  return undefined;
+}
+
+export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS): string {
+  const parts = [`${SESSION_COOKIE}=${id}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
+  if (secure) parts.push('Secure');
+  return parts.join('; ');
+}

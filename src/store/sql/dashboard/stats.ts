@@ -1,0 +1,72 @@
+import type { Queryable } from '../../db.js';
+
+/**
+ * Statements behind the dashboard's stats. Each reads one time window; the callers bound the window
+ * (at most a day) so a query never walks the whole history.
+ */
+
+export interface MinuteCount {
+  minute: Date;
+  kind: string;
+  count: number;
+}
+
+/**
+ * Per minute, deliveries received (accepted and stored) and settled (done, stale, dead). Settled ones
+ * are found among those received at most `lookbackMs` before the window, through the received_at index:
+ * a delivery settled in the window but received earlier than that (an old one replayed) is not counted.
+ */
+export async function inboxMinuteCounts(db: Queryable, since: Date, lookbackMs: number, source: string | null): Promise<MinuteCount[]> {
+  const { rows } = await db.query<{ minute: Date; kind: string; count: string }>(
+    `SELECT date_trunc('minute', received_at) AS minute, 'received' AS kind, count(*) AS count
+       FROM inbox_deliveries
+      WHERE received_at >= $1 AND ($3::text IS NULL OR source = $3)
+      GROUP BY 1
+     UNION ALL
+     SELECT date_trunc('minute', coalesce(processed_at, last_attempt_at)) AS minute, status AS kind, count(*) AS count
+       FROM inbox_deliveries
+      WHERE received_at >= $1::timestamptz - $2 * interval '1 millisecond'
+        AND status IN ('done', 'stale', 'dead')
+        AND coalesce(processed_at, last_attempt_at) >= $1
+        AND ($3::text IS NULL OR source = $3)
+      GROUP BY 1, 2
+     ORDER BY 1, 2`,
+    [since, lookbackMs, source],
+  );
+  return rows.map((r) => ({ minute: r.minute, kind: r.kind, count: Number(r.count) }));
+}
+
+/** Dead deliveries waiting in the review queue (the partial index on dead rows answers this). */
+export async function reviewQueueSize(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM inbox_queue WHERE dead', [], { name: 'tekil_stats_review_queue' });
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** Outbound deliveries whose ladder ran out (the partial index on failed rows answers this). */
+export async function failedOutboxDeliveries(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'failed'`, [], { name: 'tekil_stats_outbox_failed' });
+  return Number(rows[0]?.n ?? 0);
+}
+
+export interface EndpointAttemptStats {
+  endpoint_id: string;
+  attempts: number;
+  succeeded: number;
+  p50_ms: number | null;
+  p99_ms: number | null;
+}
+
+/** Per endpoint, the attempts started in the window: how many, how many succeeded, latency p50 and p99. */
+export async function endpointAttemptStats(db: Queryable, since: Date): Promise<EndpointAttemptStats[]> {
+  const { rows } = await db.query<{ endpoint_id: string; attempts: string; succeeded: string; p50_ms: number | null; p99_ms: number | null }>(
+    `SELECT endpoint_id, count(*) AS attempts, count(*) FILTER (WHERE succeeded) AS succeeded,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50_ms,
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99_ms
+       FROM outbox_attempts
+      WHERE started_at >= $1
+      GROUP BY endpoint_id
+      ORDER BY endpoint_id`,
+    [since],
+  );
+  return rows.map((r) => ({ ...r, attempts: Number(r.attempts), succeeded: Number(r.succeeded), p50_ms: r.p50_ms === null ? null : Number(r.p50_ms), p99_ms: r.p99_ms === null ? null : Number(r.p99_ms) }));
+}
