@@ -18,6 +18,7 @@ export class LazySavepoint implements Queryable {
    */
   #opening: Promise<void> | undefined;
   #revoked: TekilError | undefined;
+  #closed = false;
   /** Statements sent through this view that have not answered yet. */
   readonly #inFlight = new Set<Promise<unknown>>();
 
@@ -54,6 +55,9 @@ export class LazySavepoint implements Queryable {
 
   #track<T>(run: () => Promise<T>): Promise<T> {
     if (this.#revoked) return Promise.reject(this.#revoked);
+    if (this.#closed) {
+      return Promise.reject(new TekilError('INTERNAL', 'ctx.tx is closed: the handler already returned or threw (await every statement before returning)'));
+    }
     const running = run();
     const settled = running.then(
       () => undefined,
@@ -88,7 +92,8 @@ export class LazySavepoint implements Queryable {
    * with the batch, so it is refused.
    */
   #close(): void {
-    this.#revoked ??= new TekilError('INTERNAL', 'ctx.tx is closed: the handler already returned or threw (await every statement before returning)');
+    // A flag, not the error itself: an Error captures a stack, and this runs for every delivery.
+    this.#closed = true;
   }
 
   /** Keeps the work (it commits with the batch). */
