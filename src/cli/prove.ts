@@ -2,8 +2,8 @@ import { writeFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import { TekilError } from '../errors.js';
 import { parseDuration } from '../config/units.js';
-import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
-import { describeZodIssues } from '../validation.js';
+import { schemeNames, type SchemeName } from '../signing/index.js';
+import { parseHmacOption } from './config.js';
 import { defaultProveOptions, formatJunit, formatRow, formatSummary, parseCheckList, runProve, type ProveOptions } from '../prove/index.js';
 
 interface ProveCliOptions {
@@ -42,24 +42,11 @@ function httpUrl(text: string | undefined, flag: string): string | undefined {
   return url.href;
 }
 
-function hmacOptions(text: string | undefined): HmacSchemeOptions | undefined {
-  if (text === undefined) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new TekilError('VALIDATION_FAILED', '--hmac: expected a JSON object of hmac options', { cause: err });
-  }
-  const parsed = hmacSchemeOptions.safeParse(raw);
-  if (!parsed.success) throw new TekilError('VALIDATION_FAILED', `--hmac: ${describeZodIssues(parsed.error)}`);
-  return parsed.data;
-}
-
 function proveOptions(opts: ProveCliOptions): ProveOptions {
   if (opts.scheme === 'hmac' && opts.hmac === undefined) throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac with its options');
   const copies = Number(opts.copies);
   if (!Number.isInteger(copies) || copies < 2 || copies > 500) throw new TekilError('VALIDATION_FAILED', '--copies: a whole number from 2 to 500');
-  const hmac = hmacOptions(opts.hmac);
+  const hmac = opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac);
   const control = httpUrl(opts.control, '--control');
   const callbackUrl = httpUrl(opts.callbackUrl, '--callback-url');
   return {

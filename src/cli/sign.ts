@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
-import { hmacSchemeOptions, schemeNames, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
+import { schemeNames, type SchemeName } from '../signing/index.js';
 import { TekilError } from '../errors.js';
-import { describeZodIssues } from '../validation.js';
 import { parsePath, readPath } from '../json-path.js';
 import { rawJsonValue } from '../receiver/raw-json.js';
 import { createScheme, newDeliveryId } from '../signing/index.js';
 import type { SignatureScheme } from '../signing/index.js';
-import { addConfigOption, loadCliConfig } from './config.js';
+import { addConfigOption, loadCliConfig, parseHmacOption } from './config.js';
 
 type OutputFormat = 'headers' | 'curl' | 'json';
 
@@ -44,20 +43,6 @@ async function readBody(path: string): Promise<Buffer> {
   }
 }
 
-function parseHmacJson(text: string): HmacSchemeOptions {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (err) {
-    throw new TekilError('VALIDATION_FAILED', '--hmac: expected a JSON object of hmac options', { cause: err });
-  }
-  const parsed = hmacSchemeOptions.safeParse(raw);
-  if (!parsed.success) {
-    throw new TekilError('VALIDATION_FAILED', `--hmac: ${describeZodIssues(parsed.error)}`);
-  }
-  return parsed.data;
-}
-
 async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
   if (opts.source !== undefined) {
     if (opts.scheme !== undefined || opts.hmac !== undefined) {
@@ -84,7 +69,7 @@ async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
   if (opts.scheme === 'hmac' && opts.hmac === undefined) {
     throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac \'{"signature_header": …}\' (or use --source)');
   }
-  const scheme = createScheme(opts.scheme, opts.hmac === undefined ? undefined : parseHmacJson(opts.hmac));
+  const scheme = createScheme(opts.scheme, opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac));
   return { scheme, secrets: opts.secret, eventIdLocators: scheme.defaults.event_id };
 }
 
