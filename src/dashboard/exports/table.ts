@@ -53,20 +53,23 @@ const inboxColumns: readonly ExportColumn[] = [
   { key: 'last_error', header: 'last error', width: 40 },
 ];
 
+/** Every row of a cursor-paged list, page after page, so an export never holds more than one page. */
+async function* everyPage(page: (cursor: string | undefined) => Promise<{ items: readonly object[]; next_cursor: string | null }>): AsyncGenerator<Record<string, Cell>> {
+  let cursor: string | undefined;
+  do {
+    const result = await page(cursor);
+    for (const item of result.items) yield item as Record<string, Cell>;
+    cursor = result.next_cursor ?? undefined;
+  } while (cursor);
+}
+
 export function inboxExportTable(db: Queryable, filter: InboxFilter): ExportTable {
   return {
     title: 'tekil: inbound deliveries',
     filter: describeFilter({ status: filter.status, source: filter.source, type: filter.type, resource_id: filter.resourceId }),
     period: describePeriod(filter.since, filter.until),
     columns: inboxColumns,
-    async *rows() {
-      let cursor: string | undefined;
-      do {
-        const page = await listInbox(db, filter, { limit: PAGE, cursor });
-        for (const item of page.items) yield item as unknown as Record<string, Cell>;
-        cursor = page.next_cursor ?? undefined;
-      } while (cursor);
-    },
+    rows: () => everyPage((cursor) => listInbox(db, filter, { limit: PAGE, cursor })),
   };
 }
 
@@ -89,14 +92,7 @@ export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cu
     filter: describeFilter({ endpoint_id: filter.endpointId, status: filter.status, type: filter.type, resource_id: filter.resourceId }),
     period: describePeriod(filter.since, filter.until),
     columns: outboxColumns,
-    async *rows() {
-      let cursor: string | undefined;
-      do {
-        const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
-        for (const item of page.items) yield item as unknown as Record<string, Cell>;
-        cursor = page.next_cursor ?? undefined;
-      } while (cursor);
-    },
+    rows: () => everyPage((cursor) => listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE })),
   };
 }
 
