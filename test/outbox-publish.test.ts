@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { replayMessage } from '../src/outbox/operations.js';
 import { publish } from '../src/outbox/publish.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
@@ -84,6 +85,40 @@ describe('outbox: publishing inside the caller’s transaction', () => {
     for (const req of all) expect(req.body.equals(Buffer.from(stored.rows[0]!.payload))).toBe(true);
     const attempts = await t.db.query<{ n: number }>('SELECT count(*) AS n FROM outbox_attempts WHERE message_id = $1 AND succeeded', [result.id]);
     expect(Number(attempts.rows[0]!.n)).toBe(3);
+  });
+
+  it('sends a caller’s exact body as-is, carrying the id tekil assigned, to every destination and in a replay', async () => {
+    for (const sink of [sinkA, sinkB, callback]) sink.requests.length = 0;
+    const result = await t.db.transaction(async (tx) => {
+      await tx.query("INSERT INTO invoices (id, status) VALUES ('inv_raw', 'paid')");
+      return publish(tx, {
+        type: 'invoice.paid',
+        resourceId: 'inv_raw',
+        // Not JSON tekil would write: key order, spacing and a trailing newline must survive untouched.
+        body: (id) => Buffer.from(`{"event_id": "${id}",  "event_type":"invoice.paid","data":{"invoice_id":"inv_raw"}}\n`),
+        extraDestinations: [{ url: callback.url, endpointId: epA }],
+      });
+    });
+    expect(result.deliveries).toBe(3);
+    await Promise.all([sinkA.waitFor(1), sinkB.waitFor(1), callback.waitFor(1)]);
+    const expected = `{"event_id": "${result.id}",  "event_type":"invoice.paid","data":{"invoice_id":"inv_raw"}}\n`;
+    const all = [...sinkA.requests, ...sinkB.requests, ...callback.requests];
+    expect(all).toHaveLength(3);
+    for (const req of all) {
+      expect(req.body.toString('utf8')).toBe(expected);
+      expect(req.headers['webhook-id']).toBe(result.id);
+    }
+    await waitUntil(async () => {
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded' AND message_id = $1", [result.id]);
+      return Number(rows[0]!.n) === 3;
+    });
+    for (const sink of [sinkA, sinkB, callback]) sink.requests.length = 0;
+    await replayMessage(t.db, result.id);
+    await Promise.all([sinkA.waitFor(1), sinkB.waitFor(1), callback.waitFor(1)]);
+    for (const req of [...sinkA.requests, ...sinkB.requests, ...callback.requests]) expect(req.body.toString('utf8')).toBe(expected);
+    sinkA.requests.length = 0;
+    sinkB.requests.length = 0;
+    callback.requests.length = 0;
   });
 
   it('returns the first message for a repeated idempotency key', async () => {

@@ -4,9 +4,10 @@ import { invoiceEventType, invoiceStatuses } from '../../src/provider/invoice-ev
 import type { PlannedInvoice } from '../../src/simulate/lifecycle.js';
 
 /**
- * The example shop (examples/orders) reads amounts as whole minor units; a provider sends decimal
- * text ("49.90"), as `tekil simulate` does. This wraps the shop's handlers so each payload is read in
- * the shop's units before the shop's own schema checks it; nothing else about the handlers changes.
+ * The example shop (examples/orders) reads an order's invoice as `data.id` with the amount in whole
+ * minor units; a provider sends its natural envelope, `data.invoice_id` with decimal text ("49.90"),
+ * as `tekil simulate` does. This wraps the shop's handlers so each payload is read in the shop's terms
+ * before the shop's own schema checks it; nothing else about the handlers changes.
  */
 export function withDecimalAmounts(shop: HandlerRegistry, source: string): HandlerRegistry {
   const adapted = new HandlerRegistry();
@@ -27,7 +28,8 @@ function toMinorUnits(value: unknown): unknown {
   const envelope = value as { data?: Record<string, unknown> };
   const data = envelope.data;
   if (!data || typeof data.amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(data.amount)) return value;
-  return { ...envelope, data: { ...data, amount: Math.round(Number(data.amount) * 100) } };
+  const id = data.id ?? data.invoice_id;
+  return { ...envelope, data: { ...data, id, amount: Math.round(Number(data.amount) * 100) } };
 }
 
 /** The shop's side of creating an invoice: the order it pays, with the same amount. */

@@ -23,13 +23,20 @@ export interface PublishInput {
   type: string;
   /** The business object the event is about (`inv_…`); stays the same across its state changes. */
   resourceId?: string | null | undefined;
-  /** Any JSON value: the envelope's `data`. */
-  data: unknown;
+  /** Any JSON value: the envelope's `data` (unused with `body`). */
+  data?: unknown;
   /** A repeat with the same key returns the first message instead of making another. */
   idempotencyKey?: string | undefined;
   extraDestinations?: readonly ExtraDestination[] | undefined;
   /** When the event happened; defaults to now. */
   occurredAt?: Date | undefined;
+  /**
+   * The exact bytes to send instead of tekil's envelope (then `data` is not used): for a sender that
+   * must speak another format's natural envelope, e.g. a provider's `{event_id, event_type, data}`.
+   * Given the event id tekil assigns, so the body can carry the same id the headers and retries carry.
+   * Stored as-is and sent as-is to every destination, in every retry and replay.
+   */
+  body?: ((eventId: string) => Uint8Array) | undefined;
 }
 
 export interface PublishResult {
@@ -65,6 +72,12 @@ export function buildEnvelope(id: string, input: PublishInput, occurredAt: Date)
   );
 }
 
+/** A caller's own body, checked only for being bytes: what the receiver parses is the caller's format. */
+function exactBody(bytes: Uint8Array): Buffer {
+  if (!(bytes instanceof Uint8Array) || bytes.byteLength === 0) throw new TekilError('VALIDATION_FAILED', 'body: a non-empty byte array');
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 function validate(input: PublishInput): void {
   if (typeof input.type !== 'string' || !/^[A-Za-z0-9_.:-]{1,255}$/.test(input.type)) {
     throw new TekilError('VALIDATION_FAILED', 'type: 1 to 255 letters, digits, _ . : -');
@@ -92,7 +105,7 @@ function validate(input: PublishInput): void {
 export async function publish(tx: SqlExecutor, input: PublishInput): Promise<PublishResult> {
   validate(input);
   const id = newEventId();
-  const payload = buildEnvelope(id, input, input.occurredAt ?? new Date());
+  const payload = input.body ? exactBody(input.body(id)) : buildEnvelope(id, input, input.occurredAt ?? new Date());
   const extras = input.extraDestinations ?? [];
   let rows: unknown[];
   try {

@@ -92,18 +92,3 @@ export function signedInvoiceRequest(
   }
   return { body, headers };
 }
-
-/**
- * The invoice object an event announces, in the provider's field names (`invoice_id`, `paid_amount`,
- * …): what a sender that builds its own envelope (tekil's outbox, for `tekil simulate`) puts in `data`.
- */
-export function invoiceEventData(e: InvoiceEvent): Record<string, string> {
-  return {
-    invoice_id: e.invoiceId,
-    status: e.status,
-    amount: e.amount,
-    paid_amount: e.paidAmount,
-    currency: e.currency,
-    ...(e.orderId ? { order_id: e.orderId } : {}),
-  };
-}

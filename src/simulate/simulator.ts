@@ -9,12 +9,12 @@ import { createDispatcherService, outboxParts } from '../outbox/parts.js';
 import { publish } from '../outbox/publish.js';
 import type { EndpointScheme } from '../outbox/types.js';
 import type { LadderSpec } from '../outbox/ladders.js';
-import { invoiceEventData, invoiceEventType } from '../provider/invoice-events.js';
+import { invoiceEventBody, invoiceEventType } from '../provider/invoice-events.js';
 import type { Context, Service } from '../service.js';
 import { resolveSettings } from '../settings.js';
 import { openStore, type Db } from '../store/db.js';
 import { migrate } from '../store/migrate.js';
-import { CREATE_SIMULATOR_TABLES, INSERT_INVOICES } from '../store/sql/simulate/invoices.js';
+import { INSERT_INVOICES } from '../store/sql/simulate/invoices.js';
 import { startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';
 import { buildListApi } from './list-api.js';
 import { paidAmountAt, planInvoices, seededRandom, type PlannedInvoice } from './lifecycle.js';
@@ -115,7 +115,6 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
   const closers: (() => Promise<void>)[] = [];
   try {
     await migrate(db);
-    await db.exec(CREATE_SIMULATOR_TABLES);
     const ctx: Context = { config, settings, db, logger, metrics: createMetricsRegistry(false) };
     const { endpoints } = outboxParts(ctx);
     const random = seededRandom(options.seed ?? Date.now());
@@ -184,13 +183,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
           invoices,
           stepGapMs,
           startedAt: new Date(started),
+          // The scheme's natural envelope (Paymos `{event_id, event_type, …, data: {invoice_id, …}}`, a
+          // Stripe event, …) as exact bytes, carrying the event id the outbox assigns and retries with.
           publishOne: (tx, invoice, status, occurredAt) =>
             publish(tx, {
               type: invoiceEventType(status),
               resourceId: invoice.id,
               occurredAt,
-              // `id` as well as `invoice_id`: receivers written for either envelope find the invoice.
-              data: { id: invoice.id, ...invoiceEventData({ eventId: '', invoiceId: invoice.id, status, amount: invoice.amount, paidAmount: paidAmountAt(status, invoice.amount), currency: invoice.currency, occurredAt, orderId: invoice.orderId }) },
+              body: (eventId) =>
+                invoiceEventBody(options.scheme, { eventId, invoiceId: invoice.id, status, amount: invoice.amount, paidAmount: paidAmountAt(status, invoice.amount), currency: invoice.currency, occurredAt, orderId: invoice.orderId }),
               extraDestinations: extras,
             }),
           halfway: async () => {
