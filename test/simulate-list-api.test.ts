@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { buildListApi, type InvoiceListPage } from '../src/simulate/list-api.js';
-import { CREATE_SIMULATOR_TABLES, INSERT_INVOICES } from '../src/store/sql/simulate/invoices.js';
+import { INSERT_INVOICES } from '../src/store/sql/simulate/invoices.js';
 
 const KEY = 'sk_list_test';
 const COUNT = 230;
@@ -23,7 +23,6 @@ describe('simulator list API', () => {
 
   beforeAll(async () => {
     t = await createTestDb();
-    await t.db.exec(CREATE_SIMULATOR_TABLES);
     const ids = Array.from({ length: COUNT }, (_, i) => `inv_list_${String(i).padStart(4, '0')}`);
     const at = ids.map((_, i) => new Date(Date.UTC(2026, 10, 30, 0, 0, i)));
     await t.db.query(INSERT_INVOICES, [ids, ids.map((id) => id.replace('inv_', 'ord_')), ids.map((_, i) => (i % 3 === 0 ? 'paid' : i % 3 === 1 ? 'paid_over' : 'expired')), ids.map(() => '10.00'), ids.map(() => '10.00'), ids.map(() => 'TRY'), at]);

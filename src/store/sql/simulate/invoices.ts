@@ -1,23 +1,6 @@
 import { defineStatement } from '../statement.js';
 
-/**
- * The simulator's own tables (not tekil's: a provider keeps its invoices apart from the outbox that
- * announces them). Created with IF NOT EXISTS when a simulator starts, so they live beside tekil's
- * tables in the simulator's store without a migration of tekil's own schema.
- */
-export const CREATE_SIMULATOR_TABLES = `
-CREATE TABLE IF NOT EXISTS sim_invoices (
-  id           text        PRIMARY KEY,
-  order_id     text,
-  status       text        NOT NULL,
-  amount       text        NOT NULL,
-  paid_amount  text        NOT NULL,
-  currency     text        NOT NULL,
-  created_at   timestamptz NOT NULL DEFAULT now(),
-  updated_at   timestamptz NOT NULL DEFAULT now()
-);
-CREATE INDEX IF NOT EXISTS sim_invoices_status ON sim_invoices (status, id);
-`;
+// The simulator's table, sim_invoices, is created by migration 008_simulator.sql.
 
 export const INSERT_INVOICES = `
 INSERT INTO sim_invoices (id, order_id, status, amount, paid_amount, currency, updated_at)
