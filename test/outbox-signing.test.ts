@@ -1,7 +1,10 @@
+import { createHmac } from 'node:crypto';
+import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import Stripe from 'stripe';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../src/outbox/publish.js';
+import { createScheme, hmacSchemeOptions } from '../src/signing/index.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
@@ -19,6 +22,7 @@ describe('outbox: signatures verify with the official libraries, also during a r
   let dispatcher: Dispatcher;
   const sinks: Record<'standard' | 'paymos' | 'stripe', Sink> = {} as never;
   const endpoints: Record<string, { id: string; secret: string }> = {};
+  const sinksToClose: Sink[] = [];
 
   beforeAll(async () => {
     t = await createTestDb();
@@ -33,7 +37,7 @@ describe('outbox: signatures verify with the official libraries, also during a r
   });
   afterAll(async () => {
     await dispatcher?.stop();
-    await Promise.all(Object.values(sinks).map((s) => s.close()));
+    await Promise.all([...Object.values(sinks), ...sinksToClose].map((s) => s.close()));
     await t?.close();
   });
 
@@ -88,5 +92,60 @@ describe('outbox: signatures verify with the official libraries, also during a r
     expect(String(req.headers['webhook-signature']).split(' ')).toHaveLength(1);
     expect(() => new Webhook(newest).verify(req.body, headerMap(req))).not.toThrow();
     expect(() => new Webhook(ep.secret).verify(req.body, headerMap(req))).toThrow();
+  });
+
+  it('signs GitHub (@octokit/webhooks-methods), Shopify and a described hmac scheme, by hand with node:crypto too', async () => {
+    const hmacOptions = {
+      signature_header: 'X-Acme-Signature',
+      algorithm: 'sha512',
+      encoding: 'base64',
+      prefix: 'sha512=',
+      signed_payload: '{id}:{timestamp}:{body}',
+      timestamp_header: 'X-Acme-Timestamp',
+      id_header: 'X-Acme-Event',
+    } as const;
+    const more: Record<'github' | 'shopify' | 'hmac', { sink: Sink; id: string; secret: string }> = {} as never;
+    for (const scheme of ['github', 'shopify', 'hmac'] as const) {
+      const sink = await startSink();
+      sinksToClose.push(sink);
+      // Its own event type, so the endpoints above (every type) and these share no request counts.
+      const { endpoint, secret } = await h.endpoints.create(t.db, { url: sink.url, scheme, event_types: ['repo.*'], ...(scheme === 'hmac' ? { hmac: hmacOptions } : {}) });
+      expect(endpoint.hmac).toEqual(scheme === 'hmac' ? expect.objectContaining(hmacOptions) : null);
+      more[scheme] = { sink, id: endpoint.id, secret };
+    }
+    // A rotation: GitHub and Shopify requests then carry one signature, made with the current secret.
+    const rotated = (await h.endpoints.rotateSecret(t.db, more.github.id)).secret;
+    const { id } = await t.db.transaction((tx) => publish(tx, { type: 'repo.pushed', data: { n: 4 } }));
+    await Promise.all(Object.values(more).map((m) => m.sink.waitFor(1)));
+
+    const gh = more.github.sink.requests[0]!;
+    expect(gh.headers['x-github-event']).toBe('repo.pushed');
+    expect(gh.headers['x-github-delivery']).toBe(id);
+    const ghSignature = String(gh.headers['x-hub-signature-256']);
+    expect(await verifyGithub(rotated, gh.body.toString('utf8'), ghSignature)).toBe(true);
+    expect(await verifyGithub(more.github.secret, gh.body.toString('utf8'), ghSignature)).toBe(false);
+
+    const shop = more.shopify.sink.requests[0]!;
+    expect(shop.headers['x-shopify-topic']).toBe('repo.pushed');
+    expect(shop.headers['x-shopify-webhook-id']).toBe(id);
+    expect(shop.headers['x-shopify-hmac-sha256']).toBe(createHmac('sha256', more.shopify.secret).update(shop.body).digest('base64'));
+    expect(() => createScheme('shopify').verify({ body: shop.body, headers: shop.headers, secrets: [more.shopify.secret], toleranceSec: 300 })).not.toThrow();
+
+    const acme = more.hmac.sink.requests[0]!;
+    const timestamp = String(acme.headers['x-acme-timestamp']);
+    expect(acme.headers['x-acme-event']).toBe(id);
+    const byHand = createHmac('sha512', more.hmac.secret).update(`${id}:${timestamp}:`).update(acme.body).digest('base64');
+    expect(acme.headers['x-acme-signature']).toBe(`sha512=${byHand}`);
+    expect(() => createScheme('hmac', hmacSchemeOptions.parse(hmacOptions)).verify({ body: acme.body, headers: acme.headers, secrets: [more.hmac.secret], toleranceSec: 300 })).not.toThrow();
+  });
+
+  it('refuses an hmac endpoint without its description, and a description on another scheme', async () => {
+    await expect(h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'hmac' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'github', hmac: { signature_header: 'X-Sig' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    const { endpoint } = await h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'hmac', hmac: { signature_header: 'X-Sig' }, enabled: false });
+    // Leaving hmac drops the description; coming back needs one again.
+    expect((await h.endpoints.update(t.db, endpoint.id, { scheme: 'shopify' })).hmac).toBeNull();
+    await expect(h.endpoints.update(t.db, endpoint.id, { scheme: 'hmac' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    expect((await h.endpoints.update(t.db, endpoint.id, { scheme: 'hmac', hmac: { signature_header: 'X-Other' } })).hmac).toMatchObject({ signature_header: 'X-Other', encoding: 'hex' });
   });
 });

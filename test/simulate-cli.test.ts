@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres, createTestDb, type TestDb } from './helpers/db.js';
 import { startSink, type Sink } from './helpers/sink.js';
+import { verify as verifyGithub } from '@octokit/webhooks-methods';
 import { createScheme } from '../src/signing/index.js';
 
 interface CliRun {
@@ -52,13 +53,35 @@ describe('tekil simulate (CLI)', () => {
     for (const req of sink.requests) {
       const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
       expect(() => paymos.verify({ body: req.body, headers, secrets: [summary.secret], toleranceSec: 300 })).not.toThrow();
-      const body = JSON.parse(req.body.toString()) as { event_type: string; data: { invoice_id: string; status: string; amount: string } };
+      const body = JSON.parse(req.body.toString()) as { event_id: string; event_type: string; data: { invoice_id: string; status: string; amount: string } };
+      // Paymos' own envelope, not tekil's: exactly its fields, and the id the header carries.
+      expect(Object.keys(body)).toEqual(['event_id', 'event_type', 'version', 'occurred_at', 'data']);
+      expect(body.event_id).toBe(req.headers['x-webhook-id']);
       expect(body.event_type).toBe(`invoice.${body.data.status}`);
       expect(body.data.amount).toMatch(/^\d+\.\d{2}$/);
     }
     const signatureCounts = sink.requests.map((r) => (String(r.headers['x-webhook-signature']).match(/v1=/g) ?? []).length);
     expect(signatureCounts.filter((n) => n === 1).length).toBeGreaterThan(0);
     expect(signatureCounts.filter((n) => n === 2).length).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('--scheme github: every request verifies with @octokit/webhooks-methods and names its event', async () => {
+    const github = await startSink();
+    try {
+      const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
+      const run = await cli('--target', `${github.url}/hooks`, '--scheme', 'github', '--invoices', '5', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '3', '--json', ...store);
+      expect(run.stderr).toBe('');
+      const summary = JSON.parse(run.stdout) as { eventsPublished: number; secret: string };
+      expect(github.requests).toHaveLength(summary.eventsPublished);
+      for (const req of github.requests) {
+        expect(await verifyGithub(summary.secret, req.body.toString('utf8'), String(req.headers['x-hub-signature-256']))).toBe(true);
+        const body = JSON.parse(req.body.toString()) as { id: string; type: string };
+        expect(req.headers['x-github-event']).toBe(body.type);
+        expect(req.headers['x-github-delivery']).toBe(body.id);
+      }
+    } finally {
+      await github.close();
+    }
   }, 60_000);
 
   it('a fault list it cannot read is one line with a hint', async () => {

@@ -1,4 +1,6 @@
 import type { Command } from 'commander';
+import { endpointSchemes } from '../outbox/types.js';
+import { parseHmacOption } from './config.js';
 import { addApiOptions, callApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
 
 interface EndpointFlags extends ApiOptions {
@@ -9,6 +11,7 @@ interface EndpointFlags extends ApiOptions {
   timeout?: string;
   maxInFlight?: string;
   scheme?: string;
+  hmac?: string;
   description?: string;
   json?: boolean;
 }
@@ -28,6 +31,7 @@ function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   if (flags.timeout !== undefined) body.timeout = flags.timeout;
   if (flags.maxInFlight !== undefined) body.max_in_flight = Number(flags.maxInFlight);
   if (flags.scheme !== undefined) body.scheme = flags.scheme;
+  if (flags.hmac !== undefined) body.hmac = parseHmacOption(flags.hmac);
   if (flags.description !== undefined) body.description = flags.description;
   return body;
 }
@@ -38,7 +42,8 @@ function settingOptions(cmd: Command): Command {
     .option('--ladder <ladder>', 'retry ladder: a preset (standard, paymos, mercanpay) or gaps like 30s,2m,1h')
     .option('--timeout <duration>', 'deadline for a whole attempt, to the last byte of the answer, e.g. 10s (at most 5m)')
     .option('--max-in-flight <n>', 'most concurrent requests to this endpoint')
-    .option('--scheme <scheme>', 'signature scheme: standard, paymos or stripe')
+    .option('--scheme <scheme>', `signature scheme: ${endpointSchemes.join(', ')}`)
+    .option('--hmac <json>', 'for --scheme hmac: its options as JSON, e.g. {"signature_header":"X-Signature","encoding":"base64"}')
     .option('--description <text>', 'a note for operators');
 }
 

@@ -6,12 +6,13 @@ import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
 import { allFaults, parseFaults } from '../simulate/faults.js';
 import { startSimulator } from '../simulate/simulator.js';
 import { formatSummary } from '../simulate/report.js';
-import { parsePort } from './config.js';
+import { parseHmacOption, parsePort } from './config.js';
 
 interface SimulateOptions {
   target: string;
   callbackUrl?: string;
   scheme: EndpointScheme;
+  hmac?: string;
   secret?: string;
   invoices: number;
   timeScale: number;
@@ -55,6 +56,7 @@ export function registerSimulateCommand(program: Command): void {
     .requiredOption('--target <url>', 'where the events go, e.g. http://127.0.0.1:8787/in/shop-paymos')
     .option('--callback-url <url>', 'a second URL that gets every event with the same ids')
     .addOption(new Option('--scheme <name>', 'signature scheme').choices(endpointSchemes).default('paymos'))
+    .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
     .option('--secret <whsec_…>', 'signing secret (generated and printed when absent)')
     .option('--invoices <n>', 'invoices to create', positiveInt('invoices'), 100)
     .option('--time-scale <factor>', 'multiply the ladder and the pause between lifecycle steps (sending.time_scale)', parseScale, 0.01)
@@ -73,10 +75,12 @@ export function registerSimulateCommand(program: Command): void {
     .option('--json', 'print the summary as JSON', false)
     .action(async (opts: SimulateOptions) => {
       const faults = parseFaults(opts.faults);
+      if (opts.scheme === 'hmac' && opts.hmac === undefined) throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac with its options');
       const sim = await startSimulator({
         target: opts.target,
         callbackUrl: opts.callbackUrl,
         scheme: opts.scheme,
+        hmac: opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac),
         secret: opts.secret,
         invoices: opts.invoices,
         timeScale: opts.timeScale,

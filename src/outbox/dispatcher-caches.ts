@@ -1,9 +1,9 @@
-import { createScheme, type SignatureScheme } from '../signing/index.js';
+import { createScheme, hmacSchemeOptions, type SignatureScheme } from '../signing/index.js';
 import type { Queryable } from '../store/db.js';
 import { signingSecrets } from './endpoints.js';
 import { ladderGapsMs } from './ladders.js';
 import type { SecretBox } from './secrets.js';
-import type { EndpointScheme } from './types.js';
+import type { EndpointScheme, OutboxClaimedDelivery } from './types.js';
 
 /** Secrets are cached briefly: a rotation changes the endpoint's updated_at, which invalidates them. */
 const SECRET_CACHE_MS = 60_000;
@@ -28,11 +28,15 @@ export class DispatcherCaches {
     private readonly box: SecretBox,
   ) {}
 
-  scheme(name: string): SignatureScheme {
-    let scheme = this.schemes.get(name);
+  /** The signer for a scheme; `hmac` ones are keyed by their stored options, so a change is seen at once. */
+  scheme(name: string, optionsJson: string | null): SignatureScheme {
+    const key = optionsJson === null ? name : `${name} ${optionsJson}`;
+    let scheme = this.schemes.get(key);
     if (!scheme) {
-      scheme = createScheme(name as EndpointScheme);
-      this.schemes.set(name, scheme);
+      const options = optionsJson === null ? undefined : hmacSchemeOptions.parse(JSON.parse(optionsJson));
+      scheme = createScheme(name as EndpointScheme, options);
+      if (this.schemes.size >= 1_000) this.schemes.clear();
+      this.schemes.set(key, scheme);
     }
     return scheme;
   }
@@ -71,4 +75,32 @@ export class DispatcherCaches {
     this.secrets.set(endpointId, entry);
     return entry.secrets;
   }
+}
+
+/**
+ * Headers a scheme's provider sends beside the signature, which its receivers route on: GitHub's and
+ * Shopify's name the event type (`X-GitHub-Event`, `X-Shopify-Topic`); Stripe's body carries the id,
+ * so `X-Webhook-Id` gives it to receivers that deduplicate on a header.
+ */
+export function schemeExtraHeaders(row: Pick<OutboxClaimedDelivery, 'scheme' | 'event_type' | 'message_id'>): Record<string, string> {
+  switch (row.scheme) {
+    case 'stripe':
+      return { 'X-Webhook-Id': row.message_id };
+    case 'github':
+      return { 'X-GitHub-Event': row.event_type };
+    case 'shopify':
+      return { 'X-Shopify-Topic': row.event_type };
+    default:
+      return {};
+  }
+}
+
+/**
+ * GitHub's and Shopify's official verifiers compare one signature (`@octokit/webhooks-methods`
+ * refuses a header with two), so those endpoints sign with the current secret only, as their
+ * providers do: a rotation takes effect at once. The other schemes carry one signature per secret
+ * inside the rotation window (the `hmac` scheme only when it has a separator).
+ */
+export function secretsThatSign(scheme: string, secrets: readonly string[]): readonly string[] {
+  return scheme === 'github' || scheme === 'shopify' ? secrets.slice(0, 1) : secrets;
 }

@@ -11,7 +11,7 @@ import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, type AttemptOutcome } from './attempt-decision.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
-import { DispatcherCaches } from './dispatcher-caches.js';
+import { DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
@@ -207,8 +207,8 @@ export class Dispatcher implements Service {
     let outcome: AttemptOutcome;
     try {
       const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
-      const headers = this.caches.scheme(row.scheme).sign({ body, secrets, id: row.message_id });
-      if (row.scheme === 'stripe') headers['X-Webhook-Id'] = row.message_id;
+      const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: row.message_id });
+      Object.assign(headers, schemeExtraHeaders(row));
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
     } catch (err) {
       outcome = {

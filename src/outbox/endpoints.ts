@@ -24,6 +24,7 @@ import type { DestinationGuard } from '../http/destination-guard.js';
 import { newEndpointId } from './ids.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
+import { hmacOptionProblems, hmacSchemeOptions, type HmacSchemeOptions } from '../signing/index.js';
 import { endpointSchemes, type Endpoint } from './types.js';
 
 /** Text stored in a text column: Postgres refuses NUL in text, so it is refused here with a clear 400. */
@@ -45,6 +46,8 @@ export const endpointCreateSchema = z
     timeout: endpointTimeout.optional(),
     max_in_flight: z.number().int().positive().max(1000).optional(),
     scheme: z.enum(endpointSchemes).optional(),
+    /** For scheme `hmac`: how the signature is made and where it goes, as for an inbound `hmac` source. */
+    hmac: hmacSchemeOptions.optional(),
     /** Bring your own secret (moving from another sender); one is generated otherwise. */
     secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'a secret is "whsec_" and at least 18 bytes of base64').optional(),
     enabled: z.boolean().optional(),
@@ -54,6 +57,21 @@ export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
 
 export const endpointUpdateSchema = endpointCreateSchema.omit({ secret: true }).partial().strict();
 export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
+
+/**
+ * The `hmac` scheme needs its description and the others take none: checked where the endpoint's
+ * scheme is known (a change may give only one of the two). Answers the options to store.
+ */
+function schemeOptions(scheme: string, hmac: HmacSchemeOptions | null | undefined): HmacSchemeOptions | null {
+  if (scheme !== 'hmac') {
+    if (hmac) throw new TekilError('VALIDATION_FAILED', `hmac: only for scheme "hmac" (this endpoint signs with "${scheme}")`);
+    return null;
+  }
+  if (!hmac) throw new TekilError('VALIDATION_FAILED', 'scheme "hmac" needs hmac: its signature_header, algorithm, encoding, …', { hint: 'see docs/sending.md, "Signatures"' });
+  const problems = hmacOptionProblems(hmac);
+  if (problems.length) throw new TekilError('VALIDATION_FAILED', problems.join('; '));
+  return hmac;
+}
 
 export interface EndpointStoreOptions {
   sending: SendingConfig;
@@ -77,6 +95,8 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       await guard.checkUrl(input.url);
       const ladder = input.ladder ?? sending.ladder;
       ladderGapsMs(ladder);
+      const scheme = input.scheme ?? 'standard';
+      const hmac = schemeOptions(scheme, input.hmac);
       const id = newEndpointId();
       const secret = input.secret ?? generateEndpointSecret();
       const { rows } = await db.query<Endpoint>(
@@ -89,7 +109,8 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
           ladder_json: JSON.stringify(ladder),
           timeout_ms: input.timeout ?? sending.timeout,
           max_in_flight: input.max_in_flight ?? sending.max_in_flight,
-          scheme: input.scheme ?? 'standard',
+          scheme,
+          hmac_json: hmac ? JSON.stringify(hmac) : null,
           enabled: input.enabled ?? true,
         }),
       );
@@ -106,6 +127,13 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       const input = parseInput(endpointUpdateSchema, raw);
       if (input.url !== undefined) await guard.checkUrl(input.url);
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
+      let hmac: HmacSchemeOptions | null | undefined;
+      if (input.scheme !== undefined || input.hmac !== undefined) {
+        const current = await get(db, id);
+        const scheme = input.scheme ?? current.scheme;
+        // Moving to another scheme drops the hmac description; staying on hmac keeps it unless replaced.
+        hmac = schemeOptions(scheme, input.hmac ?? (input.scheme === undefined || input.scheme === 'hmac' ? current.hmac : null));
+      }
       const columns: UpdatableColumn[] = [];
       const values: unknown[] = [];
       const extra: string[] = [];
@@ -120,6 +148,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       if (input.timeout !== undefined) set('timeout_ms', input.timeout);
       if (input.max_in_flight !== undefined) set('max_in_flight', input.max_in_flight);
       if (input.scheme !== undefined) set('scheme', input.scheme);
+      if (hmac !== undefined) set('scheme_options', hmac ? JSON.stringify(hmac) : null);
       if (input.enabled !== undefined) {
         set('enabled', input.enabled);
         if (input.enabled) extra.push('disabled_reason = NULL, consecutive_failures = 0');

@@ -1,9 +1,11 @@
+import type { HmacSchemeOptions, SchemeName } from '../signing/index.js';
 import type { LadderSpec } from './ladders.js';
 
 export const outboxDeliveryStatuses = ['pending', 'sending', 'succeeded', 'failed', 'cancelled'] as const;
 export type OutboxDeliveryStatus = (typeof outboxDeliveryStatuses)[number];
 
-export const endpointSchemes = ['standard', 'paymos', 'stripe'] as const;
+/** Every scheme tekil verifies, it also signs with: an endpoint speaks whichever its receiver expects. */
+export const endpointSchemes = ['standard', 'paymos', 'stripe', 'github', 'shopify', 'hmac'] as const satisfies readonly SchemeName[];
 export type EndpointScheme = (typeof endpointSchemes)[number];
 
 /** An endpoint as the API and CLI show it (never with its secret, except right after creation). */
@@ -16,6 +18,8 @@ export interface Endpoint {
   timeout_ms: number;
   max_in_flight: number;
   scheme: EndpointScheme;
+  /** The `hmac` scheme's description (header, algorithm, encoding, …); null for the other schemes. */
+  hmac: HmacSchemeOptions | null;
   enabled: boolean;
   disabled_reason: string | null;
   consecutive_failures: number;
@@ -74,7 +78,11 @@ export interface OutboxClaimedDelivery {
   /** When the abandoned attempt started; null unless previous_status is `sending`. */
   previous_attempt_at: Date | null;
   payload: Uint8Array;
+  /** The message's type: GitHub and Shopify requests name it in a header. */
+  event_type: string;
   scheme: string;
+  /** The `hmac` scheme's options as JSON text; null for the other schemes. */
+  scheme_options_json: string | null;
   timeout_ms: number;
   /** The endpoint's ladder as JSON text, parsed (and cached) only when an attempt fails. */
   ladder_json: string;

@@ -9,6 +9,7 @@ import { createDispatcherService, outboxParts } from '../outbox/parts.js';
 import { publish } from '../outbox/publish.js';
 import type { EndpointScheme } from '../outbox/types.js';
 import type { LadderSpec } from '../outbox/ladders.js';
+import type { HmacSchemeOptions } from '../signing/index.js';
 import { invoiceEventBody, invoiceEventType } from '../provider/invoice-events.js';
 import type { Context, Service } from '../service.js';
 import { resolveSettings } from '../settings.js';
@@ -37,6 +38,8 @@ export interface SimulatorOptions {
   /** A second URL that receives every event with the same ids (an invoice's callback URL). */
   callbackUrl?: string | undefined;
   scheme: EndpointScheme;
+  /** For scheme `hmac`: how it signs (header, algorithm, encoding, …). */
+  hmac?: HmacSchemeOptions | undefined;
   /** The signing secret (`whsec_…`); one is generated when absent. */
   secret?: string | undefined;
   invoices: number;
@@ -134,6 +137,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       url: proxy.url,
       description: `tekil simulate ${runId} → ${options.target}`,
       scheme: options.scheme,
+      ...(options.hmac ? { hmac: options.hmac } : {}),
       timeout: `${options.timeoutMs}ms`,
       ladder: options.ladder ?? 'paymos',
       max_in_flight: options.concurrency ?? 32,

@@ -46,7 +46,7 @@ WHERE d.id = picked.id
 -- read (numbers, text), and a timestamp only where it is used.
 RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
   picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
-  m.payload, e.scheme, e.timeout_ms, e.ladder::text AS ladder_json,
+  m.payload, m.event_type, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
   (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures`,
 );
 

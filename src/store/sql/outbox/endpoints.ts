@@ -3,7 +3,7 @@ import { defineStatement } from '../statement.js';
 /** Endpoint administration: small statements, one file. */
 
 /** The columns an endpoint is shown with (never its secrets). */
-const COLUMNS = `id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, enabled, disabled_reason,
+const COLUMNS = `id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
   consecutive_failures, created_at, updated_at`;
 
 export const SELECT_ENDPOINT = `SELECT ${COLUMNS} FROM endpoints WHERE id = $1 AND deleted_at IS NULL`;
@@ -18,11 +18,12 @@ export const insertEndpoint = defineStatement<{
   timeout_ms: number;
   max_in_flight: number;
   scheme: string;
+  hmac_json: string | null;
   enabled: boolean;
 }>(
   'tekil_outbox_insert_endpoint',
-  `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, enabled)
-   VALUES ($id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $enabled)
+  `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled)
+   VALUES ($id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled)
    RETURNING ${COLUMNS}`,
 );
 
@@ -35,6 +36,7 @@ export const UPDATABLE_COLUMNS = {
   timeout_ms: '',
   max_in_flight: '',
   scheme: '',
+  scheme_options: '::jsonb',
   enabled: '',
   disabled_reason: '',
 } as const;
