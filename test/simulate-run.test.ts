@@ -6,6 +6,8 @@ import { SOURCE, workerTestConfig } from './helpers/inbox.js';
 import { waitUntil } from './helpers/wait.js';
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { createShopOrders, withDecimalAmounts } from '../examples/demo/shop-adapter.js';
+import { startProveEndpoints } from '../examples/orders/prove-endpoints.js';
+import { defaultProveOptions, runProve, type ProveOptions } from '../src/prove/index.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { generateEndpointSecret } from '../src/outbox/secrets.js';
 import { startSimulator, type Simulator } from '../src/simulate/simulator.js';
@@ -13,15 +15,18 @@ import { finalStatus, type PlannedInvoice } from '../src/simulate/lifecycle.js';
 import type { SimulationSummary } from '../src/simulate/run.js';
 import type { InvoiceListPage } from '../src/simulate/list-api.js';
 
-// The embedded store is one connection per store and runs on this process's thread, beside the
-// shop's: the same run takes several times longer there, so it walks fewer invoices.
-const INVOICES = onPostgres ? 2000 : 500;
-const TIMEOUT_MS = 2000;
+// The smallest run that still proves the claim: a thousand invoices (about two thousand events, four
+// thousand deliveries with the callback URL) with every fault on. The embedded store is one connection
+// per store and runs on this process's thread, beside the shop's: the same run takes several times
+// longer there, so it walks fewer invoices. A 1 s provider timeout keeps the delayed and dropped
+// answers' retries short.
+const INVOICES = onPostgres ? 1000 : 400;
+const TIMEOUT_MS = 1000;
 
 /**
- * A provider at its worst against tekil running the example shop: every fault on at once, thousands
- * of invoices, one callback URL beside the target. Afterwards the shop's ledger, its orders and the
- * provider's list API are read back.
+ * A provider at its worst against tekil running the example shop: every fault on at once, a thousand
+ * invoices, one callback URL beside the target. Afterwards the shop's ledger, its orders and the
+ * provider's list API are read back, and prove's reconcile row compares the list with the effects.
  */
 describe('tekil simulate against the example shop, every fault on', () => {
   let shopDb: TestDb;
@@ -35,7 +40,12 @@ describe('tekil simulate against the example shop, every fault on', () => {
   beforeAll(async () => {
     [shopDb, simDb] = await Promise.all([createTestDb(), createTestDb()]);
     shop = await startTekil({
-      config: workerTestConfig({ worker: { batch_size: onPostgres ? 200 : 20, concurrency: 2, lease: '5s', poll_interval: '20ms' } }, { secrets: [secret], retry: { max_attempts: 8, base: '20ms', cap: '200ms' } }),
+      config: workerTestConfig({ worker: { batch_size: onPostgres ? 200 : 20, concurrency: 2, lease: '5s', poll_interval: '20ms' } }, {
+          secrets: [secret],
+          // The simulator sends Paymos' own envelope: the invoice is data.invoice_id.
+          resource_id: ['body:data.invoice_id'],
+          retry: { max_attempts: 8, base: '20ms', cap: '200ms' },
+        }),
       roles: ['receiver', 'worker'],
       port: 0,
       host: '127.0.0.1',
@@ -153,5 +163,32 @@ describe('tekil simulate against the example shop, every fault on', () => {
     await unauthorized.body.dump();
     const future = await (await get(`updated_since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.json();
     expect(future).toEqual({ items: [], next_cursor: null });
+  });
+
+  it("prove's reconcile row, over the provider's list, finds every invoice's effect once in its last state — and fails on one effect too many", async () => {
+    const effects = await startProveEndpoints({ db: shopDb.db });
+    try {
+      const options: ProveOptions = {
+        ...defaultProveOptions,
+        url: `${shop.url}/in/${SOURCE}`,
+        scheme: 'paymos',
+        secret,
+        effectsUrl: `${effects.url}/_prove/effects`,
+        settleMs: 0,
+        // The shop counts its orders' effects, so the list's items are matched by their order_id.
+        providerList: { url: sim.listUrl!, apiKey: 'sk_test_list', resourceField: 'order_id' },
+      };
+      const reconcileRow = async () => (await runProve(options, { only: ['reconcile'] })).rows.find((r) => r.id === 'reconcile')!;
+      expect(await reconcileRow()).toMatchObject({ status: 'passed', figures: { resources: INVOICES, listed: INVOICES, differing: 0 } });
+
+      const victim = invoices[0]!;
+      await shopDb.db.query(`INSERT INTO example_ledger (order_id, event_id, kind) SELECT id, 'evt_twice', 'order_' || status FROM example_orders WHERE id = $1`, [victim.orderId]);
+      const row = await reconcileRow();
+      expect(row.status).toBe('failed');
+      expect(row.message).toContain(`${victim.orderId} (provider list) ran 2 times`);
+      await shopDb.db.query(`DELETE FROM example_ledger WHERE event_id = 'evt_twice'`);
+    } finally {
+      await effects.close();
+    }
   });
 });

@@ -33,12 +33,24 @@ export class ProveControl {
   }
 }
 
-/** The invoices named (prove asks with `?ids=a,b`), or all of them. */
+/**
+ * The invoices and orders named (prove asks with `?ids=a,b`), or all of them. A standalone invoice
+ * counts how many times it was credited; an order counts how many times the effect of its current
+ * state ran (ledger rows `order_<status>`), so "once, in its last state" holds for both.
+ */
 export async function readInvoiceEffects(db: Queryable, ids?: readonly string[]): Promise<Record<string, { count: number; state: string }>> {
-  const res = ids?.length
-    ? await db.query<{ id: string; status: string; paid_effects: number }>('SELECT id, status, paid_effects FROM example_invoices WHERE id = ANY ($1::text[])', [ids])
-    : await db.query<{ id: string; status: string; paid_effects: number }>('SELECT id, status, paid_effects FROM example_invoices');
-  return Object.fromEntries(res.rows.map((r) => [r.id, { count: Number(r.paid_effects), state: r.status }]));
+  const named = ids?.length ? ids : null;
+  const res = await db.query<{ id: string; status: string; count: number }>(
+    `SELECT id, status, paid_effects AS count FROM example_invoices WHERE $1::text[] IS NULL OR id = ANY ($1::text[])
+     UNION ALL
+     SELECT o.id, o.status, coalesce(l.n, 0)::int
+       FROM example_orders o
+       LEFT JOIN (SELECT order_id, kind, count(*) AS n FROM example_ledger GROUP BY order_id, kind) l
+         ON l.order_id = o.id AND l.kind = 'order_' || o.status
+      WHERE $1::text[] IS NULL OR o.id = ANY ($1::text[])`,
+    [named],
+  );
+  return Object.fromEntries(res.rows.map((r) => [r.id, { count: Number(r.count), state: r.status }]));
 }
 
 export interface ProveEndpoints {

@@ -14,6 +14,9 @@ interface ProveCliOptions {
   effects: string;
   control?: string;
   callbackUrl?: string;
+  providerList?: string;
+  providerKey?: string;
+  providerResource: string;
   json?: boolean;
   junit?: string;
   only?: string;
@@ -49,6 +52,8 @@ function proveOptions(opts: ProveCliOptions): ProveOptions {
   const hmac = opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac);
   const control = httpUrl(opts.control, '--control');
   const callbackUrl = httpUrl(opts.callbackUrl, '--callback-url');
+  const providerList = httpUrl(opts.providerList, '--provider-list');
+  if (providerList && opts.providerKey === undefined) throw new TekilError('VALIDATION_FAILED', '--provider-list needs --provider-key, its API key');
   return {
     url: httpUrl(opts.url, '--url') as string,
     scheme: opts.scheme,
@@ -62,6 +67,7 @@ function proveOptions(opts: ProveCliOptions): ProveOptions {
     settleMs: duration(opts.settle, '--settle'),
     retryLadderMs: defaultProveOptions.retryLadderMs,
     concurrentCopies: copies,
+    ...(providerList ? { providerList: { url: providerList, apiKey: opts.providerKey!, resourceField: opts.providerResource } } : {}),
   };
 }
 
@@ -76,6 +82,9 @@ export function registerProveCommand(program: Command): void {
     .requiredOption('--effects <url>', 'GET → {"<resource id>": {"count": n, "state": "…"}}')
     .option('--control <url>', 'base of POST fail-next / slow-next?ms=N (staging only); without it busy-duplicate and crash are skipped')
     .option('--callback-url <url>', 'a second URL of the same receiver, for second-endpoint')
+    .option('--provider-list <url>', "the provider's list API (e.g. tekil simulate's …/v1/invoices): reconcile also compares every listed resource")
+    .option('--provider-key <key>', 'bearer key of --provider-list')
+    .option('--provider-resource <field>', 'the list item field your effects are keyed by', 'id')
     .option('--json', 'print the whole report as JSON instead of a table')
     .option('--junit <file>', 'also write a JUnit XML report for CI')
     .option('--only <ids>', 'run only these checks (comma-separated)')

@@ -1,6 +1,7 @@
 import { callControl, describeAnswer } from './http.js';
 import { effectFigures, failed, passed, skipped, times, type CheckRun } from './outcome.js';
-import type { Delivery } from './session.js';
+import { providerListExpectations } from './provider-list.js';
+import type { Delivery, Expectation } from './session.js';
 
 const answersText = (d: Delivery): string => d.answers.map(describeAnswer).join(', ');
 
@@ -76,11 +77,15 @@ export const crash: CheckRun = async (s) => {
 };
 
 export const reconcile: CheckRun = async (s) => {
-  if (s.expectations.size === 0) return skipped('no events were sent: choose at least one other check');
+  const list = s.options.providerList;
+  const listed = list ? await providerListExpectations(list, s.options.providerTimeoutMs) : new Map<string, Expectation>();
+  const expectations = new Map([...listed, ...s.expectations]);
+  if (expectations.size === 0) return skipped(list ? 'no events were sent and the provider lists nothing' : 'no events were sent: choose at least one other check');
   await s.sleep(s.options.settleMs);
-  const effects = await s.effects([...s.expectations.keys()]);
+  // Thousands of listed resources do not fit in one ?ids= query: read every effect once instead.
+  const effects = await s.effects(listed.size > 0 ? undefined : [...expectations.keys()]);
   const mismatches: string[] = [];
-  for (const [invoiceId, want] of s.expectations) {
+  for (const [invoiceId, want] of expectations) {
     const got = effects.get(invoiceId) ?? { count: 0 };
     const stateWrong = want.state !== undefined && got.state !== undefined && got.state !== want.state;
     if (got.count !== want.count || stateWrong) {
@@ -88,10 +93,11 @@ export const reconcile: CheckRun = async (s) => {
       mismatches.push(`${invoiceId} (${want.check}) ${times(got.count)}${got.state ? `, state ${got.state}` : ''}; expected ${expected}`);
     }
   }
-  const figures = { resources: s.expectations.size, matching: s.expectations.size - mismatches.length, differing: mismatches.length };
+  const figures = { resources: expectations.size, ...(list ? { listed: listed.size } : {}), matching: expectations.size - mismatches.length, differing: mismatches.length };
+  const what = list ? 'what was sent and what the provider lists' : 'what was sent';
   if (mismatches.length) {
     const shown = mismatches.slice(0, 5).join('; ');
-    return failed(`${mismatches.length} of ${s.expectations.size} resources differ from what was sent: ${shown}${mismatches.length > 5 ? '; …' : ''}`, figures);
+    return failed(`${mismatches.length} of ${expectations.size} resources differ from ${what}: ${shown}${mismatches.length > 5 ? '; …' : ''}`, figures);
   }
-  return passed(`all ${s.expectations.size} resources match: each effect once, in its last state`, figures);
+  return passed(`all ${expectations.size} resources match ${what}: each effect once, in its last state`, figures);
 };

@@ -3,3 +3,4 @@ export { runProve, parseCheckList, type ProveReport, type Selection } from './ru
 export { defaultProveOptions, type ProveOptions } from './session.js';
 export { formatJunit, formatTable, formatRow, formatSummary } from './report.js';
 export type { Effect } from './http.js';
+export { providerListExpectations, type ProviderListOptions } from './provider-list.js';

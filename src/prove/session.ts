@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { HmacSchemeOptions, SchemeName } from '../signing/index.js';
 import { signedInvoiceRequest, type InvoiceEvent, type InvoiceStatus } from '../provider/invoice-events.js';
+import type { ProviderListOptions } from './provider-list.js';
 import { isSuccess, postOnce, readEffects, type Answer, type Effect } from './http.js';
 
 export interface ProveOptions {
@@ -25,6 +26,8 @@ export interface ProveOptions {
   retryLadderMs: readonly number[];
   /** How many copies the `concurrent` check sends at once. */
   concurrentCopies: number;
+  /** The provider's own list: `reconcile` also compares every resource it lists with the effects. */
+  providerList?: ProviderListOptions;
 }
 
 export const defaultProveOptions = {
