@@ -9,25 +9,28 @@ import type { PlannedInvoice } from '../../src/simulate/lifecycle.js';
  * as `tekil simulate` does. This wraps the shop's handlers so each payload is read in the shop's terms
  * before the shop's own schema checks it; nothing else about the handlers changes.
  */
-export function withDecimalAmounts(shop: HandlerRegistry, source: string): HandlerRegistry {
+export function withDecimalAmounts(shop: HandlerRegistry, sources: string | readonly string[]): HandlerRegistry {
   const adapted = new HandlerRegistry();
-  for (const status of invoiceStatuses) {
-    const type = invoiceEventType(status);
-    const registered = shop.resolve(source, type);
-    if (!registered) continue;
-    const schema: PayloadSchema<unknown> | undefined = registered.schema
-      ? { safeParse: (value) => registered.schema!.safeParse(toMinorUnits(value)) }
-      : undefined;
-    adapted.on(source, type, registered.handler, schema ? { schema } : {});
+  for (const source of typeof sources === 'string' ? [sources] : sources) {
+    for (const status of invoiceStatuses) {
+      const type = invoiceEventType(status);
+      const registered = shop.resolve(source, type);
+      if (!registered) continue;
+      const schema: PayloadSchema<unknown> | undefined = registered.schema
+        ? { safeParse: (value) => registered.schema!.safeParse(inShopTerms(value)) }
+        : undefined;
+      adapted.on(source, type, registered.handler, schema ? { schema } : {});
+    }
   }
   return adapted;
 }
 
-function toMinorUnits(value: unknown): unknown {
+/** An order's invoice in the shop's terms; an invoice without an order (what prove sends) is left as it is. */
+function inShopTerms(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const envelope = value as { data?: Record<string, unknown> };
   const data = envelope.data;
-  if (!data || typeof data.amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(data.amount)) return value;
+  if (!data || data.order_id === undefined || typeof data.amount !== 'string' || !/^\d+(\.\d{1,2})?$/.test(data.amount)) return value;
   const id = data.id ?? data.invoice_id;
   return { ...envelope, data: { ...data, id, amount: Math.round(Number(data.amount) * 100) } };
 }
