@@ -61,7 +61,7 @@ describe.skipIf(!panelRunnable)('panel: the review queue', () => {
     await viewer.locator('#review-rows tr[data-key="shop-paymos/evt_rq_4"]').waitFor();
     for (const id of ['#replay-selected', '#discard-selected', '#replay-all', '#discard-all', '#review-rows input[type=checkbox]']) expect(await viewer.locator(id).count()).toBe(0);
     await viewer.locator('#dry-run').click();
-    await viewer.locator('#dry-run-count', { hasText: '1 dead deliveries match.' }).waitFor();
+    await viewer.locator('#dry-run-count', { hasText: '1 dead delivery matches.' }).waitFor();
     await viewer.locator('#review-rows tr[data-key="shop-paymos/evt_rq_4"]').click();
     await viewer.locator('[data-field="status"]', { hasText: 'dead' }).waitFor();
     expect(await viewer.locator('#replay').count()).toBe(0);

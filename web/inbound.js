@@ -1,7 +1,7 @@
 // The Inbound page: every delivery, filtered, paged by cursor (next and previous), new ones and changes
 // of state arriving live over the event stream; exports of the current filter.
 
-import { $, addMessages, api, el, filterForm, formatTime, pageLink, pick, queryString, t, table, word } from './lib.js';
+import { $, addMessages, api, el, filterForm, formatTime, navigate, pageLink, pick, queryString, t, table, word } from './lib.js';
 
 addMessages({
   en: {
@@ -115,7 +115,7 @@ export const inboundPage = {
         'div',
         { id: 'inbound' },
         el('h1', {}, word('span', 'inbound'), ' ', el('span', { id: 'live', dataset: { i18nTitle: 'live' }, title: t('live') }, '●')),
-        filterForm('inbound-filter', filterFields(FILTERS), state.filter, (filter) => (location.hash = pageLink('inbound', [], filter))),
+        filterForm('inbound-filter', filterFields(FILTERS), state.filter, (filter) => navigate(pageLink('inbound', [], filter))),
         el(
           'div',
           { className: 'toolbar' },

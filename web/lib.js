@@ -181,3 +181,9 @@ export function filterForm(id, fields, values, onApply) {
 
 /** Keeps only the keys the API accepts as a filter. */
 export const pick = (query, names) => Object.fromEntries(names.filter((n) => query[n] !== undefined && query[n] !== '').map((n) => [n, query[n]]));
+
+/** Goes to a page of the panel; the same address again reloads it (a hash that does not change fires nothing). */
+export function navigate(hash) {
+  if (location.hash === hash) window.dispatchEvent(new HashChangeEvent('hashchange'));
+  else location.hash = hash;
+}

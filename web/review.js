@@ -2,7 +2,7 @@
 // one matching the filter as a background job: a dry-run count first, then the job with its progress
 // and a cancel. A viewer sees the queue and the dry-run count only.
 
-import { $, addMessages, api, canOperate, confirmDialog, el, filterForm, formatTime, pageLink, pick, queryString, t, table, word } from './lib.js';
+import { $, addMessages, api, canOperate, confirmDialog, el, filterForm, formatTime, navigate, pageLink, pick, queryString, t, table, word } from './lib.js';
 import { FILTERS, filterFields } from './inbound.js';
 
 addMessages({
@@ -10,7 +10,7 @@ addMessages({
     review: 'Review queue', selectAll: 'select all on this page', replaySelected: 'Replay selected', discardSelected: 'Discard selected',
     matching: 'Everything matching this filter:', dryRun: 'Count (dry run)', replayAll: 'Replay all matching', discardAll: 'Discard all matching',
     cancelJob: 'Cancel job', emptyQueue: 'The review queue is empty.', lastError: 'last error',
-    matchCount: (n) => `${n} dead deliveries match.`, doneSelected: (changed, skipped) => `${changed} done, ${skipped} skipped (changed meanwhile).`,
+    matchCount: (n) => (n === 1 ? '1 dead delivery matches.' : `${n} dead deliveries match.`), doneSelected: (changed, skipped) => `${changed} done, ${skipped} skipped (changed meanwhile).`,
     jobLine: (j) => `${j.kind} ${j.status}: ${j.processed} / ${j.total} (changed ${j.changed}, skipped ${j.skipped})`,
     confirmDiscard: (n) => `Discard ${n} deliveries for good?`,
   },
@@ -122,7 +122,7 @@ export const reviewPage = {
         'div',
         { id: 'review' },
         word('h1', 'review'),
-        filterForm('review-filter', filterFields(REVIEW_FILTERS), state.filter, (filter) => (location.hash = pageLink('review', [], filter))),
+        filterForm('review-filter', filterFields(REVIEW_FILTERS), state.filter, (filter) => navigate(pageLink('review', [], filter))),
         el(
           'div',
           { className: 'toolbar' },

@@ -1,7 +1,7 @@
 // The Resource timeline: every event of one resource (an invoice, `inv_…`) in provider order — which
 // were applied, which were stale and why (the ordering guard's reason), their delivery ids and attempts.
 
-import { addMessages, api, el, formatTime, pageLink, queryString, t, table, word } from './lib.js';
+import { addMessages, api, el, formatTime, navigate, pageLink, queryString, t, table, word } from './lib.js';
 
 addMessages({
   en: {
@@ -36,7 +36,7 @@ export const timelinePage = {
     const form = el('form', { id: 'timeline-form', className: 'filters' }, el('label', {}, word('span', 'resourceId'), resource), el('label', {}, word('span', 'source'), source), word('button', 'show', { type: 'submit' }));
     form.addEventListener('submit', (e) => {
       e.preventDefault();
-      location.hash = pageLink('timeline', [resource.value.trim()], { source: source.value.trim() });
+      navigate(pageLink('timeline', [resource.value.trim()], { source: source.value.trim() }));
     });
     const events = table(columns, { id: 'timeline-table', bodyId: 'timeline-rows', empty: 'noEvents', rowProps: (e) => ({ dataset: { key: `${e.source}/${e.event_id}`, verdict: e.verdict } }) });
     const current = el('ul', { id: 'timeline-current' });
