@@ -77,4 +77,16 @@ describe.skipIf(!panelRunnable)('panel: the review queue', () => {
     await context.close();
     for (const url of panel.urls) expect(url).not.toMatch(new RegExp(`${ADMIN}|${token}|token=`));
   }, 60_000);
+
+  it('an operator discards a selected dead delivery after confirming', async () => {
+    await page.locator('#nav a[data-page="review"]').click();
+    await page.locator('#review-filter-clear').click();
+    await page.locator('#review-rows tr[data-key="shop-paymos/evt_rq_4"] input[type=checkbox]').check();
+    await page.locator('#discard-selected').click();
+    await page.locator('#confirm-text', { hasText: 'Discard 1 delivery for good?' }).waitFor();
+    await page.locator('#confirm-ok').click();
+    await page.locator('#review-message', { hasText: '1 done, 0 skipped' }).waitFor();
+    expect(await panel.status('evt_rq_4')).toBe('discarded');
+    await page.locator('#review-rows td.empty').waitFor();
+  }, 60_000);
 });

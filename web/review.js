@@ -12,7 +12,7 @@ addMessages({
     cancelJob: 'Cancel job', emptyQueue: 'The review queue is empty.', lastError: 'last error',
     matchCount: (n) => (n === 1 ? '1 dead delivery matches.' : `${n} dead deliveries match.`), doneSelected: (changed, skipped) => `${changed} done, ${skipped} skipped (changed meanwhile).`,
     jobLine: (j) => `${j.kind} ${j.status}: ${j.processed} / ${j.total} (changed ${j.changed}, skipped ${j.skipped})`,
-    confirmDiscard: (n) => `Discard ${n} deliveries for good?`,
+    confirmDiscard: (n) => (n === 1 ? 'Discard 1 delivery for good?' : `Discard ${n} deliveries for good?`),
   },
   tr: {
     review: 'İnceleme kuyruğu', selectAll: 'bu sayfadakilerin hepsini seç', replaySelected: 'Seçilenleri yeniden işle', discardSelected: 'Seçilenlerden vazgeç',
