@@ -89,4 +89,27 @@ describe.skipIf(!panelRunnable)('panel: the review queue', () => {
     expect(await panel.status('evt_rq_4')).toBe('discarded');
     await page.locator('#review-rows td.empty').waitFor();
   }, 60_000);
+
+  it('a bulk job can be cancelled part-way: what it did stays done, the rest stays dead', async () => {
+    // Enough dead deliveries (stored as the receiver would) that the job is still running when cancelled.
+    await panel.t.db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, status, attempts)
+       SELECT 'shop-paymos', 'evt_many_' || i, 'inv_many', 'invoice.many', convert_to('{}', 'UTF8'), 'dead', 3 FROM generate_series(1, 3000) AS i`,
+    );
+    await page.locator('#review-filter-type').fill('invoice.many');
+    await page.locator('#review-filter button[type=submit]').click();
+    await page.locator('#dry-run').click();
+    await page.locator('#dry-run-count', { hasText: '3000 dead deliveries match.' }).waitFor();
+    await page.locator('#discard-all').click();
+    await page.locator('#confirm-ok').click();
+    await page.locator('#job-cancel:visible').click();
+    await page.locator('#job-status[data-status="cancelled"]').waitFor();
+    const counts = await panel.t.db.query<{ status: string; n: number }>(
+      "SELECT status, count(*)::int AS n FROM inbox_deliveries WHERE event_type = 'invoice.many' GROUP BY status ORDER BY status",
+    );
+    const by = Object.fromEntries(counts.rows.map((r) => [r.status, r.n]));
+    expect(by.discarded).toBeGreaterThan(0);
+    expect(by.dead).toBeGreaterThan(0);
+    expect(await page.locator('#job-status').textContent()).toContain(`inbox.discard cancelled: ${by.discarded} / 3000 (changed ${by.discarded}, skipped 0)`);
+  }, 60_000);
 });
