@@ -46,7 +46,7 @@ describe.skipIf(!panelRunnable)('panel: Inbound, detail, exports and the resourc
     const headers = (await page.locator('#detail-headers').textContent()) ?? '';
     expect(headers).toContain('content-type: application/json');
     expect(headers).not.toMatch(/signature/i);
-    await screenshot(page, 'delivery');
+    await screenshot(page, 'delivery', { fullPage: true });
   }, 60_000);
 
   it('the resource timeline shows the late event as stale with the ordering guard’s reason', async () => {

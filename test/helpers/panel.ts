@@ -17,8 +17,8 @@ export const panelRunnable = onPostgres && (existsSync(CHROMIUM) || process.env.
 
 /** `TEKIL_UPDATE_SCREENSHOTS=1` writes the run's screenshots into docs/img/ for docs/dashboard.md. */
 const screenshotDir = process.env.TEKIL_UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/img/', import.meta.url)) : undefined;
-export const screenshot = async (page: Page, name: string) => {
-  if (screenshotDir) await page.screenshot({ path: join(screenshotDir, `dashboard-${name}.png`), fullPage: true });
+export const screenshot = async (page: Page, name: string, options: { fullPage?: boolean } = {}) => {
+  if (screenshotDir) await page.screenshot({ path: join(screenshotDir, `dashboard-${name}.png`), fullPage: options.fullPage ?? false });
 };
 
 /**
