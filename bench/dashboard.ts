@@ -19,6 +19,11 @@ import { resolveSettings } from '../src/settings.js';
 import { migrate } from '../src/store/migrate.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { countInboxMatching } from '../src/store/sql/dashboard/jobs.js';
+import { resourceTimeline } from '../src/inbox/timeline.js';
+import type { InboxFilter } from '../src/inbox/filter.js';
+import { queuedOnly } from '../src/inbox/filter.js';
+import { filterConditions, listSql, QUEUED_ONLY, WITH_QUEUE } from '../src/store/sql/inbox/admin.js';
+import { RESOURCE_TIMELINE_SQL } from '../src/store/sql/dashboard/timeline.js';
 import { withFreshDatabase } from './lib/database.js';
 
 const N = Number(process.env.BENCH_N ?? 1_000_000);
@@ -59,16 +64,36 @@ async function exportFigures(db: Awaited<ReturnType<typeof createPostgresDb>>): 
   }
 }
 
+/** The plans of the filters the panel added (BENCH_EXPLAIN=1): each must use an index, not read every row. */
+async function explainPlans(db: Awaited<ReturnType<typeof createPostgresDb>>): Promise<void> {
+  const list = (filter: InboxFilter) => {
+    const params: unknown[] = [];
+    const where = filterConditions(filter, params);
+    params.push(101);
+    const [from, k] = queuedOnly(filter.status) ? ([QUEUED_ONLY, 'q'] as const) : ([WITH_QUEUE, 'd'] as const);
+    return { sql: listSql({ from, k, where, limitParam: params.length }), params };
+  };
+  const plans = {
+    'event_id (no source)': list({ eventId: 'evt_500000' }),
+    'min_attempts=2': list({ minAttempts: 2 }),
+    'resource timeline': { sql: RESOURCE_TIMELINE_SQL, params: ['inv_42', null, 1001] },
+  };
+  for (const [what, { sql, params }] of Object.entries(plans)) {
+    const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, params);
+    console.log(`-- ${what}\n${rows.map((r) => r['QUERY PLAN']).join('\n')}`);
+  }
+}
+
 await withFreshDatabase('tekil_bench_dashboard', async (url) => {
   const db = await createPostgresDb({ connectionString: url });
   try {
     await migrate(db);
     const started = performance.now();
     await db.query(
-      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, received_at, status)
+      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, received_at, status, attempts)
        SELECT CASE WHEN i % 3 = 0 THEN 'shop' ELSE 'payments' END, 'evt_' || i, 'inv_' || (i % 50000), 'invoice.paid',
               convert_to('{"event_id":"evt_' || i || '"}', 'UTF8'), now() - (i * interval '100 milliseconds'),
-              CASE WHEN i % 100 = 0 THEN 'dead' ELSE 'done' END
+              CASE WHEN i % 100 = 0 THEN 'dead' ELSE 'done' END, 1 + (i % 5 = 0)::int
        FROM generate_series(1, $1::int) AS i`,
       [N],
     );
@@ -82,10 +107,17 @@ await withFreshDatabase('tekil_bench_dashboard', async (url) => {
       'list, status=dead (review queue)': await time(() => listInbox(db, { status: 'dead' }, { limit: 100 })),
       'list, source=shop': await time(() => listInbox(db, { source: 'shop' }, { limit: 100 })),
       'list, resource_id=inv_42': await time(() => listInbox(db, { resourceId: 'inv_42' }, { limit: 100 })),
+      'list, event_id (no source)': await time(() => listInbox(db, { eventId: 'evt_500000' }, { limit: 100 })),
+      'list, event_id + source': await time(() => listInbox(db, { eventId: 'evt_500001', source: 'payments' }, { limit: 100 })),
+      'list, min_attempts=2 (20% match)': await time(() => listInbox(db, { minAttempts: 2 }, { limit: 100 })),
+      'list, min_attempts=3 (none: every row)': await time(() => listInbox(db, { minAttempts: 3 }, { limit: 100 })),
+      'list, status=dead, min_attempts=2': await time(() => listInbox(db, { status: 'dead', minAttempts: 2 }, { limit: 100 })),
+      'resource timeline, inv_42 (20 events)': await time(() => resourceTimeline(db, 'inv_42', undefined)),
       'dry-run count, status=dead': await time(() => countInboxMatching(db, { status: 'dead' })),
       'stats, 1h per minute': await time(() => inboxPerMinute(db, 3_600_000, undefined)),
     };
     for (const [what, ms] of Object.entries(figures)) console.log(`${what.padEnd(36)} ${ms} ms`);
+    if (process.env.BENCH_EXPLAIN === '1') await explainPlans(db);
 
     if (existsSync('/usr/bin/chromium')) {
       const config = parseConfig({}, {});

@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,11 +12,6 @@ import { paymosBody, receiverConfig, signPaymos } from './helpers/receiver.js';
 import { waitUntil } from './helpers/wait.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-/** `TEKIL_UPDATE_SCREENSHOTS=1` writes the run's screenshots into docs/img/ for docs/dashboard.md. */
-const screenshotDir = process.env.TEKIL_UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../docs/img/', import.meta.url)) : undefined;
-const screenshot = async (page: Page, name: string) => {
-  if (screenshotDir) await page.screenshot({ path: join(screenshotDir, `dashboard-${name}.png`) });
-};
 const ADMIN = 'dashboard-browser-admin-token';
 /** In CI the browser must be there (.ci/run installs it); elsewhere the test says it is skipped. */
 const runnable = onPostgres && (existsSync(CHROMIUM) || process.env.CI === 'true');
@@ -66,7 +60,6 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     expect(sent.statusCode).toBe(200);
     const row = page.locator('tr[data-key="shop/evt_browser_1"]');
     await row.waitFor();
-    await screenshot(page, 'inbound');
 
     // It fails for good (as a worker would record it), then is replayed from its detail.
     await tekil.ctx.db.query(`UPDATE inbox_deliveries SET status = 'dead', attempts = 3, last_error = 'handler threw' WHERE event_id = 'evt_browser_1'`);
@@ -82,7 +75,6 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await page.locator('#replay').click();
     await page.locator('#detail-message', { hasText: 'Replayed: now pending.' }).waitFor();
     await waitUntil(async () => (await status('evt_browser_1')) === 'pending');
-    await screenshot(page, 'detail');
 
     // The switch puts the panel in Turkish, without a reload.
     await page.selectOption('#lang', 'tr');
@@ -91,7 +83,6 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     expect(await page.locator('dt[data-i18n="status"]').textContent()).toBe('durum');
     await page.locator('#back').click();
     await page.locator('#inbound th[data-i18n="eventId"]', { hasText: 'olay kimliği' }).waitFor();
-    await screenshot(page, 'inbound-tr');
 
     // No token in a URL or in script-readable storage; the cookie is not readable by script.
     expect(page.url()).not.toContain(ADMIN);

@@ -12,7 +12,7 @@ import { SOURCE, workerTestConfig } from './helpers/inbox.js';
 const run = promisify(execFile);
 const TOKEN = 'inbox-cli-token';
 
-/** `tekil inbox list` filters by the same names as the API: --since, --until, --resource-id. */
+/** `tekil inbox list` filters by the same names as the API: --since, --until, --resource-id, --event-id, --min-attempts. */
 describe('CLI: tekil inbox list filters', () => {
   let t: TestDb;
   let tekil: RunningTekil;
@@ -41,12 +41,14 @@ describe('CLI: tekil inbox list filters', () => {
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('--since, --until and --resource-id select what the API selects', async () => {
+  it('--since, --until, --resource-id, --event-id and --min-attempts select what the API selects', async () => {
     const day = 86_400_000;
     const since = new Date(Date.now() - 2.5 * day).toISOString();
     const until = new Date(Date.now() - 0.5 * day).toISOString();
     const ids = (out: string) => (JSON.parse(out) as { items: Array<{ event_id: string }> }).items.map((i) => i.event_id);
     expect(ids(await cli('inbox', 'list', '--json', '--since', since, '--until', until))).toEqual(['evt_new', 'evt_mid']);
     expect(ids(await cli('inbox', 'list', '--json', '--resource-id', 'inv_a', '--since', since))).toEqual(['evt_mid']);
+    await t.db.query("UPDATE inbox_queue SET attempts = 2 WHERE event_id = 'evt_old'");
+    expect(ids(await cli('inbox', 'list', '--json', '--event-id', 'evt_old', '--min-attempts', '2'))).toEqual(['evt_old']);
   });
 });

@@ -1,20 +1,13 @@
-// The panel's words in English and Turkish. Keys are the English text's meaning, not the text itself.
+// The panel's shared words in English and Turkish (each page adds its own with addMessages). Keys are
+// the English text's meaning, not the text itself.
 export const messages = {
   en: {
-    signIn: 'Sign in', token: 'Token', signOut: 'Sign out', inbound: 'Inbound', live: 'live updates',
-    received: 'received', source: 'source', eventId: 'event id', type: 'type', status: 'status', attempts: 'attempts',
-    back: '← Inbound', replay: 'Replay', body: 'Body', attemptHistory: 'Attempts', started: 'started', outcome: 'outcome',
-    ms: 'ms', error: 'error', resource: 'resource', lastError: 'last error', wrongToken: 'Wrong token.',
-    discard: 'Discard', headers: 'Headers', discarded: 'Discarded.',
-    replayed: (status) => `Replayed: now ${status}.`, replayRefused: (message) => `Replay refused: ${message}`,
+    signIn: 'Sign in', token: 'Token', signOut: 'Sign out', wrongToken: 'Wrong token.',
+    apply: 'Apply', clear: 'Clear', cancel: 'Cancel', confirm: 'Confirm',
   },
   tr: {
-    signIn: 'Giriş yap', token: 'Erişim anahtarı', signOut: 'Çıkış', inbound: 'Gelen', live: 'canlı güncelleme',
-    received: 'alındı', source: 'kaynak', eventId: 'olay kimliği', type: 'tür', status: 'durum', attempts: 'deneme',
-    back: '← Gelen', replay: 'Yeniden işle', body: 'Gövde', attemptHistory: 'Denemeler', started: 'başladı', outcome: 'sonuç',
-    ms: 'ms', error: 'hata', resource: 'nesne', lastError: 'son hata', wrongToken: 'Yanlış anahtar.',
-    discard: 'Vazgeç', headers: 'Başlıklar', discarded: 'Vazgeçildi.',
-    replayed: (status) => `Yeniden işlendi: şimdi ${status}.`, replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
+    signIn: 'Giriş yap', token: 'Erişim anahtarı', signOut: 'Çıkış', wrongToken: 'Yanlış anahtar.',
+    apply: 'Uygula', clear: 'Temizle', cancel: 'İptal', confirm: 'Onayla',
   },
 };
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { discardDelivery, inboxStatuses, listInbox, replayDelivery, replayMatching, showDelivery, type InboxFilter } from '../inbox/index.js';
+import { resourceTimeline } from '../inbox/timeline.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 
@@ -28,6 +29,8 @@ const filterFields = {
   source: text.optional(),
   type: text.optional(),
   resource_id: text.optional(),
+  event_id: text.optional(),
+  min_attempts: z.coerce.number().int().min(0).max(1_000_000).optional(),
   since: time.optional(),
   until: time.optional(),
 };
@@ -39,9 +42,11 @@ export const inboxFilterQuery = z.object(filterFields).strict();
 const bulkReplayBody = z.object({ ...filterFields, force: z.boolean().default(false) }).strict();
 const replayBody = z.object({ force: z.boolean().default(false) }).strict();
 const deliveryParams = z.object({ source: text, event_id: text });
+const timelineParams = z.object({ resource_id: text });
+const timelineQuery = z.object({ source: text.optional() }).strict();
 
 export function toFilter(q: z.infer<typeof inboxFilterQuery>): InboxFilter {
-  return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, since: q.since, until: q.until };
+  return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, eventId: q.event_id, minAttempts: q.min_attempts, since: q.since, until: q.until };
 }
 
 /**
@@ -74,5 +79,18 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
   routes.add(
     { method: 'POST', url: '/inbox/:source/:event_id/discard', tag, summary: 'Discard one delivery from the review queue', permission: 'operate', params: deliveryParams },
     async ({ params: p }) => discardDelivery(db, p.source, p.event_id),
+  );
+
+  routes.add(
+    {
+      method: 'GET',
+      url: '/resources/:resource_id/timeline',
+      tag,
+      summary: "Every delivery of one resource in provider order: applied, stale (and the ordering guard's reason) or open",
+      permission: 'view',
+      params: timelineParams,
+      query: timelineQuery,
+    },
+    async ({ params, query }) => resourceTimeline(db, params.resource_id, query.source),
   );
 }

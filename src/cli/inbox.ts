@@ -6,6 +6,8 @@ interface FilterOptions extends ApiOptions {
   source?: string;
   type?: string;
   resourceId?: string;
+  eventId?: string;
+  minAttempts?: string;
   since?: string;
   until?: string;
   json?: boolean;
@@ -19,6 +21,8 @@ function addFilterOptions(cmd: Command): Command {
     .option('--source <name>', 'only this source')
     .option('--type <type>', 'only this event type')
     .option('--resource-id <id>', 'only this resource id')
+    .option('--event-id <id>', "only this event (the provider's delivery id)")
+    .option('--min-attempts <n>', 'only deliveries attempted at least n times')
     .option('--since <time>', 'received at or after (ISO 8601 with offset, e.g. 2026-01-01T00:00:00Z)')
     .option('--until <time>', 'received before (ISO 8601 with offset)');
 }
@@ -29,6 +33,8 @@ function filterOf(opts: FilterOptions): Record<string, string> {
   if (opts.source) f.source = opts.source;
   if (opts.type) f.type = opts.type;
   if (opts.resourceId) f.resource_id = opts.resourceId;
+  if (opts.eventId) f.event_id = opts.eventId;
+  if (opts.minAttempts) f.min_attempts = opts.minAttempts;
   if (opts.since) f.since = opts.since;
   if (opts.until) f.until = opts.until;
   return f;

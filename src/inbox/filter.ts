@@ -9,6 +9,10 @@ export interface InboxFilter {
   source?: string | undefined;
   type?: string | undefined;
   resourceId?: string | undefined;
+  /** The provider's delivery id. */
+  eventId?: string | undefined;
+  /** Deliveries with at least this many attempts. */
+  minAttempts?: number | undefined;
   /** received_at ≥ since */
   since?: Date | undefined;
   /** received_at < until */

@@ -66,7 +66,7 @@ async function* everyPage(page: (cursor: string | undefined) => Promise<{ items:
 export function inboxExportTable(db: Queryable, filter: InboxFilter): ExportTable {
   return {
     title: 'tekil: inbound deliveries',
-    filter: describeFilter({ status: filter.status, source: filter.source, type: filter.type, resource_id: filter.resourceId }),
+    filter: describeFilter({ status: filter.status, source: filter.source, type: filter.type, resource_id: filter.resourceId, event_id: filter.eventId, min_attempts: filter.minAttempts }),
     period: describePeriod(filter.since, filter.until),
     columns: inboxColumns,
     rows: () => everyPage((cursor) => listInbox(db, filter, { limit: PAGE, cursor })),

@@ -14,6 +14,13 @@ export const WITH_QUEUE = 'inbox_deliveries d LEFT JOIN inbox_queue q ON q.sourc
 /** Pending, processing and dead deliveries all have a queue row: such lists start from the small queue. */
 export const QUEUED_ONLY = 'inbox_queue q JOIN inbox_deliveries d ON d.source = q.source AND d.event_id = q.event_id';
 
+/** The distinct sources of the inbox, by a skip scan of its primary key (one probe per source). */
+const EVERY_SOURCE = `WITH RECURSIVE s AS (
+    SELECT min(source) AS source FROM inbox_deliveries
+    UNION ALL
+    SELECT (SELECT min(source) FROM inbox_deliveries WHERE source > s.source) FROM s WHERE s.source IS NOT NULL
+  ) SELECT source FROM s WHERE source IS NOT NULL`;
+
 /** The conditions of a filter, its values appended to `params` (`$n` numbered after what is there). */
 export function filterConditions(filter: InboxFilter, params: unknown[]): string[] {
   const where: string[] = [];
@@ -28,6 +35,13 @@ export function filterConditions(filter: InboxFilter, params: unknown[]): string
   if (filter.source) add('d.source = ?', filter.source);
   if (filter.type) add('d.event_type = ?', filter.type);
   if (filter.resourceId) add('d.resource_id = ?', filter.resourceId);
+  if (filter.eventId) {
+    add('d.event_id = ?', filter.eventId);
+    // The primary key leads with the source: without one, each source (a handful, found by skipping
+    // through that key) is looked up with the event id, instead of reading every record.
+    if (!filter.source) where.push(`d.source IN (${EVERY_SOURCE})`);
+  }
+  if (filter.minAttempts !== undefined) add('coalesce(q.attempts, d.attempts) >= ?', filter.minAttempts);
   if (filter.since) add('d.received_at >= ?', filter.since);
   if (filter.until) add('d.received_at < ?', filter.until);
   return where;
@@ -105,7 +119,8 @@ export const REPLAY_ONE_SQL = replaySql(
  * queue's review index, not by reading every record.
  */
 export function replayMatchingSql(dead: boolean, where: string[]): string {
-  const from = dead ? QUEUED_ONLY : 'inbox_deliveries d';
+  // Settled deliveries have no queue row; the outer join is for a filter on attempts (coalesce(q.…, d.…)).
+  const from = dead ? QUEUED_ONLY : WITH_QUEUE;
   return replaySql(`SELECT d.* FROM ${from} WHERE ${[...where, ...(dead ? ['q.dead'] : [])].join(' AND ')} FOR UPDATE OF d`, '$1::boolean');
 }
 

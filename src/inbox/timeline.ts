@@ -1,0 +1,45 @@
+import type { Queryable } from '../store/db.js';
+import { RESOURCE_STATES_SQL, RESOURCE_TIMELINE_SQL } from '../store/sql/dashboard/timeline.js';
+import type { InboxListItem } from './list.js';
+
+/** More events than one resource ever gets in practice; past it the answer says `truncated`. */
+export const TIMELINE_LIMIT = 1000;
+
+export interface TimelineEvent extends InboxListItem {
+  /** The time the worker orders by: the provider's, else the received time. */
+  provider_at: Date;
+  /** `applied` (done), `stale` (skipped by the ordering guard), or the status while not settled. */
+  verdict: string;
+  /** Why: the ordering guard's reason for a stale event, the last error of a dead one. */
+  reason: string | null;
+}
+
+export interface ResourceState {
+  source: string;
+  state: string | null;
+  rank: number | null;
+  occurred_at: Date | null;
+  /** The event applied last. */
+  event_id: string;
+  updated_at: Date;
+}
+
+export interface ResourceTimeline {
+  resource_id: string;
+  /** What the ordering guard holds for the resource now, per source (none before an event is applied). */
+  current: ResourceState[];
+  events: TimelineEvent[];
+  truncated: boolean;
+}
+
+/** Every event of one resource in provider order, each applied or stale (and why) or still open. */
+export async function resourceTimeline(db: Queryable, resourceId: string, source: string | undefined): Promise<ResourceTimeline> {
+  const rows = await db.query<InboxListItem & { provider_at: Date }>(RESOURCE_TIMELINE_SQL, [resourceId, source ?? null, TIMELINE_LIMIT + 1]);
+  const states = await db.query<ResourceState>(RESOURCE_STATES_SQL, [resourceId, source ?? null]);
+  const events = rows.rows.slice(0, TIMELINE_LIMIT).map((row) => ({
+    ...row,
+    verdict: row.status === 'done' ? 'applied' : row.status,
+    reason: row.status === 'stale' || row.status === 'dead' ? row.last_error : null,
+  }));
+  return { resource_id: resourceId, current: states.rows, events, truncated: rows.rows.length > TIMELINE_LIMIT };
+}

@@ -1,0 +1,120 @@
+// A delivery's detail: its ids and fields, the kept (non-secret) headers, the body pretty or raw, the
+// attempt timeline, and replay / discard for those who may change things.
+
+import { addMessages, api, canOperate, el, formatTime, pageLink, t, table, word } from './lib.js';
+import { lastListHash } from './inbound.js';
+
+addMessages({
+  en: {
+    back: '← Inbound', replay: 'Replay', discard: 'Discard', body: 'Body', pretty: 'Pretty', raw: 'Raw', headers: 'Headers', attemptHistory: 'Attempts',
+    started: 'started', outcome: 'outcome', ms: 'ms', error: 'error', resource: 'resource', lastError: 'last error', occurred: 'occurred',
+    processed: 'processed', nextAttempt: 'next attempt', resultRef: 'result', discarded: 'Discarded.', noAttempts: 'No attempt yet.',
+    base64: 'The body is not UTF-8 text: shown as base64.', timeline: 'Resource timeline',
+    replayed: (status) => `Replayed: now ${status}.`, replayRefused: (message) => `Replay refused: ${message}`,
+  },
+  tr: {
+    back: '← Gelen', replay: 'Yeniden işle', discard: 'Vazgeç', body: 'Gövde', pretty: 'Biçimli', raw: 'Ham', headers: 'Başlıklar', attemptHistory: 'Denemeler',
+    started: 'başladı', outcome: 'sonuç', ms: 'ms', error: 'hata', resource: 'nesne', lastError: 'son hata', occurred: 'gerçekleşti',
+    processed: 'işlendi', nextAttempt: 'sonraki deneme', resultRef: 'sonuç', discarded: 'Vazgeçildi.', noAttempts: 'Henüz deneme yok.',
+    base64: 'Gövde UTF-8 metin değil: base64 olarak gösteriliyor.', timeline: 'Nesne zaman çizelgesi',
+    replayed: (status) => `Yeniden işlendi: şimdi ${status}.`, replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
+  },
+});
+
+const attemptColumns = [
+  { text: '#', value: (a) => String(a.attempt) },
+  { label: 'started', value: (a) => formatTime(a.started_at) },
+  { label: 'outcome', value: (a) => a.outcome, className: (a) => `outcome-${a.outcome}` },
+  { label: 'ms', value: (a) => (a.duration_ms == null ? '' : String(a.duration_ms)) },
+  { label: 'error', value: (a) => a.error },
+];
+
+/** The body as received, and pretty-printed when it is JSON. */
+function bodies(d) {
+  if (d.body_encoding !== 'utf8') return { raw: d.body, pretty: d.body };
+  try {
+    return { raw: d.body, pretty: JSON.stringify(JSON.parse(d.body), null, 2) };
+  } catch {
+    return { raw: d.body, pretty: d.body };
+  }
+}
+
+function fieldList(d) {
+  const fields = [
+    ['source', d.source], ['eventId', d.event_id], ['status', d.status], ['type', d.event_type], ['resource', d.resource_id],
+    ['attempts', d.attempts], ['occurred', formatTime(d.occurred_at)], ['received', formatTime(d.received_at)],
+    ['processed', formatTime(d.processed_at)], ['nextAttempt', formatTime(d.next_attempt_at)], ['resultRef', d.result_ref], ['lastError', d.last_error],
+  ];
+  return el('dl', { id: 'detail-fields' }, fields.flatMap(([key, value]) => [word('dt', key), el('dd', { dataset: { field: key } }, value == null ? '' : String(value))]));
+}
+
+async function act(section, d, path, body, done) {
+  try {
+    const r = await api('POST', `/inbox/${encodeURIComponent(d.source)}/${encodeURIComponent(d.event_id)}/${path}`, body);
+    await render(section, d.source, d.event_id);
+    section.querySelector('#detail-message').textContent = done(r);
+  } catch (err) {
+    section.querySelector('#detail-message').textContent = path === 'replay' ? t('replayRefused')(err.message) : err.message;
+  }
+}
+
+async function render(section, source, eventId) {
+  const d = await api('GET', `/inbox/${encodeURIComponent(source)}/${encodeURIComponent(eventId)}`);
+  const { raw, pretty } = bodies(d);
+  const bodyPre = el('pre', { id: 'detail-body' }, pretty);
+  const showBody = (which) => {
+    bodyPre.textContent = which === 'raw' ? raw : pretty;
+    bodyPre.dataset.view = which;
+    section.querySelector('#body-pretty').classList.toggle('active', which === 'pretty');
+    section.querySelector('#body-raw').classList.toggle('active', which === 'raw');
+  };
+  const attempts = table(attemptColumns, { bodyId: 'attempts', empty: 'noAttempts' });
+  attempts.render(d.attempt_history ?? []);
+  // A viewer has no replay or discard button (and the API would refuse them anyway).
+  const operate = canOperate();
+  section.replaceChildren(
+    el(
+      'div',
+      { id: 'detail' },
+      el('a', { id: 'back', className: 'button', href: lastListHash, dataset: { i18n: 'back' } }, t('back')),
+      el('h1', { id: 'detail-title' }, `${d.source} / ${d.event_id}`),
+      fieldList(d),
+      d.resource_id ? el('p', {}, el('a', { id: 'detail-timeline', href: pageLink('timeline', [d.resource_id], { source: d.source }), dataset: { i18n: 'timeline' } }, t('timeline'))) : null,
+      el(
+        'div',
+        { className: 'toolbar' },
+        operate && ['dead', 'done', 'stale'].includes(d.status)
+          ? word('button', 'replay', { id: 'replay', type: 'button', on: { click: () => act(section, d, 'replay', { force: d.status === 'done' }, (r) => t('replayed')(r.status)) } })
+          : null,
+        operate && ['dead', 'stale', 'pending'].includes(d.status)
+          ? word('button', 'discard', { id: 'discard', type: 'button', on: { click: () => act(section, d, 'discard', undefined, () => t('discarded')) } })
+          : null,
+      ),
+      el('p', { id: 'detail-message', role: 'status' }),
+      word('h2', 'headers'),
+      // tekil stores only the headers it keeps (no signatures or secrets); shown as text, one a line.
+      el('pre', { id: 'detail-headers' }, Object.entries(d.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n')),
+      el(
+        'h2',
+        {},
+        word('span', 'body'),
+        ' ',
+        word('button', 'pretty', { id: 'body-pretty', type: 'button', className: 'toggle', on: { click: () => showBody('pretty') } }),
+        word('button', 'raw', { id: 'body-raw', type: 'button', className: 'toggle', on: { click: () => showBody('raw') } }),
+      ),
+      d.body_encoding === 'base64' ? word('p', 'base64', { className: 'note' }) : null,
+      bodyPre,
+      word('h2', 'attemptHistory'),
+      attempts.node,
+    ),
+  );
+  showBody('pretty');
+}
+
+export const deliveryPage = {
+  id: 'delivery',
+  navAs: 'inbound',
+  async show(section, [source, eventId]) {
+    await render(section, source, eventId);
+  },
+};
