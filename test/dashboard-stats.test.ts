@@ -66,19 +66,28 @@ describe('dashboard stats and alerting gauges', () => {
     const { rows } = await t.db.query<{ id: string }>(
       `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts) VALUES ('msg_stats', 'ep_stats', 'failed', 4) RETURNING id`,
     );
-    const durations = [10, 20, 30, 1000];
-    for (const [i, ms] of durations.entries()) {
+    // ep_stats: a success 5 minutes ago, then failures from 4 minutes ago on. ep_healthy: failed, then recovered.
+    const attempts: Array<[string, number, number, boolean]> = [['ep_stats', 5, 10, true], ['ep_stats', 4, 20, false], ['ep_stats', 3, 30, false], ['ep_stats', 2, 1000, false], ['ep_healthy', 3, 40, false], ['ep_healthy', 2, 50, true]];
+    await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_healthy', 'https://example.com/ok', 5000, 4)`);
+    for (const [i, [endpoint, minutesAgo, ms, ok]] of attempts.entries()) {
       await t.db.query(
         `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code)
-         VALUES ($1, 'msg_stats', 'ep_stats', $2, 'https://example.com/h', now() - interval '1 minute', $3, $4, $5)`,
-        [rows[0]!.id, i + 1, ms, i === 0, i === 0 ? 200 : 500],
+         VALUES ($1, 'msg_stats', $2, $3, 'https://example.com/h', date_trunc('second', now()) - $4 * interval '1 minute', $5, $6, $7)`,
+        [rows[0]!.id, endpoint, i + 1, minutesAgo, ms, ok, ok ? 200 : 500],
       );
     }
     const res = await app.inject({ method: 'GET', url: '/api/v1/stats/outbox?window=1h', headers: auth });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json() as { endpoints: Array<Record<string, unknown>>; failed_deliveries: number };
-    expect(body.endpoints).toEqual([expect.objectContaining({ endpoint_id: 'ep_stats', attempts: 4, succeeded: 1, success_rate: 0.25, p50_ms: 25 })]);
-    expect(body.endpoints[0]!.p99_ms).toBeGreaterThan(900);
+    const at = (e: Record<string, unknown>, field: string) => Date.parse(String(e[field]));
+    const [healthy, failing] = body.endpoints;
+    expect(failing).toMatchObject({ endpoint_id: 'ep_stats', attempts: 4, succeeded: 1, success_rate: 0.25, p50_ms: 25 });
+    expect(failing!.p99_ms).toBeGreaterThan(900);
+    // Failing since the first failure after the last success; its latest attempt two minutes ago.
+    expect(at(failing!, 'failing_since') - at(failing!, 'last_success_at')).toBe(60_000);
+    expect(at(failing!, 'last_attempt_at') - at(failing!, 'failing_since')).toBe(120_000);
+    expect(healthy).toMatchObject({ endpoint_id: 'ep_healthy', attempts: 2, succeeded: 1, failing_since: null });
+    expect(at(healthy!, 'last_success_at')).toBe(at(healthy!, 'last_attempt_at'));
     expect(body.failed_deliveries).toBe(1);
   });
 

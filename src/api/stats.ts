@@ -23,7 +23,7 @@ export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
     }),
   );
   routes.add(
-    { method: 'GET', url: '/stats/outbox', tag, summary: 'Per endpoint: attempts, success rate and latency p50/p99 in the window, and failed deliveries', permission: 'view', query: windowQuery },
+    { method: 'GET', url: '/stats/outbox', tag, summary: 'Per endpoint: attempts, success rate, latency p50/p99, last success and failing since, in the window; and failed deliveries', permission: 'view', query: windowQuery },
     async ({ query }) => ({ window_ms: query.window, endpoints: await endpointHealth(ctx.db, query.window), failed_deliveries: await failedOutboxDeliveries(ctx.db) }),
   );
 }
