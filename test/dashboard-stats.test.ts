@@ -10,7 +10,10 @@ const auth = { authorization: `Bearer ${ADMIN}` };
 interface InboxStats {
   minutes: Array<{ minute: string; received: number; done: number; stale: number; dead: number }>;
   review_queue: number;
-  receiver: { accepted: number; duplicate: number; rejected: number; ack_p50_ms: number | null; ack_p99_ms: number | null } | null;
+  receiver: {
+    accepted: number; duplicate: number; rejected: number; ack_p50_ms: number | null; ack_p99_ms: number | null;
+    minutes: Array<{ minute: string; accepted: number; duplicate: number; rejected: number }>;
+  } | null;
 }
 
 /** Stats from a receiver + api process: webhooks are posted, settled in the store, then counted. */
@@ -51,6 +54,10 @@ describe('dashboard stats and alerting gauges', () => {
     expect(stats.review_queue).toBe(1);
     expect(stats.receiver).toMatchObject({ accepted: 4, duplicate: 1, rejected: 1 });
     expect(stats.receiver?.ack_p50_ms).toBeGreaterThan(0);
+    // The receiver's answers per minute cover the same minutes as the stored counts.
+    expect(stats.receiver?.minutes.map((m) => m.minute)).toEqual(stats.minutes.map((m) => m.minute));
+    const perMinute = (k: 'accepted' | 'duplicate' | 'rejected') => stats.receiver!.minutes.reduce((n, m) => n + m[k], 0);
+    expect([perMinute('accepted'), perMinute('duplicate'), perMinute('rejected')]).toEqual([4, 1, 1]);
     expect(stats.receiver!.ack_p99_ms!).toBeGreaterThanOrEqual(stats.receiver!.ack_p50_ms!);
   });
 

@@ -3,6 +3,11 @@
 // The session lives in an HttpOnly cookie; the CSRF token is kept in memory only.
 
 import { browserLanguage, messages } from './i18n.js';
+import { mountOutbound } from './outbound.js';
+import { mountOverview } from './overview.js';
+import { outboundWords } from './words-outbound.js';
+
+for (const l of Object.keys(outboundWords)) Object.assign(messages[l], outboundWords[l]);
 
 const $ = (id) => document.getElementById(id);
 let lang = browserLanguage();
@@ -32,7 +37,7 @@ async function api(method, path, body) {
 }
 
 function show(section) {
-  for (const id of ['sign-in', 'inbound', 'detail']) $(id).hidden = id !== section;
+  for (const id of ['sign-in', 'inbound', 'detail', 'outbound', 'overview']) $(id).hidden = id !== section;
 }
 
 function cell(text, className) {
@@ -138,11 +143,28 @@ async function openDetail(source, eventId) {
   show('detail');
 }
 
+// Outbound and Overview (web/outbound.js, web/overview.js): mounted at sign-in, opened from the nav.
+let pages = {};
+function mountPages() {
+  pages.overview?.close();
+  const options = { api, t, role };
+  pages = { outbound: mountOutbound($('outbound'), options), overview: mountOverview($('overview'), options) };
+  $('page-nav').hidden = false;
+  for (const button of $('page-nav').querySelectorAll('button')) button.onclick = () => openPage(button.dataset.page);
+}
+async function openPage(name) {
+  if (name !== 'overview') pages.overview?.close();
+  if (name === 'inbound') await loadInbound();
+  else await pages[name].open();
+  show(name);
+}
+
 async function signedIn(session) {
   csrfToken = session.csrf_token;
   role = session.role;
   $('who').textContent = `${session.name} (${session.role})`;
   $('sign-out').hidden = false;
+  mountPages();
   await loadInbound();
   startLive();
   show('inbound');
@@ -168,6 +190,8 @@ async function start() {
   $('sign-out').addEventListener('click', async () => {
     await api('DELETE', '/session').catch(() => undefined);
     events?.close();
+    pages.overview?.close();
+    $('page-nav').hidden = true;
     csrfToken = null;
     $('who').textContent = '';
     $('sign-out').hidden = true;
