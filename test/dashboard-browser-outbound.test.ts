@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -135,6 +136,12 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     await row.locator('td', { hasText: '33.3% (1/3)' }).waitFor();
     expect(await row.locator('td').nth(5).textContent()).not.toBe('');
     await screenshot(page, 'outbound');
+
+    // The list's CSV export downloads with the session cookie (no token in the link).
+    expect(await page.locator('#export-csv').getAttribute('href')).toBe('/api/v1/deliveries/export.csv');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#export-csv').click()]);
+    const csv = await readFile((await download.path())!, 'utf8');
+    expect(csv.split('\n').filter((line) => line.includes(endpointId) && line.includes('test.ping'))).toHaveLength(2);
 
     // Back up: "replay failed" for the last hour sends it again.
     sinkFails = false;
