@@ -15,6 +15,7 @@ export interface OutcomeMinute {
 
 const MINUTE_MS = 60_000;
 const KINDS = minuteOutcomes.length;
+const kindIndex: Readonly<Record<MinuteOutcome, number>> = { accepted: 0, duplicate: 1, rejected: 2 };
 
 export class MinuteCounts {
   /** The minute number (ms since the epoch / 60,000) each slot holds, or -1 while unused. */
@@ -33,7 +34,7 @@ export class MinuteCounts {
       this.slotMinute[slot] = minute;
       this.counts.fill(0, slot * KINDS, slot * KINDS + KINDS);
     }
-    this.counts[slot * KINDS + minuteOutcomes.indexOf(outcome)]! += 1;
+    this.counts[slot * KINDS + kindIndex[outcome]]! += 1;
   }
 
   /** One row per minute from `fromMs`'s minute to `toMs`'s, zeros included (at most the ring's size). */
