@@ -24,6 +24,7 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
   let sinkFails = false;
   let browser: Browser;
   let page: Page;
+  const pageErrors: string[] = [];
 
   const admin = async (method: 'GET' | 'POST', path: string, body?: unknown, token = ADMIN) => {
     const res = await request(`${tekil.url}/api/v1${path}`, {
@@ -57,6 +58,12 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     tekil = await startTekil({ config, roles: ['receiver', 'api', 'dispatcher'], env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1200, height: 720 } });
+    // Anything the CSP blocks or a script throws is a failure of the page (checked at the end). (Failed
+    // loads are not: the session check before signing in answers 401, and there is no favicon.)
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) pageErrors.push(m.text());
+    });
+    page.on('pageerror', (e) => pageErrors.push(e.message));
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -142,6 +149,9 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     const [download] = await Promise.all([page.waitForEvent('download'), page.locator('#export-csv').click()]);
     const csv = await readFile((await download.path())!, 'utf8');
     expect(csv.split('\n').filter((line) => line.includes(endpointId) && line.includes('test.ping'))).toHaveLength(2);
+    await row.click();
+    expect(await page.locator('#endpoint-export-xlsx').getAttribute('href')).toBe(`/api/v1/deliveries/export.xlsx?endpoint_id=${endpointId}`);
+    await page.locator('#endpoint-back').click();
 
     // Back up: "replay failed" for the last hour sends it again.
     sinkFails = false;
@@ -204,5 +214,6 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     await waitUntil(async () => Number(await inbox.getAttribute('data-total')) > before, 15_000, 'the overview refreshed after a new delivery');
     expect(await page.locator('#chart-receiver .legend').textContent()).toContain('accepted: 2');
     await screenshot(page, 'overview');
+    expect(pageErrors).toEqual([]);
   }, 60_000);
 });

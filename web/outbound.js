@@ -141,6 +141,8 @@ export function mountOutbound(root, { api, t, role }) {
       await api('POST', `/endpoints/${enc(ep.id)}/${ep.enabled ? 'disable' : 'enable'}`);
       await openEndpoint(ep.id);
     });
+    // This endpoint's deliveries only; the link carries the filter, the cookie the session.
+    for (const format of ['csv', 'xlsx', 'pdf']) $(`endpoint-export-${format}`).href = `/api/v1/deliveries/export.${format}?endpoint_id=${enc(ep.id)}`;
     $('endpoint-edit').onclick = () => openForm(ep);
     $('endpoint-rotate').onclick = () => act(async () => {
       const rotated = await api('POST', `/endpoints/${enc(ep.id)}/rotate-secret`, {});
