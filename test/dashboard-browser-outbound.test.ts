@@ -175,10 +175,13 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
   it('a viewer sees no button that changes anything, and the API refuses them', async () => {
     const made = await admin('POST', '/operators', { name: 'outbound-viewer', role: 'viewer' });
     const token = String(made.body.token);
-    const context = await browser.newContext();
+    // A viewer whose browser speaks Turkish: the pages speak it too.
+    const context = await browser.newContext({ locale: 'tr-TR' });
     const viewer = await context.newPage();
     await signIn(viewer, token);
+    expect(await viewer.locator('#page-nav button[data-page=outbound]').textContent()).toBe('Giden');
     await viewer.locator('#page-nav button[data-page=outbound]').click();
+    expect(await viewer.locator('#outbound th[data-i18n="failingSince"]').textContent()).toBe('şu zamandan beri hatalı');
     await viewer.locator(`#endpoint-rows tr[data-endpoint="${endpointId}"]`).waitFor();
     expect(await viewer.locator('#endpoint-new').isHidden()).toBe(true);
     expect(await viewer.locator('#replay-failed').isHidden()).toBe(true);

@@ -91,8 +91,10 @@ export function mountOutbound(root, { api, t, role }) {
         url: $('endpoint-url').value.trim(),
         description: $('endpoint-description').value,
         event_types: $('endpoint-event-types').value.split(',').map((s) => s.trim()).filter(Boolean),
-        enabled: $('endpoint-enabled').checked,
       };
+      // Sent only when it changes: enabling again also clears the endpoint's failure streak.
+      const enabled = $('endpoint-enabled').checked;
+      if (!endpoint || enabled !== endpoint.enabled) input.enabled = enabled;
       try {
         if (endpoint) {
           await api('PATCH', `/endpoints/${enc(endpoint.id)}`, input);
