@@ -132,7 +132,7 @@ export function mountOutbound(root, { api, t, role }) {
     fields.replaceChildren();
     field(fields, 'url', ep.url);
     field(fields, 'description', ep.description);
-    field(fields, 'eventTypes', ep.event_types.length ? ep.event_types.join(', ') : '*');
+    field(fields, 'eventTypeList', ep.event_types.length ? ep.event_types.join(', ') : '*');
     field(fields, 'scheme', ep.scheme);
     field(fields, 'state', ep.enabled ? t('enabled') : `${t('disabled')}${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`);
     field(fields, 'failedInRow', String(ep.consecutive_failures));
