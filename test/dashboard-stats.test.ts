@@ -10,7 +10,10 @@ const auth = { authorization: `Bearer ${ADMIN}` };
 interface InboxStats {
   minutes: Array<{ minute: string; received: number; done: number; stale: number; dead: number }>;
   review_queue: number;
-  receiver: { accepted: number; duplicate: number; rejected: number; ack_p50_ms: number | null; ack_p99_ms: number | null } | null;
+  receiver: {
+    accepted: number; duplicate: number; rejected: number; ack_p50_ms: number | null; ack_p99_ms: number | null;
+    minutes: Array<{ minute: string; accepted: number; duplicate: number; rejected: number }>;
+  } | null;
 }
 
 /** Stats from a receiver + api process: webhooks are posted, settled in the store, then counted. */
@@ -51,6 +54,10 @@ describe('dashboard stats and alerting gauges', () => {
     expect(stats.review_queue).toBe(1);
     expect(stats.receiver).toMatchObject({ accepted: 4, duplicate: 1, rejected: 1 });
     expect(stats.receiver?.ack_p50_ms).toBeGreaterThan(0);
+    // The receiver's answers per minute cover the same minutes as the stored counts.
+    expect(stats.receiver?.minutes.map((m) => m.minute)).toEqual(stats.minutes.map((m) => m.minute));
+    const perMinute = (k: 'accepted' | 'duplicate' | 'rejected') => stats.receiver!.minutes.reduce((n, m) => n + m[k], 0);
+    expect([perMinute('accepted'), perMinute('duplicate'), perMinute('rejected')]).toEqual([4, 1, 1]);
     expect(stats.receiver!.ack_p99_ms!).toBeGreaterThanOrEqual(stats.receiver!.ack_p50_ms!);
   });
 
@@ -66,19 +73,28 @@ describe('dashboard stats and alerting gauges', () => {
     const { rows } = await t.db.query<{ id: string }>(
       `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts) VALUES ('msg_stats', 'ep_stats', 'failed', 4) RETURNING id`,
     );
-    const durations = [10, 20, 30, 1000];
-    for (const [i, ms] of durations.entries()) {
+    // ep_stats: a success 5 minutes ago, then failures from 4 minutes ago on. ep_healthy: failed, then recovered.
+    const attempts: Array<[string, number, number, boolean]> = [['ep_stats', 5, 10, true], ['ep_stats', 4, 20, false], ['ep_stats', 3, 30, false], ['ep_stats', 2, 1000, false], ['ep_healthy', 3, 40, false], ['ep_healthy', 2, 50, true]];
+    await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_healthy', 'https://example.com/ok', 5000, 4)`);
+    for (const [i, [endpoint, minutesAgo, ms, ok]] of attempts.entries()) {
       await t.db.query(
         `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code)
-         VALUES ($1, 'msg_stats', 'ep_stats', $2, 'https://example.com/h', now() - interval '1 minute', $3, $4, $5)`,
-        [rows[0]!.id, i + 1, ms, i === 0, i === 0 ? 200 : 500],
+         VALUES ($1, 'msg_stats', $2, $3, 'https://example.com/h', date_trunc('second', now()) - $4 * interval '1 minute', $5, $6, $7)`,
+        [rows[0]!.id, endpoint, i + 1, minutesAgo, ms, ok, ok ? 200 : 500],
       );
     }
     const res = await app.inject({ method: 'GET', url: '/api/v1/stats/outbox?window=1h', headers: auth });
     expect(res.statusCode, res.body).toBe(200);
     const body = res.json() as { endpoints: Array<Record<string, unknown>>; failed_deliveries: number };
-    expect(body.endpoints).toEqual([expect.objectContaining({ endpoint_id: 'ep_stats', attempts: 4, succeeded: 1, success_rate: 0.25, p50_ms: 25 })]);
-    expect(body.endpoints[0]!.p99_ms).toBeGreaterThan(900);
+    const at = (e: Record<string, unknown>, field: string) => Date.parse(String(e[field]));
+    const [healthy, failing] = body.endpoints;
+    expect(failing).toMatchObject({ endpoint_id: 'ep_stats', attempts: 4, succeeded: 1, success_rate: 0.25, p50_ms: 25 });
+    expect(failing!.p99_ms).toBeGreaterThan(900);
+    // Failing since the first failure after the last success; its latest attempt two minutes ago.
+    expect(at(failing!, 'failing_since') - at(failing!, 'last_success_at')).toBe(60_000);
+    expect(at(failing!, 'last_attempt_at') - at(failing!, 'failing_since')).toBe(120_000);
+    expect(healthy).toMatchObject({ endpoint_id: 'ep_healthy', attempts: 2, succeeded: 1, failing_since: null });
+    expect(at(healthy!, 'last_success_at')).toBe(at(healthy!, 'last_attempt_at'));
     expect(body.failed_deliveries).toBe(1);
   });
 

@@ -7,6 +7,36 @@ import { inboundPage } from './inbound.js';
 import { deliveryPage } from './delivery.js';
 import { reviewPage } from './review.js';
 import { timelinePage } from './timeline.js';
+import { mountOutbound } from './outbound.js';
+import { mountOverview } from './overview.js';
+import { outboundWords } from './words-outbound.js';
+import { addMessages } from './lib.js';
+
+addMessages(outboundWords);
+
+/**
+ * A page whose markup is in index.html (`<section id=…>`) and whose module mounts onto it:
+ * mounted again at each sign-in, so what it shows follows the signed-in role.
+ */
+function mountedPage(id, nav, mount) {
+  let mounted = null;
+  return {
+    id,
+    nav,
+    sectionId: id,
+    async show(section) {
+      mounted ??= mount(section, { api, t, role: session.role });
+      await mounted.open();
+    },
+    leave() {
+      mounted?.close?.();
+    },
+    reset() {
+      mounted?.close?.();
+      mounted = null;
+    },
+  };
+}
 
 /**
  * The pages, by the first part of the hash (`#/inbound?…`, `#/delivery/shop/evt_1`). A page has
@@ -18,6 +48,9 @@ const pages = [
   deliveryPage,
   reviewPage,
   timelinePage,
+  // Outbound side
+  mountedPage('outbound', 'outbound', mountOutbound),
+  mountedPage('overview', 'overview', mountOverview),
 ];
 const DEFAULT_PAGE = 'inbound';
 
@@ -30,7 +63,7 @@ function parseHash() {
 }
 
 function sectionOf(page) {
-  let section = $(`page-${page.id}`);
+  let section = $(page.sectionId ?? `page-${page.id}`);
   if (!section) {
     section = document.createElement('section');
     section.id = `page-${page.id}`;
@@ -83,6 +116,7 @@ async function signedIn(data) {
 function signedOut() {
   current?.leave?.();
   current = null;
+  for (const p of pages) p.reset?.();
   Object.assign(session, { csrfToken: null, role: null, name: null });
   $('who').textContent = '';
   $('sign-out').hidden = true;

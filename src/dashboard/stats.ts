@@ -7,6 +7,8 @@ import {
   reviewQueueSize,
   type EndpointAttemptStats,
 } from '../store/sql/dashboard/stats.js';
+import { receiverMetrics } from '../receiver/metrics.js';
+import type { OutcomeMinute } from '../receiver/minute-counts.js';
 import { histogramQuantile, type CumulativeBucket } from './histogram-quantile.js';
 
 /** How far before a window settled deliveries are looked for (see inboxMinuteCounts). */
@@ -54,13 +56,15 @@ export interface ReceiverSnapshot {
   rejected: number;
   ack_p50_ms: number | null;
   ack_p99_ms: number | null;
+  /** The same answers per minute of the window (kept in memory for a day; empty before this process started). */
+  minutes: OutcomeMinute[];
 }
 
 /**
  * Duplicates and refusals are never stored, and acknowledgement latency is measured only in the
  * receiver: these come from this process's metrics, since it started, for every source together.
  */
-export async function receiverSnapshot(registry: Registry): Promise<ReceiverSnapshot | undefined> {
+export async function receiverSnapshot(registry: Registry, windowMs: number, now = new Date()): Promise<ReceiverSnapshot | undefined> {
   if (!registry.getSingleMetric('tekil_inbox_deliveries_total')) return undefined;
   const totals = { accepted: 0, duplicate: 0, rejected: 0 };
   for (const v of await metricValues(registry, 'tekil_inbox_deliveries_total')) {
@@ -75,7 +79,8 @@ export async function receiverSnapshot(registry: Registry): Promise<ReceiverSnap
   }
   const buckets: CumulativeBucket[] = [...byBound].map(([le, count]) => ({ le, count }));
   const ms = (s: number | undefined) => (s === undefined ? null : Math.round(s * 1e4) / 10);
-  return { ...totals, ack_p50_ms: ms(histogramQuantile(0.5, buckets)), ack_p99_ms: ms(histogramQuantile(0.99, buckets)) };
+  const minutes = receiverMetrics(registry).perMinute.read(now.getTime() - windowMs, now.getTime());
+  return { ...totals, minutes, ack_p50_ms: ms(histogramQuantile(0.5, buckets)), ack_p99_ms: ms(histogramQuantile(0.99, buckets)) };
 }
 
 export interface EndpointHealth extends EndpointAttemptStats {

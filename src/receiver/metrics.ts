@@ -1,5 +1,6 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { cachedChildren } from '../metrics.js';
+import { MinuteCounts } from './minute-counts.js';
 
 export type DeliveryOutcome = 'accepted' | 'duplicate';
 
@@ -9,6 +10,8 @@ export class ReceiverMetrics {
   readonly ackSeconds: Histogram<'source'>;
   readonly batchRows: Histogram;
   readonly flushErrors: Counter;
+  /** The same answers per minute for the last day (the dashboard's chart); this process's only. */
+  readonly perMinute = new MinuteCounts();
   // Label lookups hash their arguments; the hot path reuses one child per label set.
   private readonly deliveriesBy: (source: string, outcome: string, reason: string) => { inc(): void };
   private readonly ackSecondsBy: (source: string) => { observe(v: number): void };
@@ -48,6 +51,7 @@ export class ReceiverMetrics {
 
   count(source: string, outcome: DeliveryOutcome | 'rejected', reason = ''): void {
     this.deliveriesBy(source, outcome, reason).inc();
+    this.perMinute.add(outcome);
   }
 }
 

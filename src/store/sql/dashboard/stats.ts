@@ -54,19 +54,47 @@ export interface EndpointAttemptStats {
   succeeded: number;
   p50_ms: number | null;
   p99_ms: number | null;
+  last_attempt_at: Date | null;
+  last_success_at: Date | null;
+  /**
+   * The start of the first failed attempt after the last successful one (both in the window); null
+   * when the endpoint's latest attempt succeeded. With no success in the window it is the window's
+   * first failure: the endpoint may have been failing for longer.
+   */
+  failing_since: Date | null;
 }
 
-/** Per endpoint, the attempts started in the window: how many, how many succeeded, latency p50 and p99. */
+/**
+ * Per endpoint, the attempts started in the window: how many, how many succeeded, latency p50 and p99,
+ * and since when it has been failing. Reads the window through the started_at index only.
+ */
 export async function endpointAttemptStats(db: Queryable, since: Date): Promise<EndpointAttemptStats[]> {
-  const { rows } = await db.query<{ endpoint_id: string; attempts: string; succeeded: string; p50_ms: number | null; p99_ms: number | null }>(
-    `SELECT endpoint_id, count(*) AS attempts, count(*) FILTER (WHERE succeeded) AS succeeded,
+  const { rows } = await db.query<{
+    endpoint_id: string; attempts: string; succeeded: string; p50_ms: number | null; p99_ms: number | null;
+    last_attempt_at: Date | null; last_success_at: Date | null; failing_since: Date | null;
+  }>(
+    `WITH a AS (
+       SELECT endpoint_id, started_at, duration_ms, succeeded,
+              max(started_at) FILTER (WHERE succeeded) OVER (PARTITION BY endpoint_id) AS last_success_at
+         FROM outbox_attempts
+        WHERE started_at >= $1
+     )
+     SELECT endpoint_id, count(*) AS attempts, count(*) FILTER (WHERE succeeded) AS succeeded,
             percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50_ms,
-            percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99_ms
-       FROM outbox_attempts
-      WHERE started_at >= $1
+            percentile_cont(0.99) WITHIN GROUP (ORDER BY duration_ms) AS p99_ms,
+            max(started_at) AS last_attempt_at,
+            max(last_success_at) AS last_success_at,
+            min(started_at) FILTER (WHERE NOT succeeded AND (last_success_at IS NULL OR started_at > last_success_at)) AS failing_since
+       FROM a
       GROUP BY endpoint_id
       ORDER BY endpoint_id`,
     [since],
   );
-  return rows.map((r) => ({ ...r, attempts: Number(r.attempts), succeeded: Number(r.succeeded), p50_ms: r.p50_ms === null ? null : Number(r.p50_ms), p99_ms: r.p99_ms === null ? null : Number(r.p99_ms) }));
+  return rows.map((r) => ({
+    ...r,
+    attempts: Number(r.attempts),
+    succeeded: Number(r.succeeded),
+    p50_ms: r.p50_ms === null ? null : Number(r.p50_ms),
+    p99_ms: r.p99_ms === null ? null : Number(r.p99_ms),
+  }));
 }
