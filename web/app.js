@@ -98,7 +98,8 @@ async function openDetail(source, eventId) {
     fields.append(dt, dd);
   }
   let body = d.body;
-  if (d.body_encoding === 'utf8') {
+  if (d.body_trimmed_at) body = t('bodyTrimmed')(d.body_trimmed_at);
+  else if (d.body_encoding === 'utf8') {
     try { body = JSON.stringify(JSON.parse(d.body), null, 2); } catch { /* not JSON: shown as received */ }
   }
   $('detail-body').textContent = body;
@@ -113,7 +114,8 @@ async function openDetail(source, eventId) {
   }
   // A viewer has no replay button (and the API would refuse it anyway).
   const replay = $('replay');
-  replay.hidden = role === 'viewer' || !['dead', 'done', 'stale'].includes(d.status);
+  // A trimmed body has nothing left to replay (the API answers BODY_TRIMMED).
+  replay.hidden = role === 'viewer' || Boolean(d.body_trimmed_at) || !['dead', 'done', 'stale'].includes(d.status);
   replay.onclick = async () => {
     try {
       const r = await api('POST', `/inbox/${encodeURIComponent(d.source)}/${encodeURIComponent(d.event_id)}/replay`, { force: d.status === 'done' });

@@ -6,6 +6,7 @@ export const messages = {
     back: '← Inbound', replay: 'Replay', body: 'Body', attemptHistory: 'Attempts', started: 'started', outcome: 'outcome',
     ms: 'ms', error: 'error', resource: 'resource', lastError: 'last error', wrongToken: 'Wrong token.',
     discard: 'Discard', headers: 'Headers', discarded: 'Discarded.',
+    bodyTrimmed: (at) => `Body trimmed by retention (${at}). The record is kept, so copies stay duplicates; there is nothing to replay.`,
     replayed: (status) => `Replayed: now ${status}.`, replayRefused: (message) => `Replay refused: ${message}`,
   },
   tr: {
@@ -14,6 +15,7 @@ export const messages = {
     back: '← Gelen', replay: 'Yeniden işle', body: 'Gövde', attemptHistory: 'Denemeler', started: 'başladı', outcome: 'sonuç',
     ms: 'ms', error: 'hata', resource: 'nesne', lastError: 'son hata', wrongToken: 'Yanlış anahtar.',
     discard: 'Vazgeç', headers: 'Başlıklar', discarded: 'Vazgeçildi.',
+    bodyTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}). Kayıt duruyor, kopyalar yine tekrar sayılır; yeniden işlenecek bir şey yok.`,
     replayed: (status) => `Yeniden işlendi: şimdi ${status}.`, replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
   },
 };
