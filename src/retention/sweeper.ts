@@ -14,6 +14,8 @@ export interface SweepCounts {
   inboxDeleted: number;
   outboxTrimmed: number;
   outboxDeleted: number;
+  /** True when this process left the rest of the sweep to another one that was sweeping. */
+  yielded: boolean;
 }
 
 /** One batched job: a statement, its parameters before the batch size, and what its rows count as. */
@@ -26,8 +28,8 @@ interface Step {
 }
 
 export interface RetentionSweeper extends Service {
-  /** Runs one whole sweep now (every step until nothing is left); false in the counts' place when another process holds the sweep. */
-  sweepOnce(now?: Date): Promise<SweepCounts | false>;
+  /** Runs one whole sweep now (every step until nothing is left, or until another process is found sweeping). */
+  sweepOnce(now?: Date): Promise<SweepCounts>;
 }
 
 /** The retention of each configured source: its own block, else the top-level default. */
@@ -99,8 +101,8 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
     });
   }
 
-  async function sweepOnce(now = new Date()): Promise<SweepCounts | false> {
-    const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0 };
+  async function sweepOnce(now = new Date()): Promise<SweepCounts> {
+    const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0, yielded: false };
     const started = process.hrtime.bigint();
     for (const step of stepsAt(ctx, now.getTime())) {
       let changed: number | undefined;
@@ -110,8 +112,8 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
           throw new Error(`retention: ${step.store} ${step.action}${step.source ? ` (${step.source})` : ''} failed`, { cause: err });
         });
         if (changed === undefined) {
-          log.debug('another process is sweeping; this one skips the sweep');
-          return false;
+          log.debug(counts, 'another process is sweeping; this one leaves the rest to it');
+          return { ...counts, yielded: true };
         }
         metrics.rows.inc({ store: step.store, action: step.action }, changed);
         counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += changed;
@@ -119,7 +121,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       } while (changed === batchSize);
     }
     metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    if (Object.values(counts).some((n) => n > 0)) log.info(counts, 'retention sweep done');
+    if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted > 0) log.info(counts, 'retention sweep done');
     return counts;
   }
 
@@ -138,7 +140,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
     name: 'retention',
     sweepOnce,
     async start() {
-      if (enabled) schedule(Math.min(interval, 5_000));
+      if (enabled) schedule(interval);
     },
     async stop() {
       stopped = true;
