@@ -40,8 +40,11 @@ export const retentionSweepSchema = z
     interval: durationMs.pipe(z.number().min(1_000, 'expected at least 1s')).default(600_000),
     /** Rows one statement trims or deletes: small, so each statement holds its row locks briefly. */
     batch_size: z.number().int().min(1).max(50_000).default(1_000),
-    /** Pause between two batches, leaving the store to ingest and processing. */
-    batch_pause: durationMs.default(10),
+    /**
+     * Least pause between two batches, leaving the store to ingest and processing. The pause is also
+     * never shorter than the batch before it took, so a sweep uses at most half of one connection's time.
+     */
+    batch_pause: durationMs.default(100),
   })
   .strict()
   .superRefine(recordsOutliveBodies);

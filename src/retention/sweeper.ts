@@ -79,8 +79,8 @@ function retentionMetrics(ctx: Context) {
 
 /**
  * The retention sweeper (worker role). Every `retention.interval` it runs each configured step in
- * batches of `retention.batch_size` rows, one short transaction per batch, pausing `batch_pause`
- * between batches, until a batch comes back short. Short transactions matter twice: the rows a batch
+ * batches of `retention.batch_size` rows, one short transaction per batch, pausing between batches
+ * (`batch_pause`, and never less than the batch took), until a batch comes back short. Short transactions matter twice: the rows a batch
  * locks are released at once, and no long transaction holds back vacuum's cleanup horizon while
  * millions of rows are swept. Several processes may run the sweeper: each batch takes an advisory
  * lock without waiting, and a process that cannot get it leaves the sweep to the one that has it.
@@ -108,6 +108,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       let changed: number | undefined;
       do {
         if (stopped) return counts;
+        const batchStarted = Date.now();
         changed = await batch(step).catch((err: unknown) => {
           throw new Error(`retention: ${step.store} ${step.action}${step.source ? ` (${step.source})` : ''} failed`, { cause: err });
         });
@@ -117,7 +118,10 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
         }
         metrics.rows.inc({ store: step.store, action: step.action }, changed);
         counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += changed;
-        if (changed === batchSize && batchPause > 0) await new Promise((r) => setTimeout(r, batchPause));
+        // As long as the batch itself took, and at least batch_pause: a slow store (busy, or a big
+        // backlog) slows the sweep down rather than the other way round.
+        const pause = Math.max(batchPause, Date.now() - batchStarted);
+        if (changed === batchSize && pause > 0) await new Promise((r) => setTimeout(r, pause));
       } while (changed === batchSize);
     }
     metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
