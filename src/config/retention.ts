@@ -18,9 +18,12 @@ const keepFor = z.union([
  */
 const horizons = { bodies: keepFor.default(null), records: keepFor.default(null) };
 
-/** A record without its body is a tombstone; a body without its record cannot be. */
+/**
+ * A record without its body is a tombstone; a body without its record cannot be. (`bodies: never`
+ * with a `records` age keeps each body until its record goes.)
+ */
 function recordsOutliveBodies(r: { bodies: number | null; records: number | null }, ctx: z.RefinementCtx): void {
-  if (r.records !== null && (r.bodies === null || r.bodies > r.records)) {
+  if (r.records !== null && r.bodies !== null && r.bodies > r.records) {
     ctx.addIssue({ code: 'custom', path: ['records'], message: 'records must be kept at least as long as bodies' });
   }
 }
