@@ -51,12 +51,12 @@ export async function startPipeline(env: { databaseUrl?: string; dataDir: string
     stdio: ['pipe', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
-  const waiters: Array<(line: string) => void> = [];
-  lines.on('line', (line) => waiters.shift()?.(line));
-  const nextLine = () => new Promise<string>((resolve, reject) => {
-    waiters.push(resolve);
-    child.once('exit', (code) => reject(new Error(`the pipeline process exited (${code})`)));
+  const waiters: Array<{ resolve: (line: string) => void; reject: (err: Error) => void }> = [];
+  lines.on('line', (line) => waiters.shift()?.resolve(line));
+  child.once('exit', (code) => {
+    for (const w of waiters.splice(0)) w.reject(new Error(`the pipeline process exited (${code})`));
   });
+  const nextLine = () => new Promise<string>((resolve, reject) => waiters.push({ resolve, reject }));
   const ready = await nextLine();
   const url = /^ready (\S+)/.exec(ready)?.[1];
   if (!url) throw new Error(`unexpected first line: ${ready}`);
