@@ -90,6 +90,8 @@ describe('retention', () => {
       ['evt_r_dead', false, false],
     ]);
     expect(rows.rows[0]!.headers).toEqual({});
+    const metrics = await (await request(`${running.url}/metrics`)).body.text();
+    expect(metrics).toMatch(/tekil_retention_rows_total\{store="inbox",action="trimmed"\} 4\b/);
 
     // The provider's retry a month later: a duplicate, and the worker does nothing more.
     const again = await send(bodies.get('evt_r1')!);
