@@ -79,10 +79,10 @@ function retentionMetrics(ctx: Context) {
 
 /**
  * The retention sweeper (worker role). Every `retention.interval` it runs each configured step in
- * batches of `retention.batch_size` rows, one short transaction per batch, pausing between batches
- * (`batch_pause`, and never less than the batch took), until a batch comes back short. Short transactions matter twice: the rows a batch
- * locks are released at once, and no long transaction holds back vacuum's cleanup horizon while
- * millions of rows are swept. Several processes may run the sweeper: each batch takes an advisory
+ * batches of `retention.batch_size` rows, oldest first, one short transaction per batch, pausing
+ * between batches (`batch_pause`, and never less than the batch took), until a batch comes back
+ * short. Short transactions matter twice: the rows a batch locks are released at once, and no long
+ * transaction holds back vacuum's cleanup horizon while millions of rows are swept. Several processes may run the sweeper: each batch takes an advisory
  * lock without waiting, and a process that cannot get it leaves the sweep to the one that has it.
  */
 export function createRetentionSweeper(ctx: Context): RetentionSweeper {
@@ -93,11 +93,11 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
   let current: Promise<unknown> | undefined;
   let stopped = false;
 
-  /** One batch; undefined when another process holds the sweep. */
-  async function batch(step: Step): Promise<number | undefined> {
+  /** One batch from `start` on: the times of the rows it changed; undefined when another process holds the sweep. */
+  async function batch(step: Step, start: Date): Promise<Date[] | undefined> {
     return ctx.db.transaction(async (tx) => {
       if (!(await tryAdvisoryLock(tx, RETENTION_LOCK))) return undefined;
-      return (await tx.query(step.sql, [...step.params, batchSize])).rowCount;
+      return (await tx.query<{ at: Date }>(step.sql, [...step.params, batchSize, start])).rows.map((r) => r.at);
     });
   }
 
@@ -105,17 +105,21 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
     const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0, yielded: false };
     const started = process.hrtime.bigint();
     for (const step of stepsAt(ctx, now.getTime())) {
-      let changed: number | undefined;
+      let changed: number;
+      // Oldest first; each batch starts where the one before ended (a Date's milliseconds never pass a row).
+      let start = new Date(0);
       do {
         if (stopped) return counts;
         const batchStarted = Date.now();
-        changed = await batch(step).catch((err: unknown) => {
+        const times = await batch(step, start).catch((err: unknown) => {
           throw new Error(`retention: ${step.store} ${step.action}${step.source ? ` (${step.source})` : ''} failed`, { cause: err });
         });
-        if (changed === undefined) {
+        if (times === undefined) {
           log.debug(counts, 'another process is sweeping; this one leaves the rest to it');
           return { ...counts, yielded: true };
         }
+        changed = times.length;
+        for (const at of times) if (at > start) start = at;
         metrics.rows.inc({ store: step.store, action: step.action }, changed);
         counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += changed;
         // As long as the batch itself took, and at least batch_pause: a slow store (busy, or a big
