@@ -9,15 +9,14 @@
  * BENCH_PAYLOADS (signed requests prepared, default 250000), BENCH_SERVERS (comma list of ceiling,naive,tekil;
  * default all), BENCH_MAX_IN_FLIGHT (tekil's receiver.max_in_flight, default 1), BENCH_NODE_ARGS (extra node flags for the servers, e.g. --cpu-prof).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createScheme } from '../src/signing/index.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
+import { luaScript, preparePayloads, requireWrk, runWrk, startServer, stopServer, type WrkResult } from './lib/http-load.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 15);
 const warmup = Number(process.env.BENCH_WARMUP ?? 3);
@@ -25,135 +24,11 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const payloadCount = Number(process.env.BENCH_PAYLOADS ?? 250_000);
 const SECRET = 'whsec_bench_secret_0123456789';
 
-if (spawnSync('wrk', ['--version']).error) {
-  process.stderr.write('wrk is not installed. Install it with:\n  apt-get update && apt-get install -y wrk\n');
-  process.exit(1);
-}
+requireWrk();
 
 const dir = mkdtempSync(join(tmpdir(), 'tekil-bench-'));
 const dbName = freshDatabaseName('tekil_ingest_bench');
 const dbUrl = databaseUrl(dbName);
-
-/** Signed raw HTTP requests, 10% of them repeats of a recent delivery (as provider retries are). */
-function preparePayloads(file: string): number {
-  const scheme = createScheme('paymos');
-  const fd = openSync(file, 'w');
-  const now = Math.floor(Date.now() / 1000);
-  let distinct = 0;
-  let chunk: string[] = [];
-  for (let i = 0; i < payloadCount; i++) {
-    const repeat = distinct > 100 && Math.random() < 0.1;
-    const n = repeat ? distinct - 1 - Math.floor(Math.random() * Math.min(distinct, 1000)) : distinct++;
-    const id = `evt_${n.toString(36).padStart(8, '0')}`;
-    const body = JSON.stringify({
-      event_id: id,
-      event_type: 'invoice.paid',
-      version: 1,
-      occurred_at: new Date((now - 60) * 1000).toISOString(),
-      data: {
-        invoice_id: `inv_${(n * 7).toString(36).padStart(8, '0')}`,
-        merchant_id: 'mrc_4f7a2c',
-        status: 'paid',
-        amount: '1250.00',
-        paid_amount: '1250.00',
-        currency: 'TRY',
-        customer: { email: `buyer${n}@example.com` },
-        metadata: { order_id: `ord_${n}` },
-      },
-    });
-    const headers = scheme.sign({ body, secrets: [SECRET], id, timestamp: now });
-    const head = [`POST /in/bench HTTP/1.1`, 'Host: bench', 'Content-Type: application/json', 'User-Agent: Paymos-Webhooks/1.0',
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
-    const raw = head + body;
-    chunk.push(`${Buffer.byteLength(raw)}\n${raw}`);
-    if (chunk.length === 5000) {
-      writeSync(fd, chunk.join(''));
-      chunk = [];
-    }
-  }
-  writeSync(fd, chunk.join(''));
-  closeSync(fd);
-  return distinct;
-}
-
-function luaScript(dataFile: string): string {
-  return `
-local reqs, n, i = {}, 0, 0
-function init(args)
-  local f = assert(io.open(${JSON.stringify(dataFile)}, "rb"))
-  local data = f:read("*a")
-  f:close()
-  local pos = 1
-  while pos <= #data do
-    local nl = data:find("\\n", pos, true)
-    local len = tonumber(data:sub(pos, nl - 1))
-    n = n + 1
-    reqs[n] = data:sub(nl + 1, nl + len)
-    pos = nl + 1 + len
-  end
-  i = (tonumber(args[1]) or 0) % n
-end
-function request()
-  i = i + 1
-  if i > n then i = 1 end
-  return reqs[i]
-end
-`;
-}
-
-interface WrkResult {
-  requests: number;
-  rps: number;
-  p50ms: number;
-  p99ms: number;
-  non2xx: number;
-  errors: string;
-}
-
-function toMs(text: string): number {
-  const m = /^([\d.]+)(us|ms|s|m)$/.exec(text.trim());
-  if (!m) return NaN;
-  const v = Number(m[1]);
-  return m[2] === 'us' ? v / 1000 : m[2] === 'ms' ? v : m[2] === 's' ? v * 1000 : v * 60_000;
-}
-
-function runWrk(port: number, script: string, durationSec: number, offset: number): WrkResult {
-  const res = spawnSync('wrk', ['-t1', `-c${connections}`, `-d${durationSec}s`, '--latency', '--timeout', '10s', '-s', script, `http://127.0.0.1:${port}/`, '--', String(offset)], {
-    encoding: 'utf8',
-  });
-  const out = res.stdout;
-  if (res.status !== 0) throw new Error(`wrk failed: ${res.stderr || out}`);
-  const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
-  return {
-    requests: num(/(\d+) requests in/),
-    rps: num(/Requests\/sec:\s+([\d.]+)/),
-    p50ms: toMs(/\n\s+50%\s+(\S+)/.exec(out)?.[1] ?? ''),
-    p99ms: toMs(/\n\s+99%\s+(\S+)/.exec(out)?.[1] ?? ''),
-    non2xx: num(/Non-2xx or 3xx responses:\s+(\d+)/),
-    errors: /Socket errors:[^\n]*/.exec(out)?.[0] ?? '',
-  };
-}
-
-function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<ChildProcess> {
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (readyPattern.test(out)) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${err}`)));
-  });
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
-}
 
 async function rowCount(): Promise<number> {
   const c = new pg.Client({ connectionString: dbUrl });
@@ -196,7 +71,7 @@ async function main(): Promise<void> {
   await db.close();
   try {
     const dataFile = join(dir, 'requests.bin');
-    const distinct = preparePayloads(dataFile);
+    const distinct = preparePayloads(dataFile, { count: payloadCount, secret: SECRET });
     const script = join(dir, 'requests.lua');
     writeFileSync(script, luaScript(dataFile));
     writeFileSync(join(dir, 'tekil.yaml'), `receiver:\n  max_in_flight: ${Number(process.env.BENCH_MAX_IN_FLIGHT ?? 1)}\nsources:\n  bench:\n    scheme: paymos\n    secrets: ["${SECRET}"]\n    tolerance: 3600\n`);
@@ -223,8 +98,8 @@ async function main(): Promise<void> {
       port++;
       const child = await startServer(s.name, s.args, { ...s.env, PORT: String(port) }, s.ready);
       try {
-        const warm = runWrk(port, script, warmup, 0);
-        const measured = runWrk(port, script, seconds, warm.requests);
+        const warm = runWrk(port, script, warmup, 0, connections);
+        const measured = runWrk(port, script, seconds, warm.requests, connections);
         const wrapped = warm.requests + measured.requests > payloadCount ? ' (payload set wrapped: raise BENCH_PAYLOADS)' : '';
         const note = (s.name === 'tekil' ? await tekilBatchStats(port) : '') + wrapped + (measured.errors ? ` ${measured.errors}` : '');
         results.push({ name: s.name, ...measured, rows: s.stores ? await rowCount() : undefined, note });

@@ -37,6 +37,7 @@ export const errorCatalogue = {
   FORBIDDEN: { status: 403, message: "the caller's role does not allow this" },
   NOT_FOUND: { status: 404, message: 'not found' },
   CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
+  BODY_TRIMMED: { status: 409, message: 'the body was trimmed by retention; there is nothing left to replay' },
   VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },
   FORBIDDEN_DESTINATION: { status: 400, message: 'the destination is on a private, loopback or link-local network' },
   // sending

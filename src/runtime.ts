@@ -14,6 +14,7 @@ import type { HandlerRegistry } from './worker/handlers.js';
 import { resolveSettings, type TekilSettings } from './settings.js';
 import { registerReconcileMetrics } from './reconcile/metrics.js';
 import { createReconcileScheduler } from './reconcile/scheduler.js';
+import { createRetentionSweeper } from './retention/sweeper.js';
 
 export interface StartOptions {
   config: TekilConfig;
@@ -80,6 +81,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     }
     // Scheduled reconciles (sources with reconcile.every) run in the worker role; findings are counted for every role.
     if (roles.has('worker')) services.push(createReconcileScheduler(ctx));
+    // Retention sweeps in the worker role too: a role every deployment runs, and one that already writes the inbox.
+    if (roles.has('worker')) services.push(createRetentionSweeper(ctx));
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}) });

@@ -2,13 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { createOrder, deliveryRow, invoiceEvent, ledgerCount, SOURCE, workerTestConfig } from './helpers/inbox.js';
+import { createOrder, deliveryRow, invoiceEvent, ledgerCount, SOURCE, startShopTekil, workerTestConfig } from './helpers/inbox.js';
 import { waitUntil } from './helpers/wait.js';
-import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
-import { startTekil, type RunningTekil } from '../src/runtime.js';
+import { orderHandlers } from '../examples/orders/handlers.js';
+import type { RunningTekil } from '../src/runtime.js';
 import { createScheme } from '../src/signing/index.js';
 
 const TOKEN = 'tk_inbox_e2e_token';
@@ -30,14 +29,11 @@ describe('inbox end to end over HTTP', () => {
   beforeAll(async () => {
     t = await createTestDb();
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-e2e-'));
-    running = await startTekil({
-      config,
-      roles: new Set(['receiver', 'worker', 'api'] as const),
-      port: 0,
-      host: '127.0.0.1',
-      logger: pino({ level: 'silent' }),
+    running = await startShopTekil({
       db: t.db,
-      env: { TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dataDir },
+      config,
+      adminToken: TOKEN,
+      dataDir,
       handlers: orderHandlers({
         source: SOURCE,
         afterPaid: async () => {
@@ -45,7 +41,6 @@ describe('inbox end to end over HTTP', () => {
         },
       }),
     });
-    await createExampleSchema(t.db);
   });
   afterAll(async () => {
     await running?.close();

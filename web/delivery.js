@@ -11,6 +11,7 @@ addMessages({
     processed: 'processed', nextAttempt: 'next attempt', resultRef: 'result', discarded: 'Discarded.', noAttempts: 'No attempt yet.',
     base64: 'The body is not UTF-8 text: shown as base64.', timeline: 'Resource timeline',
     replayed: (status) => `Replayed: now ${status}.`, replayRefused: (message) => `Replay refused: ${message}`,
+    bodyTrimmed: (at) => `Body trimmed by retention (${at}). The record is kept, so copies stay duplicates; there is nothing to replay.`,
   },
   tr: {
     back: '← Gelen', replay: 'Yeniden işle', discard: 'Vazgeç', body: 'Gövde', pretty: 'Biçimli', raw: 'Ham', headers: 'Başlıklar', attemptHistory: 'Denemeler',
@@ -18,6 +19,7 @@ addMessages({
     processed: 'işlendi', nextAttempt: 'sonraki deneme', resultRef: 'sonuç', discarded: 'Vazgeçildi.', noAttempts: 'Henüz deneme yok.',
     base64: 'Gövde UTF-8 metin değil: base64 olarak gösteriliyor.', timeline: 'Nesne zaman çizelgesi',
     replayed: (status) => `Yeniden işlendi: şimdi ${status}.`, replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
+    bodyTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}). Kayıt duruyor, kopyalar yine tekrar sayılır; yeniden işlenecek bir şey yok.`,
   },
 });
 
@@ -31,6 +33,10 @@ const attemptColumns = [
 
 /** The body as received, and pretty-printed when it is JSON. */
 function bodies(d) {
+  if (d.body_trimmed_at) {
+    const note = t('bodyTrimmed')(formatTime(d.body_trimmed_at));
+    return { raw: note, pretty: note };
+  }
   if (d.body_encoding !== 'utf8') return { raw: d.body, pretty: d.body };
   try {
     return { raw: d.body, pretty: JSON.stringify(JSON.parse(d.body), null, 2) };
@@ -83,7 +89,8 @@ async function render(section, source, eventId) {
       el(
         'div',
         { className: 'toolbar' },
-        operate && ['dead', 'done', 'stale'].includes(d.status)
+        // A trimmed body has nothing left to replay (the API answers BODY_TRIMMED).
+        operate && !d.body_trimmed_at && ['dead', 'done', 'stale'].includes(d.status)
           ? word('button', 'replay', { id: 'replay', type: 'button', on: { click: () => act(section, d, 'replay', { force: d.status === 'done' }, (r) => t('replayed')(r.status)) } })
           : null,
         operate && ['dead', 'stale', 'pending'].includes(d.status)

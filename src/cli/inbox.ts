@@ -74,7 +74,8 @@ export function registerInboxCommand(program: Command): void {
       }
       const { attempt_history: attempts, body, ...fields } = d;
       for (const [k, v] of Object.entries(fields)) process.stdout.write(`${k.padEnd(16)}${v === null ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
-      process.stdout.write(`\nbody:\n${body}\n\nattempts:\n`);
+      const shown = fields.body_trimmed_at ? `(body trimmed by retention on ${String(fields.body_trimmed_at)}; the record is kept, copies stay duplicates)` : body;
+      process.stdout.write(`\nbody:\n${shown}\n\nattempts:\n`);
       printRows(attempts, ATTEMPT_FIELDS, false);
     });
 

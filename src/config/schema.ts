@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { durationMs, sizeBytes } from './units.js';
 import { sourceSchema } from './source.js';
 import { sendingSchema } from './sending.js';
+import { retentionSweepSchema } from './retention.js';
 
 export const serverSchema = z
   .object({
@@ -100,6 +101,7 @@ export const configSchema = z
     receiver: receiverSchema.default(receiverSchema.parse({})),
     worker: workerSchema.default(workerSchema.parse({})),
     sending: sendingSchema.default(sendingSchema.parse({})),
+    retention: retentionSweepSchema.default(retentionSweepSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),
   })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
+import { retentionSchema } from './retention.js';
 
 const gap = z.string().regex(/^\d+(?:\.\d+)?(ms|s|m|h|d)$/, 'expected a gap like 30s, 2m or 1h');
 /** A ladder preset name, or the list of gaps between attempts. */
@@ -38,6 +39,8 @@ export const sendingSchema = z
     /** Multiplies every ladder gap (0.001 turns minutes into tens of milliseconds for tests). */
     time_scale: z.number().positive().max(1000).default(1),
     dispatcher: dispatcherSchema.default(dispatcherSchema.parse({})),
+    /** Trim payloads and answers / delete settled messages after an age; the default keeps everything. */
+    retention: retentionSchema.default(retentionSchema.parse({})),
   })
   .strict();
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
+import { retentionSchema } from './retention.js';
 import { hmacOptionProblems, hmacSchemeOptions } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
 
@@ -180,6 +181,8 @@ export const sourceSchema = z
     forward: forwardSchema.optional(),
     ordering: orderingSchema.optional(),
     reconcile: reconcileSchema.optional(),
+    /** Trim bodies / delete records of settled deliveries after an age; absent: the top-level `retention`. */
+    retention: retentionSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {

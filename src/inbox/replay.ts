@@ -5,6 +5,7 @@ import { NOTIFY_INBOX_SQL } from '../store/sql/inbox/notify.js';
 import type { InboxFilter } from './filter.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
+import { trimmedError } from '../retention/trimmed.js';
 
 /**
  * Puts deliveries back in the queue. `dead`, `stale` and `discarded` ones replay freely; a `done` one
@@ -22,7 +23,8 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
     await db.query(NOTIFY_INBOX_SQL);
     return row;
   }
-  const { status } = await getInboxItem(db, source, eventId);
+  const { status, trimmed_at: trimmedAt } = await getInboxItem(db, source, eventId);
+  if (trimmedAt) throw trimmedError(`${source}/${eventId}`, trimmedAt);
   if (status === 'done') throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}: already queued`);
 }

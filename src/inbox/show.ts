@@ -16,16 +16,22 @@ export interface InboxAttempt {
 export interface InboxDetail extends InboxListItem {
   content_type: string | null;
   headers: Record<string, string>;
-  /** The body as text when it is valid UTF-8, else base64 (see body_encoding). */
+  /** The body as text when it is valid UTF-8, else base64 (see body_encoding); empty once trimmed. */
   body: string;
   body_encoding: 'utf8' | 'base64';
+  /** When retention trimmed the body and headers (the record stays, so copies are still duplicates); null while kept. */
+  body_trimmed_at: Date | null;
   attempt_history: InboxAttempt[];
 }
 
 export async function showDelivery(db: Queryable, source: string, eventId: string): Promise<InboxDetail> {
-  const res = await db.query<InboxListItem & { content_type: string | null; headers: Record<string, string>; body: Uint8Array }>(SHOW_DELIVERY_SQL, [source, eventId]);
-  const row = res.rows[0];
-  if (!row) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
+  const res = await db.query<InboxListItem & { content_type: string | null; headers: Record<string, string>; body: Uint8Array; trimmed_at: Date | null }>(
+    SHOW_DELIVERY_SQL,
+    [source, eventId],
+  );
+  const found = res.rows[0];
+  if (!found) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
+  const { trimmed_at: trimmedAt, ...row } = found;
   const attempts = await db.query<InboxAttempt>(DELIVERY_ATTEMPTS_SQL, [source, eventId]);
   const bytes = Buffer.from(row.body);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
@@ -34,13 +40,14 @@ export async function showDelivery(db: Queryable, source: string, eventId: strin
     ...row,
     body: isUtf8 ? text : bytes.toString('base64'),
     body_encoding: isUtf8 ? 'utf8' : 'base64',
+    body_trimmed_at: trimmedAt,
     attempt_history: attempts.rows,
   };
 }
 
-/** One delivery as the list shows it. */
-export async function getInboxItem(db: Queryable, source: string, eventId: string): Promise<InboxListItem> {
-  const res = await db.query<InboxListItem>(GET_ITEM_SQL, [source, eventId]);
+/** One delivery as the list shows it, and when its body was trimmed. */
+export async function getInboxItem(db: Queryable, source: string, eventId: string): Promise<InboxListItem & { trimmed_at: Date | null }> {
+  const res = await db.query<InboxListItem & { trimmed_at: Date | null }>(GET_ITEM_SQL, [source, eventId]);
   const row = res.rows[0];
   if (!row) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
   return row;

@@ -108,13 +108,15 @@ export interface MessageDetail {
   resource_id: string | null;
   idempotency_key: string | null;
   created_at: Date;
-  /** The envelope as sent (parsed); `payload_text` holds the exact bytes when they are not JSON. */
+  /** The envelope as sent (parsed); `payload_text` holds the exact bytes when they are not JSON. Null once trimmed. */
   payload: unknown;
+  /** When retention trimmed the payload and the kept answers (the message and its history stay); null while kept. */
+  payload_trimmed_at: Date | null;
   deliveries: Array<OutboxDelivery & { attempt_history: OutboxAttempt[] }>;
 }
 
 export async function getMessage(db: Queryable, id: string): Promise<MessageDetail> {
-  const { rows } = await db.query<{ id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array }>(
+  const { rows } = await db.query<{ id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }>(
     SELECT_MESSAGE,
     [id],
   );
@@ -125,7 +127,7 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
   const text = Buffer.from(m.payload).toString('utf8');
   let payload: unknown = text;
   try {
-    payload = JSON.parse(text);
+    payload = m.trimmed_at ? null : JSON.parse(text);
   } catch {
     // stored bytes are always JSON when published through tekil; keep the text otherwise
   }
@@ -136,6 +138,7 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
     idempotency_key: m.idempotency_key,
     created_at: m.created_at,
     payload,
+    payload_trimmed_at: m.trimmed_at,
     deliveries: deliveries.items
       .reverse()
       .map((d) => ({ ...d, attempt_history: attempts.rows.filter((a) => Number(a.delivery_id) === Number(d.id)) })),

@@ -9,6 +9,7 @@ import {
   REPLAY_TO_ENDPOINT,
 } from '../store/sql/outbox/operations.js';
 import { TekilError } from '../errors.js';
+import { trimmedError } from '../retention/trimmed.js';
 import { newEventId } from './ids.js';
 import { buildEnvelope } from './publish.js';
 
@@ -24,14 +25,21 @@ async function requireEndpoint(db: Queryable, endpointId: string): Promise<void>
 
 /** Replays one message to every destination it had, or to one endpoint (creating the delivery if needed). */
 export async function replayMessage(db: Queryable, messageId: string, endpointId?: string): Promise<{ replayed: number }> {
-  const msg = await db.query(MESSAGE_EXISTS, [messageId]);
+  const msg = await db.query<{ trimmed_at: Date | null }>(MESSAGE_EXISTS, [messageId]);
   if (msg.rows.length === 0) throw new TekilError('NOT_FOUND', `no message ${messageId}`);
+  const trimmedAt = msg.rows[0]!.trimmed_at;
+  if (trimmedAt) throw trimmedError(`message ${messageId}`, trimmedAt);
   let replayed: number;
   if (endpointId) {
     await requireEndpoint(db, endpointId);
     replayed = (await db.query(REPLAY_TO_ENDPOINT, [messageId, endpointId])).rowCount;
   } else {
     replayed = (await db.query(REPLAY_MESSAGE, [messageId])).rowCount;
+  }
+  // Zero with a message that was kept a moment ago: the sweeper trimmed it in between.
+  if (replayed === 0) {
+    const now = (await db.query<{ trimmed_at: Date | null }>(MESSAGE_EXISTS, [messageId])).rows[0];
+    if (now?.trimmed_at) throw trimmedError(`message ${messageId}`, now.trimmed_at);
   }
   await db.query(NOTIFY_DISPATCHERS);
   return { replayed };

@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { createExampleSchema } from '../../examples/orders/handlers.js';
 import { parseConfig, type ConfigInput, type TekilConfig } from '../../src/config/index.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
 import type { Context } from '../../src/service.js';
@@ -6,6 +7,8 @@ import type { Db, Queryable } from '../../src/store/db.js';
 import type { InboxWorker } from '../../src/worker/worker.js';
 import { resolveSettings } from '../../src/settings.js';
 import { waitUntil } from './wait.js';
+import { startTekil, type RunningTekil } from '../../src/runtime.js';
+import type { HandlerRegistry } from '../../src/worker/handlers.js';
 
 export const SOURCE = 'shop-paymos';
 
@@ -121,4 +124,23 @@ export async function drain(worker: InboxWorker, db: Queryable, timeoutMs = 10_0
     // Open but not due (a retry's backoff): ask again shortly. Polling, not a barrier.
     await new Promise((r) => setTimeout(r, 10));
   }
+}
+
+/**
+ * tekil over HTTP for end-to-end tests of the shop: the receiver, worker and api roles on the test's
+ * store, on a free port, the admin token given, the example shop's tables created.
+ */
+export async function startShopTekil(options: { db: Db; config: TekilConfig; handlers: HandlerRegistry; adminToken: string; dataDir: string }): Promise<RunningTekil> {
+  const running = await startTekil({
+    config: options.config,
+    roles: new Set(['receiver', 'worker', 'api'] as const),
+    port: 0,
+    host: '127.0.0.1',
+    logger: pino({ level: 'silent' }),
+    db: options.db,
+    env: { TEKIL_ADMIN_TOKEN: options.adminToken, TEKIL_DATA_DIR: options.dataDir },
+    handlers: options.handlers,
+  });
+  await createExampleSchema(options.db);
+  return running;
 }

@@ -65,12 +65,12 @@ export function afterCursorCondition(k: 'q' | 'd', n: number): string {
   return `(${k}.received_at, ${k}.source, ${k}.event_id) < ($${n - 2}::timestamptz, $${n - 1}, $${n})`;
 }
 
-export const SHOW_DELIVERY_SQL = `SELECT ${LIST_COLUMNS}, d.content_type, d.headers, d.body FROM ${WITH_QUEUE} WHERE d.source = $1 AND d.event_id = $2`;
+export const SHOW_DELIVERY_SQL = `SELECT ${LIST_COLUMNS}, d.content_type, d.headers, d.body, d.trimmed_at FROM ${WITH_QUEUE} WHERE d.source = $1 AND d.event_id = $2`;
 
 export const DELIVERY_ATTEMPTS_SQL =
   'SELECT attempt, worker, started_at, finished_at, duration_ms, outcome, error FROM inbox_attempts WHERE source = $1 AND event_id = $2 ORDER BY id';
 
-export const GET_ITEM_SQL = `SELECT ${LIST_COLUMNS} FROM ${WITH_QUEUE} WHERE d.source = $1 AND d.event_id = $2`;
+export const GET_ITEM_SQL = `SELECT ${LIST_COLUMNS}, d.trimmed_at FROM ${WITH_QUEUE} WHERE d.source = $1 AND d.event_id = $2`;
 
 /**
  * Queues the deliveries `target` selects (a query answering d.* rows, locked FOR UPDATE): a dead one's
@@ -106,22 +106,23 @@ RETURNING d.source, d.event_id, d.resource_id, d.event_type, d.status, d.attempt
           t.next_attempt_at, d.last_attempt_at, d.processed_at, d.last_error, d.result_ref`;
 }
 
-/** One delivery, replayable by status ($4) or done with force ($3). */
+/** One delivery, replayable by status ($4) or done with force ($3), while it still has its body. */
 export const REPLAY_ONE_SQL = replaySql(
   `SELECT d.* FROM inbox_deliveries d
-   WHERE d.source = $1 AND d.event_id = $2 AND (d.status = ANY($4::text[]) OR ($3 AND d.status = 'done'))
+   WHERE d.source = $1 AND d.event_id = $2 AND (d.status = ANY($4::text[]) OR ($3 AND d.status = 'done')) AND d.trimmed_at IS NULL
    FOR UPDATE`,
   '$3::boolean',
 );
 
 /**
- * Every delivery matching the conditions (`$1` is force). Dead deliveries are found through the
+ * Every delivery matching the conditions (`$1` is force) that still has its body. Dead deliveries are found through the
  * queue's review index, not by reading every record.
  */
 export function replayMatchingSql(dead: boolean, where: string[]): string {
   // Settled deliveries have no queue row; the outer join is for a filter on attempts (coalesce(q.…, d.…)).
   const from = dead ? QUEUED_ONLY : WITH_QUEUE;
-  return replaySql(`SELECT d.* FROM ${from} WHERE ${[...where, ...(dead ? ['q.dead'] : [])].join(' AND ')} FOR UPDATE OF d`, '$1::boolean');
+  // Trimmed deliveries have nothing left to run: a bulk replay passes over them.
+  return replaySql(`SELECT d.* FROM ${from} WHERE ${[...where, 'd.trimmed_at IS NULL', ...(dead ? ['q.dead'] : [])].join(' AND ')} FOR UPDATE OF d`, '$1::boolean');
 }
 
 /**

@@ -67,7 +67,7 @@ WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
 ORDER BY d.id DESC LIMIT $limit`,
 );
 
-export const SELECT_MESSAGE = 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload FROM outbox_messages WHERE id = $1';
+export const SELECT_MESSAGE = 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $1';
 
 /** $1: delivery ids. Their attempts, in order. */
 export const SELECT_ATTEMPTS = `

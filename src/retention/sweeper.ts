@@ -1,0 +1,159 @@
+import { Counter, Histogram } from 'prom-client';
+import type { Context, Service } from '../service.js';
+import type { RetentionConfig } from '../config/retention.js';
+import { DELETE_INBOX_RECORDS, TRIM_INBOX_BODIES } from '../store/sql/inbox/retention.js';
+import { DELETE_OUTBOX_MESSAGES, TRIM_OUTBOX_PAYLOADS } from '../store/sql/outbox/retention.js';
+import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+
+/** Held by the transaction of each batch: one process sweeps at a time, the others skip the sweep. */
+const RETENTION_LOCK = 7_340_002;
+
+/** Rows one sweep trimmed and deleted. */
+export interface SweepCounts {
+  inboxTrimmed: number;
+  inboxDeleted: number;
+  outboxTrimmed: number;
+  outboxDeleted: number;
+  /** True when this process left the rest of the sweep to another one that was sweeping. */
+  yielded: boolean;
+}
+
+/** One batched job: a statement, its parameters before the batch size, and what its rows count as. */
+interface Step {
+  store: 'inbox' | 'outbox';
+  action: 'trimmed' | 'deleted';
+  source?: string;
+  sql: string;
+  params: unknown[];
+}
+
+export interface RetentionSweeper extends Service {
+  /** Runs one whole sweep now (every step until nothing is left, or until another process is found sweeping). */
+  sweepOnce(now?: Date): Promise<SweepCounts>;
+}
+
+/** The retention of each configured source: its own block, else the top-level default. */
+export function inboxRetention(ctx: Context): Array<[string, RetentionConfig]> {
+  const { bodies, records } = ctx.config.retention;
+  return Object.entries(ctx.config.sources).map(([name, s]) => [name, s.retention ?? { bodies, records }]);
+}
+
+function stepsAt(ctx: Context, now: number): Step[] {
+  const steps: Step[] = [];
+  const cutOff = (age: number | null) => (age === null ? undefined : new Date(now - age));
+  for (const [source, r] of inboxRetention(ctx)) {
+    // Records first: a row about to be deleted is not worth trimming.
+    const records = cutOff(r.records);
+    if (records) steps.push({ store: 'inbox', action: 'deleted', source, sql: DELETE_INBOX_RECORDS, params: [source, records] });
+    const bodies = cutOff(r.bodies);
+    if (bodies) steps.push({ store: 'inbox', action: 'trimmed', source, sql: TRIM_INBOX_BODIES, params: [source, bodies] });
+  }
+  const outbox = ctx.config.sending.retention;
+  const records = cutOff(outbox.records);
+  if (records) steps.push({ store: 'outbox', action: 'deleted', sql: DELETE_OUTBOX_MESSAGES, params: [records] });
+  const bodies = cutOff(outbox.bodies);
+  if (bodies) steps.push({ store: 'outbox', action: 'trimmed', sql: TRIM_OUTBOX_PAYLOADS, params: [bodies] });
+  return steps;
+}
+
+function retentionMetrics(ctx: Context) {
+  const existing = ctx.metrics.getSingleMetric('tekil_retention_rows_total') as Counter<'store' | 'action'> | undefined;
+  const rows =
+    existing ??
+    new Counter({
+      name: 'tekil_retention_rows_total',
+      help: 'Rows retention changed: bodies trimmed (the record kept) and records deleted, by store (inbox, outbox).',
+      labelNames: ['store', 'action'],
+      registers: [ctx.metrics],
+    });
+  const duration =
+    (ctx.metrics.getSingleMetric('tekil_retention_sweep_seconds') as Histogram | undefined) ??
+    new Histogram({
+      name: 'tekil_retention_sweep_seconds',
+      help: 'How long one whole retention sweep took.',
+      buckets: [0.01, 0.1, 1, 10, 60, 600, 3600],
+      registers: [ctx.metrics],
+    });
+  return { rows, duration };
+}
+
+/**
+ * The retention sweeper (worker role). Every `retention.interval` it runs each configured step in
+ * batches of `retention.batch_size` rows, oldest first, one short transaction per batch, pausing
+ * between batches (`batch_pause`, and never less than the batch took), until a batch comes back
+ * short. Short transactions matter twice: the rows a batch locks are released at once, and no long
+ * transaction holds back vacuum's cleanup horizon while millions of rows are swept. Several processes may run the sweeper: each batch takes an advisory
+ * lock without waiting, and a process that cannot get it leaves the sweep to the one that has it.
+ */
+export function createRetentionSweeper(ctx: Context): RetentionSweeper {
+  const { interval, batch_size: batchSize, batch_pause: batchPause } = ctx.config.retention;
+  const log = ctx.logger.child({ service: 'retention' });
+  const metrics = retentionMetrics(ctx);
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<unknown> | undefined;
+  let stopped = false;
+
+  /** One batch from `start` on: the times of the rows it changed; undefined when another process holds the sweep. */
+  async function batch(step: Step, start: Date): Promise<Date[] | undefined> {
+    return ctx.db.transaction(async (tx) => {
+      if (!(await tryAdvisoryLock(tx, RETENTION_LOCK))) return undefined;
+      return (await tx.query<{ at: Date }>(step.sql, [...step.params, batchSize, start])).rows.map((r) => r.at);
+    });
+  }
+
+  async function sweepOnce(now = new Date()): Promise<SweepCounts> {
+    const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0, yielded: false };
+    const started = process.hrtime.bigint();
+    for (const step of stepsAt(ctx, now.getTime())) {
+      let changed: number;
+      // Oldest first; each batch starts where the one before ended (a Date's milliseconds never pass a row).
+      let start = new Date(0);
+      do {
+        if (stopped) return counts;
+        const batchStarted = Date.now();
+        const times = await batch(step, start).catch((err: unknown) => {
+          throw new Error(`retention: ${step.store} ${step.action}${step.source ? ` (${step.source})` : ''} failed`, { cause: err });
+        });
+        if (times === undefined) {
+          log.debug(counts, 'another process is sweeping; this one leaves the rest to it');
+          return { ...counts, yielded: true };
+        }
+        changed = times.length;
+        for (const at of times) if (at > start) start = at;
+        metrics.rows.inc({ store: step.store, action: step.action }, changed);
+        counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += changed;
+        // As long as the batch itself took, and at least batch_pause: a slow store (busy, or a big
+        // backlog) slows the sweep down rather than the other way round.
+        const pause = Math.max(batchPause, Date.now() - batchStarted);
+        if (changed === batchSize && pause > 0) await new Promise((r) => setTimeout(r, pause));
+      } while (changed === batchSize);
+    }
+    metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted > 0) log.info(counts, 'retention sweep done');
+    return counts;
+  }
+
+  function schedule(delay: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      current = sweepOnce()
+        .catch((err: unknown) => log.warn({ err }, 'retention sweep failed; it runs again at the next interval'))
+        .finally(() => schedule(interval));
+    }, delay);
+    timer.unref();
+  }
+
+  const enabled = stepsAt(ctx, Date.now()).length > 0;
+  return {
+    name: 'retention',
+    sweepOnce,
+    async start() {
+      if (enabled) schedule(interval);
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+  };
+}
