@@ -168,10 +168,10 @@ async function measure(s: Server): Promise<void> {
   const env: NodeJS.ProcessEnv = store === 'postgres' ? { ...s.env, DATABASE_URL: dbUrl } : { ...s.env, DATABASE_URL: '' };
   const child = await startServer(s.name, s.args, { ...env, TEKIL_DATA_DIR: dataDir, PORT: String(port) });
   try {
-    const warm = runWrk({ port, script: join(dir, 'requests.lua'), seconds: warmup, connections, offset: round * 997 });
+    const warm = await runWrk({ port, script: join(dir, 'requests.lua'), seconds: warmup, connections, offset: round * 997 });
     const pg0 = store === 'postgres' && stores ? await onBenchDb((c) => backendCpu(c, dbName)) : undefined;
     const node0 = processCpu(child.pid!) ?? 0;
-    const r = runWrk({ port, script: join(dir, 'requests.lua'), seconds, connections, offset: warm.requests + round * 997 });
+    const r = await runWrk({ port, script: join(dir, 'requests.lua'), seconds, connections, offset: warm.requests + round * 997 });
     const nodeUs = (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
     const postgresUs = pg0 ? (cpuBetween(pg0, await onBenchDb((c) => backendCpu(c, dbName))) * 1e6) / r.requests : undefined;
     const batchRows = s.key === 'tekil' ? await tekilBatchRows(port) : undefined;
@@ -198,7 +198,7 @@ async function measureStoreOnly(rows: InboxDeliveryRow[], batchRows: number, inF
     const pg0 = store === 'postgres' ? await backendCpu(db, dbName) : undefined;
     const r = await storeOnly(db, rows, { batchRows, inFlight, seconds });
     const pgUs = pg0 ? ` Postgres ${((cpuBetween(pg0, await backendCpu(db, dbName)) * 1e6) / (r.rowsPerSecond * seconds)).toFixed(0)} µs,` : '';
-    return `store-only (${store}, ${batchRows} rows per INSERT, ${inFlight} in flight): ${r.rowsPerSecond.toFixed(0)} rows/s, ${r.batchMs.toFixed(2)} ms per INSERT; CPU per row:${pgUs} bench process ${r.nodeUs.toFixed(0)} µs`;
+    return `store-only (${store}, ${batchRows} rows per INSERT, ${inFlight} in flight): ${r.rowsPerSecond.toFixed(0)} rows/s, ${r.batchMs.toFixed(2)} ms per INSERT (slowest ${r.maxBatchMs.toFixed(0)} ms); CPU per row:${pgUs} bench process ${r.nodeUs.toFixed(0)} µs`;
   } finally {
     await db.close();
     rmSync(join(dir, 'store-only'), { recursive: true, force: true });

@@ -1,5 +1,5 @@
 // wrk as the load generator of the HTTP benches: a Lua script replays prepared raw requests.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 
 export interface WrkResult {
   requests: number;
@@ -54,13 +54,21 @@ end
 `;
 }
 
-export function runWrk(options: { port: number; script: string; seconds: number; connections: number; offset: number }): WrkResult {
+/**
+ * Runs wrk without blocking this process's event loop: the servers' output pipes are read by this
+ * process, and a server whose pipe is full stalls on its next log line.
+ */
+export async function runWrk(options: { port: number; script: string; seconds: number; connections: number; offset: number }): Promise<WrkResult> {
   const { port, script, seconds, connections, offset } = options;
-  const res = spawnSync('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, `http://127.0.0.1:${port}/`, '--', String(offset)], {
-    encoding: 'utf8',
+  const child = spawn('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, `http://127.0.0.1:${port}/`, '--', String(offset)], {
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const out = res.stdout;
-  if (res.status !== 0) throw new Error(`wrk failed: ${res.stderr || out}`);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  if (status !== 0) throw new Error(`wrk failed: ${err || out}`);
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? 0);
   return {
     requests: num(/(\d+) requests in/),
