@@ -40,7 +40,7 @@ const FLUSH_WRITERS = 2;
  * costs Postgres a commit and a fixed overhead, which a group of a few rows repeats for every few
  * deliveries.
  */
-const FLUSH_GROUP = 100;
+export const FLUSH_GROUP = 100;
 const FLUSH_DELAY_MS = 5;
 /** Deliveries claimed per request slot: the ones running plus those queued behind them. */
 const CLAIM_AHEAD = 4;
