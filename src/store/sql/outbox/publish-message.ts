@@ -2,6 +2,9 @@ import { defineStatement } from '../statement.js';
 
 /** The channel publish notifies; the dispatcher listens on it. */
 export const OUTBOX_CHANNEL = 'tekil_outbox';
+/** The outbox wake-up lock, in the two-key advisory lock space (apart from tekil's one-key locks). */
+const WAKE_LOCK_CLASS = 0x74656b; // "tek"
+const WAKE_LOCK_ID = 1;
 
 export interface PublishMessageParams extends Record<string, unknown> {
   id: string;
@@ -17,6 +20,13 @@ export interface PublishMessageParams extends Record<string, unknown> {
  * One statement: the message, one delivery per matching enabled endpoint, the extra destinations, and
  * a NOTIFY that Postgres delivers only if the caller's transaction commits. Returns no row when the
  * idempotency key was used before.
+ *
+ * One wake-up serves concurrent publishers: only the transaction that gets the wake-up lock (an
+ * advisory lock held to its end) notifies. Postgres commits notifying transactions one at a time (it
+ * holds a global lock across each one's commit), so a NOTIFY in every publishing transaction turned 32
+ * concurrent callers' group commit into a queue. A publisher that finds the lock taken skips its
+ * NOTIFY: the holder's wakes the dispatcher, which claims again shortly after every wake-up for
+ * publishers that commit after the holder (src/outbox/dispatcher.ts), with polling as the backstop.
  */
 export const publishMessage = defineStatement<PublishMessageParams>(
   'tekil_outbox_publish',
@@ -39,7 +49,7 @@ WITH msg AS (
   ON CONFLICT DO NOTHING
   RETURNING 1
 )
-SELECT msg.id, (SELECT count(*) FROM fanout)::int AS deliveries, pg_notify('${OUTBOX_CHANNEL}', '') AS notified FROM msg`,
+SELECT msg.id, (SELECT count(*) FROM fanout)::int AS deliveries, CASE WHEN pg_try_advisory_xact_lock(${WAKE_LOCK_CLASS}, ${WAKE_LOCK_ID}) THEN pg_notify('${OUTBOX_CHANNEL}', '') END AS notified FROM msg`,
 );
 
 /** The first message published under an idempotency key. */
