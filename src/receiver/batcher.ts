@@ -116,8 +116,9 @@ export class InboxBatcher implements Service {
         .then((answer) => {
           this.inFlight--;
           // The next INSERT goes out before this batch's requests are answered: writing dozens of
-          // responses takes a while, and the store should not sit idle meanwhile.
-          this.pump();
+          // responses takes a while, and the store should not sit idle meanwhile. (On the embedded
+          // store it waits for the turn's end like any flush: the store runs on this thread anyway.)
+          this.schedulePump();
           answer();
           if (this.inFlight === 0 && this.queue.length === 0 && this.drained.length > 0) {
             for (const resolve of this.drained.splice(0)) resolve();
