@@ -4,7 +4,7 @@
 -- cannot prepare a statement (to node-postgres a name is the caller's business, and poolers may not
 -- keep it). Sent as text, the statement (a CTE with the fan-out join) was parsed and planned on every
 -- call, which cost Postgres about as much as running it. A PL/pgSQL function keeps its plans for the
--- session, so each call only parses a one-line SELECT: Postgres CPU per publishing transaction fell by
+-- connection, so each call only parses a one-line SELECT: Postgres CPU per publishing transaction fell by
 -- about 40% in bench:publish.
 --
 -- The wake-up: only the transaction that gets the outbox wake-up lock (a transaction-scoped advisory

@@ -17,7 +17,7 @@ export interface PublishMessageParams extends Record<string, unknown> {
  * One call: the message, one delivery per matching enabled endpoint, the extra destinations, and a
  * NOTIFY that Postgres delivers only if the caller's transaction commits. Returns no row when the
  * idempotency key was used before. The statement itself is the function tekil_outbox_publish
- * (migration 010), which keeps its plan for the session: the caller's connection parses one SELECT.
+ * (migration 010), which keeps its plan per connection: the caller's connection parses one SELECT.
  *
  * One wake-up serves concurrent publishers: only the transaction that gets the wake-up lock (an
  * advisory lock held to its end) notifies. Postgres commits notifying transactions one at a time (it
