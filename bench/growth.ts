@@ -31,7 +31,7 @@ import { createPostgresDb } from '../src/store/postgres.js';
 import type { Db } from '../src/store/db.js';
 import { claimDueDeliveries } from '../src/worker/claim-due-deliveries.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
-import { luaScript, preparePayloads, requireWrk, runWrk, startServer, stopServer } from './lib/http-load.js';
+import { preparePayloads, replayScript, requireWrk, runWrk, startServer, stopServer } from './lib/http-load.js';
 import { fillHistory } from './growth/fill.js';
 
 const N = Number(process.env.BENCH_N ?? 10_000_000);
@@ -56,16 +56,16 @@ async function ingest(label: string, config: string, during?: () => Promise<Chil
   const data = join(dir, `requests-${run}.bin`);
   preparePayloads(data, { count: payloads, secret: SECRET, prefix: `evt_r${run}_` });
   const script = join(dir, `requests-${run}.lua`);
-  writeFileSync(script, luaScript(data));
+  writeFileSync(script, replayScript(data));
   port++;
   const env = { DATABASE_URL: dbUrl, TEKIL_DATA_DIR: dir, TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: config, PORT: String(port) };
   const receiver = await startServer('receiver', ['bench/ingest/tekil.ts'], env, /ready/);
   try {
-    const warm = runWrk(port, script, warmup, 0, connections);
+    const warm = await runWrk({ port, script, seconds: warmup, offset: 0, connections });
     const side = during ? await during() : undefined;
     let sideOut = '';
     side?.stdout!.on('data', (d: Buffer) => (sideOut += d.toString()));
-    const measured = runWrk(port, script, seconds, warm.requests, connections);
+    const measured = await runWrk({ port, script, seconds, offset: warm.requests, connections });
     if (side) {
       if (side.exitCode === null) await stopServer(side);
       log(`  sweeper during the run: ${sideOut.trim().split('\n').pop() ?? ''}`);

@@ -10,6 +10,9 @@
 //   BENCH_ROUNDS              rounds of both sides, alternating which goes first (default 3)
 //   BENCH_ONLY                'tekil' or 'graphile': run one side only (for profiling; prints no ratio)
 //
+// There is no HTTP on this path: the worker with a no-op handler is the store path itself (claim,
+// resource locks, completion), so tekil's line is also its store-only line.
+//
 // graphile-worker runs with its documented high-throughput settings
 // (https://worker.graphile.org/docs/performance): concurrentJobs 24, maxPoolSize 25, a local queue of
 // 500 jobs, batched completion and failure (completeJobBatchDelay / failJobBatchDelay 0).
@@ -171,7 +174,7 @@ const median = (runs: Result[]): Result => {
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 };
 console.log(`median of ${ROUNDS}:`);
-if (tekilRuns.length) console.log(`  ${tekilLabel}: ${fmt(median(tekilRuns))}`);
+if (tekilRuns.length) console.log(`  ${tekilLabel}: ${fmt(median(tekilRuns))} (store-only: this path has no HTTP)`);
 if (graphileRuns.length) console.log(`  ${graphileLabel}: ${fmt(median(graphileRuns))}`);
 if (tekilRuns.length && graphileRuns.length) {
   const perRound = tekilRuns.map((t, i) => (t.rate / graphileRuns[i]!.rate).toFixed(2)).join(', ');

@@ -8,7 +8,7 @@ import { migrate } from './store/migrate.js';
 import { resolveAdminToken, type AdminToken } from './api/token.js';
 import { roleNames, type Context, type Role, type Service } from './service.js';
 import { createDispatcherService } from './outbox/parts.js';
-import { createInboxBatcher } from './receiver/batcher.js';
+import { createInboxBatcher, type InboxBatcher } from './receiver/batcher.js';
 import { createInboxWorker } from './worker/worker.js';
 import type { HandlerRegistry } from './worker/handlers.js';
 import { resolveSettings, type TekilSettings } from './settings.js';
@@ -49,8 +49,8 @@ export interface RunningTekil {
 }
 
 /** Background parts by role. Each role's module adds its factory here. */
-const serviceFactories: Partial<Record<Role, (ctx: Context, options: StartOptions) => Service>> = {
-  worker: (ctx, options) => createInboxWorker(ctx, { handlers: options.handlers }),
+const serviceFactories: Partial<Record<Role, (ctx: Context, options: StartOptions, batcher: InboxBatcher | undefined) => Service>> = {
+  worker: (ctx, options, batcher) => createInboxWorker(ctx, { handlers: options.handlers, ingest: batcher }),
   dispatcher: (ctx) => createDispatcherService(ctx),
 };
 
@@ -77,7 +77,7 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     if (batcher) services.push(batcher);
     for (const role of roles) {
       const factory = serviceFactories[role];
-      if (factory) services.push(factory(ctx, options));
+      if (factory) services.push(factory(ctx, options, batcher));
     }
     // Scheduled reconciles (sources with reconcile.every) run in the worker role; findings are counted for every role.
     if (roles.has('worker')) services.push(createReconcileScheduler(ctx));

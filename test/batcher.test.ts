@@ -56,6 +56,14 @@ describe('group-commit batcher', () => {
     expect(await countRows(t.db)).toBe(100);
   });
 
+  it('gathering a turn (the embedded store): everything enqueued in one turn of the event loop goes in one INSERT', async () => {
+    const b = make({ gatherTurn: true });
+    const all = Array.from({ length: 100 }, (_, i) => b.enqueue(row(`t${i}`)));
+    expect(await Promise.all(all)).toEqual(Array(100).fill('accepted'));
+    expect(await batchStats(metrics)).toEqual({ count: 1, sum: 100 });
+    expect(await countRows(t.db)).toBe(100);
+  });
+
   it('caps a batch by rows and by bytes', async () => {
     const byRows = make({ maxRows: 10 });
     await Promise.all(Array.from({ length: 36 }, (_, i) => byRows.enqueue(row(`r${i}`))));

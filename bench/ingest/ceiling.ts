@@ -1,4 +1,5 @@
-// The HTTP ceiling: the same Fastify stack answering 200 without verifying or storing anything.
+// The HTTP ceiling: the same Fastify stack answering without verifying or storing anything, on the
+// receiver's route (bench:ingest) and on the publish route (bench:publish).
 import Fastify from 'fastify';
 
 const app = Fastify({ logger: false });
@@ -7,6 +8,10 @@ app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(
 app.post('/in/:source', async (_req, reply) => {
   reply.type('application/json');
   return '{"status":"accepted"}';
+});
+app.post('/api/v1/messages', async (_req, reply) => {
+  reply.code(202).type('application/json');
+  return '{"id":"evt_0000000000000000000000"}';
 });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 process.stdout.write('ready\n');

@@ -1,26 +1,32 @@
 // CPU accounting for benchmarks that share two cores with the Postgres server they measure.
 import { readFileSync } from 'node:fs';
 
-/**
- * CPU seconds used so far by each Postgres backend serving this database (Linux /proc; Postgres runs on
- * this machine in the benchmark's setting). The difference over the dispatch phase is Postgres's share
- * of the work, which competes with the dispatcher for the same cores.
- */
 /** Anything that runs a query: tekil's Db, a node-postgres pool or client. */
 interface Querier {
   query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[] }>;
 }
 
+/** CPU seconds (user + system) a process on this machine has used so far; undefined when it is gone. */
+export function processCpu(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks
+  } catch {
+    return undefined; // not on this machine, or already gone: not counted
+  }
+}
+
+/**
+ * CPU seconds used so far by each Postgres backend serving this database (Linux /proc; Postgres runs on
+ * this machine in the benchmark's setting). The difference over the dispatch phase is Postgres's share
+ * of the work, which competes with the dispatcher for the same cores.
+ */
 export async function backendCpu(db: Querier, dbName: string): Promise<Map<number, number>> {
   const { rows } = await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = $1', [dbName]);
   const seconds = new Map<number, number>();
   for (const { pid } of rows) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      seconds.set(pid, (Number(fields[11]) + Number(fields[12])) / 100); // utime + stime, in clock ticks
-    } catch {
-      // not on this machine (or already gone): not counted
-    }
+    const s = processCpu(pid);
+    if (s !== undefined) seconds.set(pid, s);
   }
   return seconds;
 }
@@ -31,3 +37,8 @@ export function cpuBetween(before: Map<number, number>, after: Map<number, numbe
   return total;
 }
 
+/** The median of a non-empty list, by `key` (the lower middle one for an even count). */
+export function medianBy<T>(runs: readonly T[], key: (r: T) => number): T {
+  const sorted = [...runs].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}

@@ -105,15 +105,14 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     async ({ body }, req, reply) => {
       const key = req.headers['idempotency-key'];
       const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
-      const result = await db.transaction((tx) =>
-        publish(tx, {
-          type: body.type,
-          resourceId: body.resource_id ?? null,
-          data: body.data ?? null,
-          idempotencyKey,
-          extraDestinations: body.extra_destinations?.map((x) => ({ url: x.url, endpointId: x.endpoint_id })),
-        }),
-      );
+      // One statement (publish is one call), so its own transaction: one round trip instead of three.
+      const result = await publish(db, {
+        type: body.type,
+        resourceId: body.resource_id ?? null,
+        data: body.data ?? null,
+        idempotencyKey,
+        extraDestinations: body.extra_destinations?.map((x) => ({ url: x.url, endpointId: x.endpoint_id })),
+      });
       if (result.duplicate) reply.header('idempotent-replayed', 'true');
       return { id: result.id };
     },

@@ -40,10 +40,13 @@ const FLUSH_WRITERS = 2;
  * costs Postgres a commit and a fixed overhead, which a group of a few rows repeats for every few
  * deliveries.
  */
-const FLUSH_GROUP = 100;
+export const FLUSH_GROUP = 100;
 const FLUSH_DELAY_MS = 5;
 /** Deliveries claimed per request slot: the ones running plus those queued behind them. */
 const CLAIM_AHEAD = 4;
+/** After a NOTIFY the dispatcher claims again every 50 ms for a second (publishers share one NOTIFY). */
+const NOTIFY_FOLLOW_UP_MS = 50;
+const NOTIFY_FOLLOW_UP_WINDOW_MS = 1_000;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
@@ -74,6 +77,8 @@ export class Dispatcher implements Service {
   private flushTimer: NodeJS.Timeout | undefined;
   private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
+  private followUpTimer: NodeJS.Timeout | undefined;
+  private lastNotifyAt = 0;
   private wakeAt = Infinity;
   private unlisten: (() => Promise<void>) | undefined;
 
@@ -87,7 +92,7 @@ export class Dispatcher implements Service {
   async start(): Promise<void> {
     this.running = true;
     try {
-      this.unlisten = await this.options.db.listen(OUTBOX_CHANNEL, () => this.kick());
+      this.unlisten = await this.options.db.listen(OUTBOX_CHANNEL, () => this.onNotify());
     } catch (err) {
       this.options.logger.warn({ err }, 'dispatcher: LISTEN failed; relying on polling');
     }
@@ -100,6 +105,7 @@ export class Dispatcher implements Service {
     this.running = false;
     clearInterval(this.pollTimer);
     clearTimeout(this.wakeTimer);
+    clearTimeout(this.followUpTimer);
     clearTimeout(this.flushTimer);
     await this.unlisten?.().catch(() => {});
     const deadline = Date.now() + STOP_GRACE_MS;
@@ -112,6 +118,26 @@ export class Dispatcher implements Service {
     // dispatcher (or the next start) records the lost attempt and retries.
     await this.sender.close(this.inFlight > 0).catch(() => {});
     await this.sql.close().catch(() => {});
+  }
+
+  /**
+   * A publish committed. Concurrent publishers share one NOTIFY (see publish-message.ts): messages of
+   * transactions that commit after the notifying one are found by claiming every NOTIFY_FOLLOW_UP_MS
+   * for NOTIFY_FOLLOW_UP_WINDOW_MS after each NOTIFY (then polling remains the backstop).
+   */
+  private onNotify(): void {
+    this.lastNotifyAt = Date.now();
+    this.kick();
+    if (!this.followUpTimer) this.followUp();
+  }
+
+  private followUp(): void {
+    this.followUpTimer = setTimeout(() => {
+      this.followUpTimer = undefined;
+      this.kick();
+      if (this.running && Date.now() - this.lastNotifyAt < NOTIFY_FOLLOW_UP_WINDOW_MS) this.followUp();
+    }, NOTIFY_FOLLOW_UP_MS);
+    this.followUpTimer.unref();
   }
 
   /** Asks for a claim soon; several asks while one claim runs collapse into one more. */

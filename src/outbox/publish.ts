@@ -2,6 +2,7 @@ import { TekilError } from '../errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
 import { MESSAGE_BY_IDEMPOTENCY_KEY, OUTBOX_CHANNEL, publishMessage } from '../store/sql/outbox/publish-message.js';
 import { newEventId } from './ids.js';
+import { acceptsQueryOptions } from '../store/db.js';
 
 /**
  * Anything that runs a parameterised query: tekil's own `Queryable`, a node-postgres `Client` or
@@ -108,19 +109,21 @@ export async function publish(tx: SqlExecutor, input: PublishInput): Promise<Pub
   const payload = input.body ? exactBody(input.body(id)) : buildEnvelope(id, input, input.occurredAt ?? new Date());
   const extras = input.extraDestinations ?? [];
   let rows: unknown[];
+  const params = publishMessage.bind({
+    id,
+    event_type: input.type,
+    resource_id: input.resourceId ?? null,
+    payload,
+    idempotency_key: input.idempotencyKey ?? null,
+    extra_endpoint_ids: extras.map((x) => x.endpointId),
+    extra_urls: extras.map((x) => x.url),
+  });
   try {
-    ({ rows } = await tx.query(
-      publishMessage.text,
-      publishMessage.bind({
-        id,
-        event_type: input.type,
-        resource_id: input.resourceId ?? null,
-        payload,
-        idempotency_key: input.idempotencyKey ?? null,
-        extra_endpoint_ids: extras.map((x) => x.endpointId),
-        extra_urls: extras.map((x) => x.url),
-      }),
-    ));
+    // On tekil's own store the statement is prepared (parsing and planning it cost Postgres about as
+    // much as running it); a caller's node-postgres client gets it unnamed.
+    ({ rows } = acceptsQueryOptions(tx)
+      ? await tx.query(publishMessage.text, params, { name: publishMessage.name })
+      : await tx.query(publishMessage.text, params));
   } catch (err) {
     if (pgErrorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
       throw new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });

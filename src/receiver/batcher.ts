@@ -17,6 +17,13 @@ export interface BatcherOptions {
   queueMaxBytes?: number;
   /** INSERTs allowed in flight at once. One keeps the store busy while the next batch gathers. */
   maxInFlight?: number;
+  /**
+   * Waits for the end of the event loop's turn before a flush, so every request read in that turn goes
+   * in one INSERT. For the embedded store: PGlite runs each statement synchronously on this thread, so a
+   * flush started at once would run (and answer) before the turn's other requests were even read, and
+   * every INSERT would carry one row.
+   */
+  gatherTurn?: boolean;
   metrics?: ReceiverMetrics;
   logger?: Logger;
 }
@@ -43,6 +50,9 @@ export class InboxBatcher implements Service {
   private stopping = false;
   private drained: Array<() => void> = [];
   private readonly maxInFlight: number;
+  private pumpScheduled = false;
+  /** When the last INSERT started (performance.now()): a worker sharing the embedded store gives way while this is recent. */
+  lastFlushAt = -Infinity;
 
   constructor(
     private readonly db: Db,
@@ -80,6 +90,16 @@ export class InboxBatcher implements Service {
     return new Promise<DeliveryOutcome>((resolve, reject) => {
       this.queue.push({ row, resolve, reject });
       this.queuedBytes += row.body.length;
+      this.schedulePump();
+    });
+  }
+
+  private schedulePump(): void {
+    if (!this.options.gatherTurn) return this.pump();
+    if (this.pumpScheduled) return;
+    this.pumpScheduled = true;
+    setImmediate(() => {
+      this.pumpScheduled = false;
       this.pump();
     });
   }
@@ -96,8 +116,9 @@ export class InboxBatcher implements Service {
         .then((answer) => {
           this.inFlight--;
           // The next INSERT goes out before this batch's requests are answered: writing dozens of
-          // responses takes a while, and the store should not sit idle meanwhile.
-          this.pump();
+          // responses takes a while, and the store should not sit idle meanwhile. (On the embedded
+          // store it waits for the turn's end like any flush: the store runs on this thread anyway.)
+          this.schedulePump();
           answer();
           if (this.inFlight === 0 && this.queue.length === 0 && this.drained.length > 0) {
             for (const resolve of this.drained.splice(0)) resolve();
@@ -129,6 +150,7 @@ export class InboxBatcher implements Service {
 
   /** Writes one batch; resolves (never rejects) to a function that answers its requests. */
   private async flush(batch: Pending[]): Promise<() => void> {
+    this.lastFlushAt = performance.now();
     this.options.metrics?.batchRows.observe(batch.length);
     // Copies of one delivery inside a batch: the first is the one written, the rest are duplicates.
     const leaders: Pending[] = [];
@@ -211,6 +233,7 @@ export function createInboxBatcher(ctx: Context, overrides: { maxInFlight?: numb
     queueMaxRows: r.queue_max_rows,
     queueMaxBytes: r.queue_max_bytes,
     maxInFlight: overrides.maxInFlight ?? r.max_in_flight,
+    gatherTurn: ctx.db.kind === 'pglite',
     metrics: receiverMetrics(ctx.metrics),
     logger: ctx.logger.child({ service: 'inbox-batcher' }),
   });

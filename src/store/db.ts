@@ -21,7 +21,19 @@ export interface QueryOptions {
   name?: string;
 }
 
+/**
+ * Marks tekil's own Queryables (the store adapters'), which accept QueryOptions as a third argument.
+ * Code that also takes a caller's node-postgres client (publish) checks it before passing a name: to
+ * node-postgres a third argument is a callback.
+ */
+export const ACCEPTS_QUERY_OPTIONS: unique symbol = Symbol('tekil.acceptsQueryOptions');
+
+export function acceptsQueryOptions(q: object): q is Pick<Queryable, 'query'> {
+  return ACCEPTS_QUERY_OPTIONS in q;
+}
+
 export interface Queryable {
+  readonly [ACCEPTS_QUERY_OPTIONS]?: true;
   query<R = Record<string, unknown>>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>>;
   /** Runs a script of several statements without parameters (migrations). */
   exec(sql: string): Promise<void>;

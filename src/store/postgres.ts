@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { Db, Queryable, QueryOptions, QueryResult } from './db.js';
+import { ACCEPTS_QUERY_OPTIONS, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
 import { quoteIdent } from './sql/statement.js';
 
 // bytea comes back as Buffer already; int8 (counts) as a JS number is safe for our ranges.
@@ -25,6 +25,7 @@ export interface PostgresOptions {
 
 function wrap(client: pg.Pool | pg.PoolClient, prepared: boolean): Queryable {
   return {
+    [ACCEPTS_QUERY_OPTIONS]: true,
     async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
       const values = params as unknown[] | undefined;
       const res = prepared && options?.name ? await client.query({ name: options.name, text: sql, values }) : await client.query(sql, values);

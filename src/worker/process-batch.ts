@@ -26,6 +26,8 @@ export interface BatchDeps {
   metrics: WorkerMetrics;
   /** Recorded on every attempt (`worker` in the inbox_attempts view). */
   workerId: string;
+  /** The most deliveries one batch claims (worker.batch_size, less on the embedded store). */
+  claimLimit: number;
 }
 
 const defaultRetry = retrySchema.parse({});
@@ -110,7 +112,7 @@ class Event implements InboxEvent {
 export async function processBatch(deps: BatchDeps, token: string): Promise<number> {
   const { db, config } = deps;
   const deadline = Date.now() + config.worker.lease / 2;
-  const rows = await claimDueDeliveries(db, { limit: config.worker.batch_size, leaseMs: config.worker.lease, token });
+  const rows = await claimDueDeliveries(db, { limit: deps.claimLimit, leaseMs: config.worker.lease, token });
   if (rows.length === 0) return 0;
   await db.transaction(async (tx) => {
     // First, before any work: waits while another batch still holds one of these resources.

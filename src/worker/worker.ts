@@ -6,6 +6,7 @@ import { workerMetrics } from './metrics.js';
 import { createForwarders } from './forward.js';
 import { compileOrderingGuard, type OrderingGuard } from './ordering-guard.js';
 import { processBatch, type BatchDeps } from './process-batch.js';
+import { embeddedPacing, serverPacing, type IngestActivity } from './embedded-pacing.js';
 
 import { INBOX_CHANNEL } from '../store/sql/inbox/notify.js';
 
@@ -13,6 +14,8 @@ export interface WorkerOptions {
   handlers?: HandlerRegistry | undefined;
   /** Overrides the id recorded on attempts (default: host:pid:random). */
   workerId?: string;
+  /** The receiver in the same process, if any: on the embedded store the worker gives way to it. */
+  ingest?: IngestActivity | undefined;
 }
 
 export interface InboxWorker extends Service {
@@ -68,7 +71,9 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   let forwarders = createForwarders(config);
   let forwardersClosed = false;
   const metrics = workerMetrics(ctx.metrics);
-  const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, forwarders, logger, metrics, workerId };
+  // On the embedded store the worker shares one thread and one connection with the receiver (see embedded-pacing.ts).
+  const pacing = db.kind === 'pglite' ? embeddedPacing(config.worker.batch_size, options.ingest) : serverPacing(config.worker.batch_size);
+  const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, forwarders, logger, metrics, workerId, claimLimit: pacing.claimLimit };
   const wakeup = new Wakeup();
   const loops = db.kind === 'pglite' ? 1 : config.worker.concurrency;
   let batchSeq = 0;
@@ -83,10 +88,14 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
     let failures = 0;
     while (running) {
       try {
+        const started = performance.now();
         const claimed = await runOnce();
         failures = 0;
-        if (claimed >= config.worker.batch_size) continue; // more may be due: no wait
+        const full = claimed >= pacing.claimLimit;
+        await pacing.afterBatch(performance.now() - started, full);
+        if (full) continue; // more may be due: no wait
         await wakeup.wait(config.worker.poll_interval);
+        await pacing.afterWakeup();
       } catch (err) {
         failures++;
         metrics.batchErrors.inc();

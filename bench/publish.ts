@@ -1,0 +1,189 @@
+/**
+ * npm run bench:publish — the cost of publishing, two ways:
+ *   1. HTTP: `POST /api/v1/messages` on tekil's api role (one endpoint subscribed, so every message fans
+ *      out to one delivery) against the bare Fastify ceiling on the same route, driven by wrk;
+ *   2. in-process: a transaction that inserts a business row and calls `publish(tx)`, against the same
+ *      transaction without it, at 1 and at 32 concurrent callers on a node-postgres pool (the caller's).
+ * Rounds alternate the order of the compared sides; figures are medians of rounds. CPU per item: the
+ * server's (HTTP) or this process's (in-process), and the Postgres backends serving the bench database.
+ *
+ * Knobs (environment): TEKIL_BENCH_DATABASE_URL, BENCH_ROUNDS (default 3), BENCH_SECONDS (HTTP runs,
+ * default 10), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (wrk, default 64), BENCH_TX (transactions per
+ * in-process run, default 5000), BENCH_PARTS (http,tx; default both).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { parseConfig } from '../src/config/load.js';
+import { DestinationGuard } from '../src/http/destination-guard.js';
+import { endpointStore } from '../src/outbox/endpoints.js';
+import { publish } from '../src/outbox/publish.js';
+import { createSecretBox } from '../src/outbox/secrets.js';
+import { createPostgresDb } from '../src/store/postgres.js';
+import { migrate } from '../src/store/migrate.js';
+import { backendCpu, cpuBetween, medianBy, processCpu } from './lib/cpu.js';
+import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
+import { requireWrk, runWrk } from './lib/wrk.js';
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const seconds = Number(process.env.BENCH_SECONDS ?? 10);
+const warmup = Number(process.env.BENCH_WARMUP ?? 2);
+const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
+const txCount = Number(process.env.BENCH_TX ?? 5000);
+const parts = (process.env.BENCH_PARTS ?? 'http,tx').split(',');
+const TOKEN = `bench_${randomBytes(16).toString('hex')}`;
+const dbName = freshDatabaseName('tekil_publish_bench');
+const dbUrl = databaseUrl(dbName);
+const dir = mkdtempSync(join(tmpdir(), 'tekil-publish-bench-'));
+
+interface Figure {
+  rate: number;
+  p99ms?: number;
+  nodeUs: number;
+  postgresUs: number;
+}
+const fmt = (f: Figure) =>
+  `${Math.round(f.rate)}/s${f.p99ms === undefined ? '' : `, p99 ${f.p99ms.toFixed(1)} ms`}; CPU per item: node ${f.nodeUs.toFixed(0)} µs, Postgres ${f.postgresUs.toFixed(0)} µs`;
+
+function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let err = '';
+    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
+    child.on('exit', (code) => reject(new Error(`${args[0]} exited (${code}) before it was ready:\n${err}`)));
+  });
+}
+
+async function stopServer(child: ChildProcess): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+let port = 19_000 + Math.floor(Math.random() * 500);
+
+/** One wrk run of `POST /api/v1/messages` against a server. */
+async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, round: number): Promise<Figure> {
+  port++;
+  const child = await startServer(args, { ...env, PORT: String(port) });
+  try {
+    const script = join(dir, 'publish.lua');
+    await runWrk({ port, script, seconds: warmup, connections, offset: round });
+    const pg0 = await backendCpu(pool, dbName);
+    const node0 = processCpu(child.pid!) ?? 0;
+    const r = await runWrk({ port, script, seconds, connections, offset: round });
+    if (r.non2xx > 0) {
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"type":"invoice.paid","data":{}}' });
+      throw new Error(`${args[0]}: ${r.non2xx} answers were not 2xx, e.g. ${res.status} ${await res.text()}`);
+    }
+    return {
+      rate: r.rps,
+      p99ms: r.p99ms,
+      nodeUs: (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests,
+      postgresUs: (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / r.requests,
+    };
+  } finally {
+    await stopServer(child);
+  }
+}
+
+/** `txCount` transactions by `callers` concurrent callers, each inserting one invoice row, with or without publish. */
+async function txRun(pool: pg.Pool, callers: number, withPublish: boolean): Promise<Figure> {
+  let next = 0;
+  const tag = randomBytes(4).toString('hex');
+  const pg0 = await backendCpu(pool, dbName);
+  const cpu0 = process.cpuUsage();
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: callers }, async () => {
+      const client = await pool.connect();
+      try {
+        while (next < txCount) {
+          const id = `inv_${tag}_${next++}`;
+          await client.query('BEGIN');
+          await client.query("INSERT INTO bench_invoices (id, amount, status) VALUES ($1, '125.00', 'paid')", [id]);
+          if (withPublish) await publish(client, { type: 'invoice.paid', resourceId: id, data: { invoice_id: id, amount: '125.00', currency: 'TRY' } });
+          await client.query('COMMIT');
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
+  return { rate: txCount / elapsed, nodeUs: (cpu.user + cpu.system) / txCount, postgresUs: (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / txCount };
+}
+
+async function main(): Promise<void> {
+  requireWrk();
+  await adminQuery(`CREATE DATABASE ${dbName}`);
+  const pool = new pg.Pool({ connectionString: dbUrl, max: 34 });
+  try {
+    const db = createPostgresDb({ connectionString: dbUrl, max: 2 });
+    await migrate(db);
+    const config = parseConfig({ sending: { allow_networks: ['127.0.0.0/8'] } });
+    const guard = new DestinationGuard(config.sending.allow_networks);
+    const box = createSecretBox(randomBytes(32).toString('base64'));
+    await endpointStore({ sending: config.sending, box, guard }).create(db, { url: 'http://127.0.0.1:9/hook' });
+    await db.close();
+    await pool.query('CREATE TABLE bench_invoices (id text PRIMARY KEY, amount numeric NOT NULL, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())');
+    process.stdout.write(`publish benchmark on ${new URL(dbUrl).host}: ${rounds} rounds\n`);
+
+    if (parts.includes('http')) {
+      const body = JSON.stringify({ type: 'invoice.paid', resource_id: 'inv_1', data: { invoice_id: 'inv_1', amount: '125.00', currency: 'TRY' } });
+      writeFileSync(
+        join(dir, 'publish.lua'),
+        `wrk.method = "POST"\nwrk.path = "/api/v1/messages"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ${TOKEN}"\n`,
+      );
+      writeFileSync(join(dir, 'tekil.yaml'), 'sources: {}\n');
+      const sides = {
+        ceiling: { label: 'ceiling (bare Fastify 202)', args: ['bench/ingest/ceiling.ts'], env: {}, runs: [] as Figure[] },
+        tekil: {
+          label: 'tekil POST /api/v1/messages',
+          args: ['bench/ingest/tekil.ts'],
+          env: { DATABASE_URL: dbUrl, TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dir, TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: join(dir, 'tekil.yaml'), BENCH_ROLES: 'api' },
+          runs: [] as Figure[],
+        },
+      };
+      for (let round = 0; round < rounds; round++) {
+        for (const side of round % 2 === 0 ? [sides.ceiling, sides.tekil] : [sides.tekil, sides.ceiling]) {
+          const f = await httpRun(pool, side.args, side.env, round);
+          side.runs.push(f);
+          process.stdout.write(`  round ${round + 1} ${side.label}: ${fmt(f)}\n`);
+        }
+      }
+      const c = medianBy(sides.ceiling.runs, (f) => f.rate);
+      const t = medianBy(sides.tekil.runs, (f) => f.rate);
+      process.stdout.write(`median ${sides.ceiling.label}: ${fmt(c)}\nmedian ${sides.tekil.label}: ${fmt(t)}\n`);
+      process.stdout.write(`tekil / HTTP ceiling = ${(t.rate / c.rate).toFixed(2)} (target >= 0.5)\n\n`);
+    }
+
+    if (parts.includes('tx')) {
+      for (const callers of [1, 32]) {
+        const runs = { plain: [] as Figure[], published: [] as Figure[] };
+        for (let round = 0; round < rounds; round++) {
+          for (const withPublish of round % 2 === 0 ? [false, true] : [true, false]) {
+            const f = await txRun(pool, callers, withPublish);
+            (withPublish ? runs.published : runs.plain).push(f);
+          }
+        }
+        const plain = medianBy(runs.plain, (f) => f.rate);
+        const published = medianBy(runs.published, (f) => f.rate);
+        process.stdout.write(`${callers} caller(s): insert + publish(tx): ${fmt(published)}\n${' '.repeat(callers > 1 ? 13 : 12)}insert only: ${fmt(plain)}\n`);
+        process.stdout.write(`  time per transaction with publish / without = ${(plain.rate / published.rate).toFixed(2)} (target <= 1.5)\n`);
+      }
+    }
+  } finally {
+    await pool.end();
+    await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
