@@ -1,0 +1,15 @@
+/** What a supervised process and its supervisor tell each other over the cluster's IPC channel. */
+export type ChildMessage = { type: 'tekil:ready'; url: string } | { type: 'tekil:metrics-request'; id: number };
+export type SupervisorMessage = { type: 'tekil:metrics-response'; id: number; text?: string; error?: string };
+
+export function isChildMessage(value: unknown): value is ChildMessage {
+  const type = (value as { type?: unknown } | null)?.type;
+  return type === 'tekil:ready' || type === 'tekil:metrics-request';
+}
+
+export function isSupervisorMessage(value: unknown): value is SupervisorMessage {
+  return (value as { type?: unknown } | null)?.type === 'tekil:metrics-response';
+}
+
+/** The environment variable that tells a forked process which slot it fills (1-based). */
+export const PROCESS_INDEX_ENV = 'TEKIL_PROCESS_INDEX';
