@@ -53,9 +53,10 @@ describe.skipIf(!onPostgres)('separate processes: 2 receivers, 2 workers and a d
     dir = mkdtempSync(join(tmpdir(), 'tekil-multi-'));
     writeFileSync(join(dir, 'tekil.yaml'), config);
     const env = { DATABASE_URL: t.url!, TEKIL_DATA_DIR: dir, TEKIL_SECRET_KEY: 'test secret key' };
-    const start = (role: string, extra: string[] = []) => spawnTekil(['-c', join(dir, 'tekil.yaml'), '-p', '0', '--processes', '1', '--role', role, ...extra], env);
+    // Receivers would default to one per core; one each here, so the test picks which receiver gets each copy.
+    const start = (role: string, extra: string[] = []) => spawnTekil(['-c', join(dir, 'tekil.yaml'), '-p', '0', '--role', role, ...extra], env);
     const handlers = ['--handlers', 'examples/orders/tekil-handlers.ts'];
-    processes.push(...(await Promise.all([start('receiver'), start('receiver'), start('worker', handlers), start('worker', handlers), start('dispatcher')])));
+    processes.push(...(await Promise.all([start('receiver', ['--processes', '1']), start('receiver', ['--processes', '1']), start('worker', handlers), start('worker', handlers), start('dispatcher')])));
   }, 90_000);
 
   afterAll(async () => {

@@ -5,7 +5,7 @@ import { migrate } from '../store/migrate.js';
 import { resolveSettings, type TekilSettings } from '../settings.js';
 import { roleNames, type Role } from '../service.js';
 import { TekilError } from '../errors.js';
-import { clusterMetricsReader, isSupervisedProcess, reportReady } from '../supervisor/child.js';
+import { clusterMetricsReader, isSupervisedProcess, reportReady, supervisedPort } from '../supervisor/child.js';
 import { addConfigOption, loadCliConfig, parsePort } from './config.js';
 import { printStartBanner } from './banner.js';
 import { loadHandlersModule } from './handlers-module.js';
@@ -36,21 +36,24 @@ function parseProcesses(value: string): number | 'auto' {
 }
 
 /**
- * How many processes `tekil start` runs. `auto` (the default): one per core when the roles serve HTTP
- * traffic (receiver, api) on PostgreSQL, one otherwise. The embedded store lives inside one process,
- * so asking for more there is refused rather than quietly ignored.
+ * How many processes `tekil start` runs, and whether under a supervisor. `auto` (the default): one per
+ * core when the roles serve HTTP traffic (receiver, api) on PostgreSQL, one otherwise; a single process
+ * runs in the foreground without a supervisor. An explicit `--processes N` (1 included) on PostgreSQL
+ * always runs supervised, so even one process is restarted when it dies. The embedded store lives
+ * inside one process, so asking for more there is refused rather than quietly ignored.
  */
-export function resolveProcessCount(asked: number | 'auto', roles: ReadonlySet<Role>, settings: Pick<TekilSettings, 'databaseUrl'>): number {
+export function resolveProcessCount(asked: number | 'auto', roles: ReadonlySet<Role>, settings: Pick<TekilSettings, 'databaseUrl'>): { processes: number; supervised: boolean } {
   if (!settings.databaseUrl) {
     if (asked !== 'auto' && asked > 1) {
       throw new TekilError('PROCESSES_NEED_POSTGRES', `--processes ${asked}: the embedded store (no DATABASE_URL) is single-process`, {
         hint: 'set DATABASE_URL to a PostgreSQL server to run several processes, or leave --processes out',
       });
     }
-    return 1;
+    return { processes: 1, supervised: false };
   }
-  if (asked !== 'auto') return asked;
-  return roles.has('receiver') || roles.has('api') ? availableParallelism() : 1;
+  if (asked !== 'auto') return { processes: asked, supervised: true };
+  const processes = roles.has('receiver') || roles.has('api') ? availableParallelism() : 1;
+  return { processes, supervised: processes > 1 };
 }
 
 interface StartCommandOptions {
@@ -69,7 +72,7 @@ export function registerStartCommand(program: Command): void {
       .description('Run tekil: migrations, then the roles asked for (all by default) until SIGTERM/SIGINT.')
       .option('-p, --port <n>', 'HTTP port (overrides server.port)', parsePort)
       .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all')
-      .option('--processes <n>', 'processes sharing the port, restarted when they exit (auto: one per core for receiver/api on PostgreSQL, else 1)', parseProcesses, 'auto')
+      .option('--processes <n>', 'processes sharing the port, under a supervisor that restarts them (auto: one per core for receiver/api on PostgreSQL, else 1 without a supervisor)', parseProcesses, 'auto')
       .option('--handlers <module>', "a module whose default export is the worker's handler registry (defineHandlers())")
       .option('--time-scale <factor>', 'multiply retry ladder gaps (overrides sending.time_scale; 0.001 for tests and demos)', parseTimeScale),
   ).action(async (opts: StartCommandOptions) => {
@@ -78,14 +81,15 @@ export function registerStartCommand(program: Command): void {
     if (opts.timeScale !== undefined) config.sending.time_scale = opts.timeScale;
     const supervised = isSupervisedProcess();
     if (!supervised) {
-      const processes = resolveProcessCount(opts.processes, roles, resolveSettings(config, process.env));
-      if (processes > 1) return superviseProcesses({ config, configPath: path, roles, processes });
+      const { processes, supervised: underSupervisor } = resolveProcessCount(opts.processes, roles, resolveSettings(config, process.env));
+      if (underSupervisor) return superviseProcesses({ config, configPath: path, roles, processes });
     }
     const handlers = opts.handlers ? await loadHandlersModule(opts.handlers) : undefined;
+    const port = (supervised ? supervisedPort(process.env) : undefined) ?? opts.port;
     const running = await startTekil({
       config,
       roles,
-      ...(opts.port !== undefined ? { port: opts.port } : {}),
+      ...(port !== undefined ? { port } : {}),
       ...(handlers ? { handlers } : {}),
       ...(supervised ? { metricsReader: clusterMetricsReader } : {}),
     });

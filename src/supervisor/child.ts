@@ -1,10 +1,16 @@
 import cluster from 'node:cluster';
 import { AggregatorRegistry, type Registry } from 'prom-client';
-import { isSupervisorMessage, type ChildMessage } from './messages.js';
+import { isSupervisorMessage, PROCESS_PORT_ENV, type ChildMessage } from './messages.js';
 
 /** True in a process forked by `tekil start --processes N`. */
 export function isSupervisedProcess(): boolean {
   return cluster.isWorker;
+}
+
+/** The port a restarted process must bind (the one its group already serves on), when there is one. */
+export function supervisedPort(env: NodeJS.ProcessEnv): number | undefined {
+  const port = Number(env[PROCESS_PORT_ENV]);
+  return Number.isInteger(port) && port > 0 ? port : undefined;
 }
 
 function send(message: ChildMessage): void {

@@ -13,3 +13,9 @@ export function isSupervisorMessage(value: unknown): value is SupervisorMessage 
 
 /** The environment variable that tells a forked process which slot it fills (1-based). */
 export const PROCESS_INDEX_ENV = 'TEKIL_PROCESS_INDEX';
+
+/**
+ * The port the first process bound, handed to every later one: with `--port 0` each restart would
+ * otherwise bind a new random port once the last process holding the old one is gone.
+ */
+export const PROCESS_PORT_ENV = 'TEKIL_PROCESS_PORT';

@@ -2,7 +2,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { AggregatorRegistry } from 'prom-client';
 import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { isChildMessage, PROCESS_INDEX_ENV, type SupervisorMessage } from './messages.js';
+import { isChildMessage, PROCESS_INDEX_ENV, PROCESS_PORT_ENV, type SupervisorMessage } from './messages.js';
 import { defaultRestartPolicy, SlotRestarts, type RestartPolicyOptions } from './restart-policy.js';
 
 export interface SupervisorOptions {
@@ -80,7 +80,8 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   const fork = (slot: Slot) => {
     slot.restartTimer = undefined;
     if (stopping) return;
-    const worker = cluster.fork({ [PROCESS_INDEX_ENV]: String(slot.index) });
+    const port = readyUrl === undefined ? undefined : new URL(readyUrl).port;
+    const worker = cluster.fork({ [PROCESS_INDEX_ENV]: String(slot.index), ...(port ? { [PROCESS_PORT_ENV]: port } : {}) });
     slot.worker = worker;
     slot.readyAt = undefined;
     logger.info({ process: slot.index, childPid: worker.process.pid }, 'process started');
