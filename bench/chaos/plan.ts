@@ -5,6 +5,10 @@
  * moment on separate connections and some later in the stream; and the stream is shuffled in windows,
  * so a `paid` often arrives before its `confirming`. Everything follows from the seed.
  */
+import { seededRandom } from '../../src/simulate/lifecycle.js';
+
+export { seededRandom };
+
 export const HANDLED_SOURCE = 'shop-paymos';
 export const FORWARDED_SOURCE = 'shop-forward';
 
@@ -22,18 +26,6 @@ export interface ChaosPlan {
   /** Events that got at least one extra copy. */
   duplicated: number;
   invoices: number;
-}
-
-/** mulberry32: small, fast and good enough to make a run repeatable from its seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const accents = ['ç', 'ğ', 'ü', 'ş', 'ö', 'ı', 'é', 'ñ', '請求', '🧾'];
