@@ -18,7 +18,7 @@ describe.skipIf(!onPostgres && postgresUrl !== undefined)('chaos, short: SIGKILL
       seed: 11,
       processes: 1,
       concurrency: 32,
-      settleTimeoutMs: 60_000,
+      settleTimeoutMs: 120_000,
       log: (line) => log.push(line),
     });
     expect(report.violations, `${log.join('\n')}\n${report.summary}`).toEqual([]);
