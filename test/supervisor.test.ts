@@ -77,11 +77,20 @@ describe.skipIf(!onPostgres)('tekil start --processes 2 on Postgres', () => {
         expect(countAccepted(await res.body.text())).toBe(20);
       }
 
-      // Both at once: the port must outlive every process that held it (with --port 0 too).
+      // One while the other serves (the replacement joins the same socket), then the other.
       process.kill(first!, 'SIGKILL');
-      process.kill(second!, 'SIGKILL');
-      await waitUntil(() => startedPids(tekil.output()).length === 4, 30_000, 'two processes started again');
+      await waitUntil(() => startedPids(tekil.output()).length === 3, 30_000, 'the first process started again');
       expect(tekil.output()).toMatch(/"signal":"SIGKILL".*"process exited; restarting it"/);
+      process.kill(second!, 'SIGKILL');
+      await waitUntil(() => startedPids(tekil.output()).length === 4, 30_000, 'the second process started again');
+      await waitUntil(async () => {
+        const res = await request(`${tekil.url}/healthz`, { dispatcher: agent }).catch(() => undefined);
+        await res?.body.dump();
+        return res?.statusCode === 200;
+      }, 30_000, 'the same port answers again');
+      // Both replacements are up and none of them has exited (a port clash would crash-loop them).
+      await waitUntil(() => (tekil.output().match(/Server listening at http:\/\/127\.0\.0\.1/g) ?? []).length >= 4, 30_000, 'both replacements listening');
+      expect(tekil.output()).not.toMatch(/EADDRINUSE|"code":1,/);
       const replacements = startedPids(tekil.output()).slice(2);
       await waitUntil(async () => {
         const res = await request(`${tekil.url}/healthz`, { dispatcher: agent }).catch(() => undefined);

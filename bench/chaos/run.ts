@@ -45,7 +45,9 @@ async function killLoop(cluster: ChaosCluster, options: ChaosOptions, random: ()
     const group = round.shift()!;
     const pids = cluster.childPids(group);
     if (pids.length === 0) {
-      round.push(group); // restarting right now: its turn comes again
+      const supervisor = cluster.groups[group].child;
+      // Restarting right now: its turn comes again (unless its supervisor is gone; the checks report that).
+      if (supervisor.exitCode === null && supervisor.signalCode === null) round.push(group);
       continue;
     }
     const pid = pids[Math.floor(random() * pids.length)]!;

@@ -82,7 +82,7 @@ export function registerStartCommand(program: Command): void {
     const supervised = isSupervisedProcess();
     if (!supervised) {
       const { processes, supervised: underSupervisor } = resolveProcessCount(opts.processes, roles, resolveSettings(config, process.env));
-      if (underSupervisor) return superviseProcesses({ config, configPath: path, roles, processes });
+      if (underSupervisor) return superviseProcesses({ config, configPath: path, roles, processes, port: opts.port });
     }
     const handlers = opts.handlers ? await loadHandlersModule(opts.handlers) : undefined;
     const port = (supervised ? supervisedPort(process.env) : undefined) ?? opts.port;

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import type { TekilConfig } from '../config/schema.js';
 import { resolveAdminToken } from '../api/token.js';
 import { createLogger } from '../logger.js';
@@ -12,6 +13,17 @@ export interface SuperviseOptions {
   configPath: string | undefined;
   roles: ReadonlySet<Role>;
   processes: number;
+  /** --port when given; else the configuration's server.port. */
+  port: number | undefined;
+}
+
+/** For `--port 0`: a port free right now, so every process (and every restart) binds the same one. */
+async function freePort(host: string): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, host, resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /**
@@ -31,8 +43,11 @@ export async function superviseProcesses(options: SuperviseOptions): Promise<voi
     await db.close();
   }
   const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
+  const asked = options.port ?? config.server.port;
+  const port = asked === 0 ? await freePort(config.server.host) : asked;
   const supervisor = startSupervisor({
     processes,
+    port,
     logger,
     // The children drain within their own shutdown_timeout; the supervisor kills what is left a little later.
     shutdownTimeoutMs: config.shutdown_timeout + 2_000,

@@ -15,7 +15,7 @@ export function isSupervisorMessage(value: unknown): value is SupervisorMessage 
 export const PROCESS_INDEX_ENV = 'TEKIL_PROCESS_INDEX';
 
 /**
- * The port the first process bound, handed to every later one: with `--port 0` each restart would
- * otherwise bind a new random port once the last process holding the old one is gone.
+ * The port every supervised process binds, chosen by the supervisor before the first fork (a free one
+ * for `--port 0`), so restarted processes join the same shared socket as the ones still running.
  */
 export const PROCESS_PORT_ENV = 'TEKIL_PROCESS_PORT';

@@ -8,6 +8,12 @@ import { defaultRestartPolicy, SlotRestarts, type RestartPolicyOptions } from '.
 export interface SupervisorOptions {
   /** How many processes to keep running; each runs the same roles on the same shared port. */
   processes: number;
+  /**
+   * The port every process binds, decided before the first fork. Node's cluster shares one listening
+   * socket per (host, port) as the processes ask for it: were the first ones to ask for port 0 and a
+   * restarted one for the port that 0 became, the primary would open a second socket on a taken port.
+   */
+  port: number;
   logger: Logger;
   /** After SIGTERM to the children, how long they have to drain before they are killed. */
   shutdownTimeoutMs: number;
@@ -80,8 +86,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
   const fork = (slot: Slot) => {
     slot.restartTimer = undefined;
     if (stopping) return;
-    const port = readyUrl === undefined ? undefined : new URL(readyUrl).port;
-    const worker = cluster.fork({ [PROCESS_INDEX_ENV]: String(slot.index), ...(port ? { [PROCESS_PORT_ENV]: port } : {}) });
+    const worker = cluster.fork({ [PROCESS_INDEX_ENV]: String(slot.index), [PROCESS_PORT_ENV]: String(options.port) });
     slot.worker = worker;
     slot.readyAt = undefined;
     logger.info({ process: slot.index, childPid: worker.process.pid }, 'process started');
