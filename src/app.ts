@@ -14,6 +14,8 @@ export interface AppOptions {
   adminToken?: string;
   /** The receiver's group-commit batcher; when absent with the receiver role, the app makes and owns one. */
   batcher?: InboxBatcher;
+  /** What /metrics answers; this process's registry when absent (a supervised process sums the box's). */
+  readMetrics?: () => Promise<string>;
 }
 
 /** A quarter of the shorter request timeout, between 250 ms and 30 s. */
@@ -23,7 +25,7 @@ function checkingInterval(requestTimeoutMs: number, headersTimeoutMs: number): n
 }
 
 /** Builds the HTTP surface without listening, so tests can drive it through `inject()`. */
-export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }: AppOptions): Promise<FastifyInstance> {
   const server = ctx.config.server;
   const app = Fastify({
     loggerInstance: ctx.logger as FastifyBaseLogger,
@@ -100,7 +102,7 @@ export async function buildApp({ ctx, roles, adminToken, batcher }: AppOptions):
   });
   app.get('/metrics', async (_req, reply) => {
     reply.header('content-type', ctx.metrics.contentType);
-    return ctx.metrics.metrics();
+    return readMetrics ? readMetrics() : ctx.metrics.metrics();
   });
 
   if (roles.has('receiver')) {

@@ -60,6 +60,9 @@ export const errorCatalogue = {
   CONFIG_NOT_FOUND: { status: 500, message: 'the configuration file cannot be read' },
   INVALID_IDENTIFIER: { status: 500, message: 'a name is not a valid SQL identifier' },
   MIGRATION_FAILED: { status: 500, message: 'a migration failed' },
+  // tekil start --processes
+  PROCESSES_NEED_POSTGRES: { status: 500, message: 'the embedded store is single-process: --processes above 1 needs PostgreSQL' },
+  PROCESS_CRASH_LOOP: { status: 500, message: 'a tekil process kept crashing soon after start; the supervisor gave up' },
   LEASE_LOST: { status: 409, message: 'the lease on this work was lost to another process' },
   INTERNAL: { status: 500, message: 'internal error' },
 } as const satisfies Record<string, CatalogueEntry>;

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { TekilConfig } from './config/schema.js';
 import { buildApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
@@ -33,6 +34,11 @@ export interface StartOptions {
   host?: string;
   /** In-process handlers for the worker role (`defineHandlers().on(source, type, fn)`). */
   handlers?: HandlerRegistry;
+  /**
+   * Builds what /metrics answers from this process's registry; absent: the registry itself. The
+   * supervisor of `tekil start --processes N` passes one that sums every process's metrics.
+   */
+  metricsReader?: (registry: Registry) => () => Promise<string>;
   /** An already open store to use instead of opening one from the config; the caller closes it. */
   db?: Db;
 }
@@ -85,7 +91,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     if (roles.has('worker')) services.push(createRetentionSweeper(ctx));
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
-    const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}) });
+    const readMetrics = options.metricsReader?.(ctx.metrics);
+    const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}), ...(readMetrics ? { readMetrics } : {}) });
     for (const s of services) await s.start();
     const url = await app.listen({ host: options.host ?? config.server.host, port: options.port ?? config.server.port });
     let closing: Promise<void> | undefined;

@@ -41,6 +41,11 @@ export interface OrderHandlersOptions {
   /** The source, or several (e.g. the main URL and the callback URL of one provider account). */
   source: string | readonly string[];
   afterPaid?: AfterPaid;
+  /**
+   * Called inside the handler's transaction when a standalone invoice's payment credited the customer,
+   * e.g. to publish an outbox message in that same transaction (see tekil-handlers.ts).
+   */
+  onCredited?: (call: { tx: Queryable; invoiceId: string; eventId: string }) => Promise<void>;
   /** The prove control switches (`fail-next`, `slow-next`); staging only. */
   control?: ProveControl;
 }
@@ -85,7 +90,8 @@ export function orderHandlers(options: OrderHandlersOptions): HandlerRegistry {
         async (event, ctx) => {
           const invoice = event.payload.data;
           if (!('order_id' in invoice)) {
-            await applyStandaloneInvoice(ctx.tx, invoice.invoice_id, 'paid', event.eventId, options.control);
+            const credited = await applyStandaloneInvoice(ctx.tx, invoice.invoice_id, 'paid', event.eventId, options.control);
+            if (credited) await options.onCredited?.({ tx: ctx.tx, invoiceId: invoice.invoice_id, eventId: event.eventId });
             return { resultRef: invoice.invoice_id };
           }
           const order = await loadOrder(ctx.tx, invoice);

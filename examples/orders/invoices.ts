@@ -10,7 +10,8 @@ const terminalStates = ['paid', 'paid_over', 'underpaid', 'expired', 'cancelled'
  * behind tekil's deduplication). The prove control switches act here, after the work has started,
  * so a "crash" rolls back a write that was really made.
  */
-export async function applyStandaloneInvoice(tx: Queryable, invoiceId: string, status: string, eventId: string, control?: ProveControl): Promise<void> {
+/** Resolves true when this event credited the customer (the one `invoice.paid` effect). */
+export async function applyStandaloneInvoice(tx: Queryable, invoiceId: string, status: string, eventId: string, control?: ProveControl): Promise<boolean> {
   const paid = status === 'paid';
   const updated = await tx.query(
     `INSERT INTO example_invoices (id, status, paid_effects) VALUES ($1, $2, $3)
@@ -25,4 +26,5 @@ export async function applyStandaloneInvoice(tx: Queryable, invoiceId: string, s
   const slowMs = control?.takeSlowMs() ?? 0;
   if (slowMs > 0) await new Promise((resolve) => setTimeout(resolve, slowMs));
   if (control?.takeFail()) throw new Error(`fail-next: the run for ${eventId} crashed mid-work (its writes roll back)`);
+  return paid && updated.rowCount === 1;
 }

@@ -1,11 +1,15 @@
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { openConfiguredStore, startTekil } from '../runtime.js';
 import { migrate } from '../store/migrate.js';
-import { resolveSettings } from '../settings.js';
+import { resolveSettings, type TekilSettings } from '../settings.js';
 import { roleNames, type Role } from '../service.js';
 import { TekilError } from '../errors.js';
+import { clusterMetricsReader, isSupervisedProcess, reportReady, supervisedPort } from '../supervisor/child.js';
 import { addConfigOption, loadCliConfig, parsePort } from './config.js';
 import { printStartBanner } from './banner.js';
+import { loadHandlersModule } from './handlers-module.js';
+import { superviseProcesses } from './supervise.js';
 
 function parseRoles(value: string | undefined): Set<Role> {
   if (!value || value === 'all') return new Set(roleNames);
@@ -24,6 +28,43 @@ function parseTimeScale(value: string): number {
   return n;
 }
 
+function parseProcesses(value: string): number | 'auto' {
+  if (value === 'auto') return 'auto';
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new TekilError('CONFIG_INVALID', `--processes: expected auto or a whole number from 1 to 1024, got "${value}"`);
+  return n;
+}
+
+/**
+ * How many processes `tekil start` runs, and whether under a supervisor. `auto` (the default): one per
+ * core when the roles serve HTTP traffic (receiver, api) on PostgreSQL, one otherwise; a single process
+ * runs in the foreground without a supervisor. An explicit `--processes N` (1 included) on PostgreSQL
+ * always runs supervised, so even one process is restarted when it dies. The embedded store lives
+ * inside one process, so asking for more there is refused rather than quietly ignored.
+ */
+export function resolveProcessCount(asked: number | 'auto', roles: ReadonlySet<Role>, settings: Pick<TekilSettings, 'databaseUrl'>): { processes: number; supervised: boolean } {
+  if (!settings.databaseUrl) {
+    if (asked !== 'auto' && asked > 1) {
+      throw new TekilError('PROCESSES_NEED_POSTGRES', `--processes ${asked}: the embedded store (no DATABASE_URL) is single-process`, {
+        hint: 'set DATABASE_URL to a PostgreSQL server to run several processes, or leave --processes out',
+      });
+    }
+    return { processes: 1, supervised: false };
+  }
+  if (asked !== 'auto') return { processes: asked, supervised: true };
+  const processes = roles.has('receiver') || roles.has('api') ? availableParallelism() : 1;
+  return { processes, supervised: processes > 1 };
+}
+
+interface StartCommandOptions {
+  config?: string;
+  port?: number;
+  role?: string;
+  timeScale?: number;
+  processes: number | 'auto';
+  handlers?: string;
+}
+
 export function registerStartCommand(program: Command): void {
   addConfigOption(
     program
@@ -31,13 +72,29 @@ export function registerStartCommand(program: Command): void {
       .description('Run tekil: migrations, then the roles asked for (all by default) until SIGTERM/SIGINT.')
       .option('-p, --port <n>', 'HTTP port (overrides server.port)', parsePort)
       .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all')
+      .option('--processes <n>', 'processes sharing the port, under a supervisor that restarts them (auto: one per core for receiver/api on PostgreSQL, else 1 without a supervisor)', parseProcesses, 'auto')
+      .option('--handlers <module>', "a module whose default export is the worker's handler registry (defineHandlers())")
       .option('--time-scale <factor>', 'multiply retry ladder gaps (overrides sending.time_scale; 0.001 for tests and demos)', parseTimeScale),
-  ).action(async (opts: { config?: string; port?: number; role?: string; timeScale?: number }) => {
+  ).action(async (opts: StartCommandOptions) => {
     const roles = parseRoles(opts.role);
     const { config, path } = await loadCliConfig(opts.config);
     if (opts.timeScale !== undefined) config.sending.time_scale = opts.timeScale;
-    const running = await startTekil({ config, roles, ...(opts.port !== undefined ? { port: opts.port } : {}) });
-    printStartBanner(running, path);
+    const supervised = isSupervisedProcess();
+    if (!supervised) {
+      const { processes, supervised: underSupervisor } = resolveProcessCount(opts.processes, roles, resolveSettings(config, process.env));
+      if (underSupervisor) return superviseProcesses({ config, configPath: path, roles, processes, port: opts.port });
+    }
+    const handlers = opts.handlers ? await loadHandlersModule(opts.handlers) : undefined;
+    const port = (supervised ? supervisedPort(process.env) : undefined) ?? opts.port;
+    const running = await startTekil({
+      config,
+      roles,
+      ...(port !== undefined ? { port } : {}),
+      ...(handlers ? { handlers } : {}),
+      ...(supervised ? { metricsReader: clusterMetricsReader } : {}),
+    });
+    if (supervised) reportReady(running.url);
+    else printStartBanner(running, path);
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) return;
@@ -57,7 +114,9 @@ export function registerStartCommand(program: Command): void {
       );
     };
     process.on('SIGTERM', () => shutdown('SIGTERM'));
-    process.on('SIGINT', () => shutdown('SIGINT'));
+    // Ctrl-C reaches the whole process group; a supervised process waits for its supervisor's SIGTERM,
+    // so the supervisor knows the exit is a stop and not a crash to restart.
+    process.on('SIGINT', () => (supervised ? undefined : shutdown('SIGINT')));
   });
 }
 

@@ -104,6 +104,8 @@ export function registerDashboardGauges(registry: Registry, db: Queryable): void
     name: 'tekil_review_queue_size',
     help: 'Dead inbound deliveries waiting in the review queue (read from the store at scrape time).',
     registers: [registry],
+    // Every process reads the same number from the store: summing over processes would multiply it.
+    aggregator: 'max',
     async collect() {
       this.set(await reviewQueueSize(db));
     },
@@ -112,6 +114,7 @@ export function registerDashboardGauges(registry: Registry, db: Queryable): void
     name: 'tekil_outbox_failed_deliveries',
     help: 'Outbound deliveries whose retry ladder ran out without a 2xx (read from the store at scrape time).',
     registers: [registry],
+    aggregator: 'max',
     async collect() {
       this.set(await failedOutboxDeliveries(db));
     },

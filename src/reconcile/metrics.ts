@@ -18,6 +18,8 @@ export function registerReconcileMetrics(ctx: Context): void {
     help: 'Differences reconcile found between a provider and tekil, by source and kind (missing, unprocessed, state, extra).',
     labelNames: ['source', 'kind'],
     registers: [ctx.metrics],
+    // Read from the store: every process of a box reports the same counts, so the box's sum is the max.
+    aggregator: 'max',
     async collect() {
       try {
         last = (await db.query<{ source: string; kind: string; n: number }>(countFindings)).rows;

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 export interface PrivatePostgres {
   url: string;
   stop(): void;
+  /** `pg_ctl stop -m immediate`: the server dies without a checkpoint, as in a crash (recovery on start). */
+  crash(): void;
   start(): void;
   /** Stops the server (fast: open connections are cut) and deletes its files. */
   destroy(): void;
@@ -44,7 +46,7 @@ export function asPostgresUser(binary: string, args: string[]): { command: strin
   return process.getuid?.() === 0 ? { command: 'runuser', args: ['-u', 'postgres', '--', binary, ...args] } : { command: binary, args };
 }
 
-export function startPrivatePostgres(port: number): PrivatePostgres {
+export function startPrivatePostgres(port: number, settings: { maxConnections?: number } = {}): PrivatePostgres {
   const bin = findBinDir();
   if (!bin) throw new Error('initdb not found');
   const dir = mkdtempSync(join(tmpdir(), 'tekil-pg-'));
@@ -55,14 +57,16 @@ export function startPrivatePostgres(port: number): PrivatePostgres {
     execFileSync(command, argv, { stdio: 'pipe' });
   };
   run('initdb', ['-D', dataDir, '-A', 'trust', '-U', 'postgres', '--no-sync']);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50`;
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=${settings.maxConnections ?? 50}`;
   const start = () => run('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dir, 'log'), '-w', 'start']);
   const stop = () => run('pg_ctl', ['-D', dataDir, '-m', 'fast', '-w', 'stop']);
+  const crash = () => run('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
   start();
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
     start,
     stop,
+    crash,
     destroy() {
       try {
         stop();
