@@ -82,10 +82,15 @@ async function route() {
   for (const p of pages) sectionOf(p).hidden = p !== page;
   for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === (page.navAs ?? page.id));
   $('sign-in').hidden = true;
+  sectionOf(page).querySelector(':scope > .page-error')?.remove();
   try {
     await page.show(sectionOf(page), args, query);
   } catch (err) {
-    sectionOf(page).replaceChildren(Object.assign(document.createElement('p'), { className: 'error', textContent: err.message }));
+    const message = Object.assign(document.createElement('p'), { className: 'error page-error', textContent: err.message });
+    // A page whose markup is in index.html keeps it (it mounts onto it again): the error goes above it.
+    if (page.sectionId) {
+      sectionOf(page).prepend(message);
+    } else sectionOf(page).replaceChildren(message);
   }
   translate(sectionOf(page));
 }

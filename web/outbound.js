@@ -231,7 +231,10 @@ export function mountOutbound(root, { api, t, role }) {
       );
       attempts.append(tr);
     }
-    $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
+    // A payload trimmed by retention is gone: nothing to show, nothing to replay (the API answers BODY_TRIMMED).
+    if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(when(m.payload_trimmed_at));
+    else $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
+    $('message-replay').hidden = !canChange || Boolean(m.payload_trimmed_at);
     $('message-replay').onclick = () => act(async () => {
       const r = await api('POST', `/messages/${enc(m.id)}/replay`, current ? { endpoint_id: current.id } : {});
       $('endpoint-message').textContent = t('messageReplayed')(r.replayed);

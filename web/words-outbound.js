@@ -1,6 +1,7 @@
 // The Outbound and Overview pages' words in English and Turkish (merged into i18n.js's messages by app.js).
 export const outboundWords = {
   en: {
+    payloadTrimmed: (at) => `Payload trimmed by retention (${at}): there is nothing left to replay.`,
     outbound: 'Outbound', overview: 'Overview', newEndpoint: 'New endpoint', exportDeliveries: 'Export deliveries:',
     endpoint: 'endpoint', state: 'state', successRate: 'success (1 h)', latency: 'p50 / p99 ms', failingSince: 'failing since',
     failedInRow: 'failed in a row', replayFailed: 'Replay failed deliveries', allEndpoints: 'all endpoints',
@@ -19,6 +20,7 @@ export const outboundWords = {
     messageReplayed: (n) => `Replayed to ${n} destination(s).`, failedReplayed: (n) => `${n} failed deliveries replayed.`,
   },
   tr: {
+    payloadTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}): yeniden gönderilecek bir şey yok.`,
     outbound: 'Giden', overview: 'Özet', newEndpoint: 'Yeni uç nokta', exportDeliveries: 'Gönderimleri indir:',
     endpoint: 'uç nokta', state: 'durum', successRate: 'başarı (1 sa)', latency: 'p50 / p99 ms', failingSince: 'şu zamandan beri hatalı',
     failedInRow: 'art arda hata', replayFailed: 'Başarısız gönderimleri yeniden gönder', allEndpoints: 'tüm uç noktalar',

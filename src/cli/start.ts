@@ -52,7 +52,11 @@ export function resolveProcessCount(asked: number | 'auto', roles: ReadonlySet<R
     return { processes: 1, supervised: false };
   }
   if (asked !== 'auto') return { processes: asked, supervised: true };
-  const processes = roles.has('receiver') || roles.has('api') ? availableParallelism() : 1;
+  // One per core only for processes that serve HTTP alone: a process with the worker or dispatcher
+  // role opens a pool per loop, and a copy per core of all of them on a big box would pass Postgres's
+  // max_connections at start. Worker and dispatcher groups are sized with an explicit --processes.
+  const httpOnly = [...roles].every((role) => role === 'receiver' || role === 'api');
+  const processes = httpOnly ? availableParallelism() : 1;
   return { processes, supervised: processes > 1 };
 }
 

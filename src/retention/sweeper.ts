@@ -2,7 +2,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Context, Service } from '../service.js';
 import type { RetentionConfig } from '../config/retention.js';
 import { DELETE_INBOX_RECORDS, TRIM_INBOX_BODIES } from '../store/sql/inbox/retention.js';
-import { DELETE_OUTBOX_MESSAGES, TRIM_OUTBOX_PAYLOADS } from '../store/sql/outbox/retention.js';
+import { DELETE_OUTBOX_MESSAGES, LOCK_OUTBOX_MESSAGES, LOCK_OUTBOX_PAYLOADS, TRIM_OUTBOX_PAYLOADS } from '../store/sql/outbox/retention.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
 
 /** Held by the transaction of each batch: one process sweeps at a time, the others skip the sweep. */
@@ -25,6 +25,11 @@ interface Step {
   source?: string;
   sql: string;
   params: unknown[];
+  /**
+   * When set, `sql` only locks candidates (`id`, `at`) and this statement, given their ids, changes
+   * those still eligible: a second statement sees what committed after the first one's snapshot.
+   */
+  apply?: string;
 }
 
 export interface RetentionSweeper extends Service {
@@ -50,9 +55,9 @@ function stepsAt(ctx: Context, now: number): Step[] {
   }
   const outbox = ctx.config.sending.retention;
   const records = cutOff(outbox.records);
-  if (records) steps.push({ store: 'outbox', action: 'deleted', sql: DELETE_OUTBOX_MESSAGES, params: [records] });
+  if (records) steps.push({ store: 'outbox', action: 'deleted', sql: LOCK_OUTBOX_MESSAGES, apply: DELETE_OUTBOX_MESSAGES, params: [records] });
   const bodies = cutOff(outbox.bodies);
-  if (bodies) steps.push({ store: 'outbox', action: 'trimmed', sql: TRIM_OUTBOX_PAYLOADS, params: [bodies] });
+  if (bodies) steps.push({ store: 'outbox', action: 'trimmed', sql: LOCK_OUTBOX_PAYLOADS, apply: TRIM_OUTBOX_PAYLOADS, params: [bodies] });
   return steps;
 }
 
@@ -93,11 +98,19 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
   let current: Promise<unknown> | undefined;
   let stopped = false;
 
-  /** One batch from `start` on: the times of the rows it changed; undefined when another process holds the sweep. */
-  async function batch(step: Step, start: Date): Promise<Date[] | undefined> {
+  /**
+   * One batch from `start` on: the times of the rows it went over and how many it changed; undefined
+   * when another process holds the sweep.
+   */
+  async function batch(step: Step, start: Date): Promise<{ times: Date[]; changed: number } | undefined> {
     return ctx.db.transaction(async (tx) => {
       if (!(await tryAdvisoryLock(tx, RETENTION_LOCK))) return undefined;
-      return (await tx.query<{ at: Date }>(step.sql, [...step.params, batchSize, start])).rows.map((r) => r.at);
+      const rows = (await tx.query<{ id?: string; at: Date }>(step.sql, [...step.params, batchSize, start])).rows;
+      const times = rows.map((r) => r.at);
+      if (!step.apply) return { times, changed: rows.length };
+      if (rows.length === 0) return { times, changed: 0 };
+      const applied = await tx.query(step.apply, [rows.map((r) => r.id)]);
+      return { times, changed: applied.rowCount ?? 0 };
     });
   }
 
@@ -105,28 +118,30 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
     const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0, yielded: false };
     const started = process.hrtime.bigint();
     for (const step of stepsAt(ctx, now.getTime())) {
-      let changed: number;
+      let candidates: number;
       // Oldest first; each batch starts where the one before ended (a Date's milliseconds never pass a row).
       let start = new Date(0);
       do {
         if (stopped) return counts;
         const batchStarted = Date.now();
-        const times = await batch(step, start).catch((err: unknown) => {
+        const result = await batch(step, start).catch((err: unknown) => {
           throw new Error(`retention: ${step.store} ${step.action}${step.source ? ` (${step.source})` : ''} failed`, { cause: err });
         });
-        if (times === undefined) {
+        if (result === undefined) {
           log.debug(counts, 'another process is sweeping; this one leaves the rest to it');
           return { ...counts, yielded: true };
         }
-        changed = times.length;
+        const { times } = result;
+        // A full batch of candidates means there may be more, even when some were no longer eligible.
+        candidates = times.length;
         for (const at of times) if (at > start) start = at;
-        metrics.rows.inc({ store: step.store, action: step.action }, changed);
-        counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += changed;
+        metrics.rows.inc({ store: step.store, action: step.action }, result.changed);
+        counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += result.changed;
         // As long as the batch itself took, and at least batch_pause: a slow store (busy, or a big
         // backlog) slows the sweep down rather than the other way round.
         const pause = Math.max(batchPause, Date.now() - batchStarted);
-        if (changed === batchSize && pause > 0) await new Promise((r) => setTimeout(r, pause));
-      } while (changed === batchSize);
+        if (candidates === batchSize && pause > 0) await new Promise((r) => setTimeout(r, pause));
+      } while (candidates === batchSize);
     }
     metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
     if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted > 0) log.info(counts, 'retention sweep done');

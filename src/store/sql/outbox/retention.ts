@@ -1,38 +1,48 @@
 /**
- * Retention of the outbox, run by the sweeper in small batches. A message is touched only when none
- * of its deliveries is pending or sending. Replays lock the message row (FOR SHARE) before they
- * reset a delivery, so the sweeper either skips a message being replayed (SKIP LOCKED) or finishes
- * first, and the replay then finds the message trimmed or gone. `$3` is where the previous batch of
- * the sweep ended (its latest `created_at`), as for the inbox; each answers the `created_at` of its rows.
+ * Retention of the outbox, run by the sweeper in small batches, two statements per batch in one
+ * transaction. A message is touched only when none of its deliveries is pending or sending.
+ *
+ * Why two: a replay locks the message row (FOR SHARE) and then resets a delivery. One statement
+ * that both chose settled messages and changed them would judge "settled" on the snapshot it
+ * started with: a replay committed after that snapshot but before the row was reached would go
+ * unseen, and the message would be trimmed (the dispatcher then sends an empty body) or deleted
+ * (with the replayed delivery). So the first statement only locks candidates (FOR UPDATE SKIP
+ * LOCKED: a message being replayed is skipped), and the second, with a fresh snapshot, checks again
+ * that each is settled before it changes it; a replay that starts later waits for the batch's lock
+ * and then finds the message trimmed or gone. Failed deliveries count as settled: see
+ * docs/retention.md. `$3` is where the previous batch of the sweep ended (its latest `created_at`).
  */
 const SETTLED = `NOT EXISTS (SELECT 1 FROM outbox_deliveries od WHERE od.message_id = m.id AND od.status IN ('pending', 'sending'))`;
 
+/** $1 cut-off, $2 batch size, $3 start: locks settled messages created before the cut-off whose payload is still there. */
+export const LOCK_OUTBOX_PAYLOADS = `
+SELECT m.id, m.created_at AS at FROM outbox_messages m
+WHERE m.trimmed_at IS NULL AND m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
+ORDER BY m.created_at LIMIT $2
+FOR UPDATE SKIP LOCKED`;
+
 /**
- * $1 cut-off, $2 batch size, $3 start: empties the payload of settled messages created before the cut-off and
- * the kept answers of their attempts. The message, its deliveries and their attempts stay.
+ * $1 the locked ids: empties the payload of those still settled and the kept answers of their
+ * attempts. The message, its deliveries and their attempts stay.
  */
 export const TRIM_OUTBOX_PAYLOADS = `
 WITH target AS (
-  SELECT m.id FROM outbox_messages m
-  WHERE m.trimmed_at IS NULL AND m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
-  ORDER BY m.created_at LIMIT $2
-  FOR UPDATE SKIP LOCKED
+  SELECT m.id FROM outbox_messages m WHERE m.id = ANY($1::text[]) AND ${SETTLED}
 ),
 answers AS (
   UPDATE outbox_attempts a SET response_body = NULL
   FROM outbox_deliveries od JOIN target t ON od.message_id = t.id
   WHERE a.delivery_id = od.id AND a.response_body IS NOT NULL
 )
-UPDATE outbox_messages m SET payload = ''::bytea, trimmed_at = now() FROM target t WHERE m.id = t.id
-RETURNING m.created_at AS at`;
+UPDATE outbox_messages m SET payload = ''::bytea, trimmed_at = now() FROM target t WHERE m.id = t.id`;
 
-/** $1 cut-off, $2 batch size, $3 start: deletes settled messages created before the cut-off; their deliveries and attempts go with them (ON DELETE CASCADE). */
+/** $1 cut-off, $2 batch size, $3 start: locks settled messages created before the cut-off. */
+export const LOCK_OUTBOX_MESSAGES = `
+SELECT m.id, m.created_at AS at FROM outbox_messages m
+WHERE m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
+ORDER BY m.created_at LIMIT $2
+FOR UPDATE SKIP LOCKED`;
+
+/** $1 the locked ids: deletes those still settled; their deliveries and attempts go with them (ON DELETE CASCADE). */
 export const DELETE_OUTBOX_MESSAGES = `
-WITH target AS (
-  SELECT m.id FROM outbox_messages m
-  WHERE m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
-  ORDER BY m.created_at LIMIT $2
-  FOR UPDATE SKIP LOCKED
-)
-DELETE FROM outbox_messages m USING target t WHERE m.id = t.id
-RETURNING m.created_at AS at`;
+DELETE FROM outbox_messages m WHERE m.id = ANY($1::text[]) AND ${SETTLED}`;
