@@ -15,12 +15,12 @@ import { finalStatus, type PlannedInvoice } from '../src/simulate/lifecycle.js';
 import type { SimulationSummary } from '../src/simulate/run.js';
 import type { InvoiceListPage } from '../src/simulate/list-api.js';
 
-// The smallest run that still proves the claim: a thousand invoices (about two thousand events, four
-// thousand deliveries with the callback URL) with every fault on. The embedded store is one connection
+// A few thousand invoices on Postgres (two thousand: about four thousand events, eight thousand
+// deliveries with the callback URL) with every fault on. The embedded store is one connection
 // per store and runs on this process's thread, beside the shop's: the same run takes several times
 // longer there, so it walks fewer invoices. A 1 s provider timeout keeps the delayed and dropped
 // answers' retries short.
-const INVOICES = onPostgres ? 1000 : 400;
+const INVOICES = onPostgres ? 2000 : 400;
 const TIMEOUT_MS = 1000;
 
 /**
