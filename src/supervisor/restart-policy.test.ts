@@ -25,4 +25,12 @@ describe('restart policy', () => {
     expect(slot.exited(undefined)).toEqual({ restartInMs: 1_000 });
     expect(slot.exited(10_000)).toEqual({ restartInMs: 600 });
   });
+
+  it('a process killed by a signal is restarted after the base delay and never counts towards giving up', () => {
+    const slot = new SlotRestarts(options);
+    slot.exited(undefined);
+    slot.exited(undefined);
+    for (let i = 0; i < 20; i++) expect(slot.exited(500, true)).toEqual({ restartInMs: 100 });
+    expect(slot.exited(undefined)).toEqual({ restartInMs: 400 });
+  });
 });

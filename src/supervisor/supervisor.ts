@@ -108,7 +108,7 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
         return finishIfAllExited();
       }
       const readyFor = slot.readyAt === undefined ? undefined : Date.now() - slot.readyAt;
-      const decision = slot.restarts.exited(readyFor);
+      const decision = slot.restarts.exited(readyFor, signal !== null);
       if ('giveUp' in decision) {
         logger.fatal({ process: slot.index, code, signal, quickExits: decision.quickExits }, 'process keeps exiting soon after start; giving up');
         failure = new TekilError('PROCESS_CRASH_LOOP', `process ${slot.index} exited ${decision.quickExits} times in a row before it was ready or soon after (last: ${signal ?? `exit code ${code}`})`, {
