@@ -20,14 +20,12 @@
  *   BENCH_MAX_IN_FLIGHT  tekil's receiver.max_in_flight (default: tekil's default)
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, openSync, writeSync, closeSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { loadConfigFile } from '../src/config/load.js';
 import { compileSources } from '../src/receiver/sources.js';
-import { createScheme } from '../src/signing/index.js';
 import type { InboxDeliveryRow } from '../src/store/sql/inbox/insert-deliveries.js';
 import { createPgliteDb } from '../src/store/pglite.js';
 import { createPostgresDb } from '../src/store/postgres.js';
@@ -35,7 +33,7 @@ import type { Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
 import { backendCpu, cpuBetween, medianBy, processCpu } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
-import { replayScript, requireWrk, runWrk, type WrkResult } from './lib/wrk.js';
+import { preparePayloads, replayScript, requireWrk, runWrk, startServer, stopServer, type PreparedRequest, type WrkResult } from './lib/http-load.js';
 import { storeOnly } from './ingest/store-only.js';
 
 const store = process.env.BENCH_STORE === 'pglite' ? 'pglite' : 'postgres';
@@ -52,77 +50,13 @@ const dbName = freshDatabaseName('tekil_ingest_bench');
 const dbUrl = databaseUrl(dbName);
 const configFile = join(dir, 'tekil.yaml');
 
-/** Signed raw HTTP requests, 10% of them repeats of a recent delivery (as provider retries are), and their header sets. */
-function preparePayloads(file: string): { distinct: number; requests: Array<{ body: Buffer; headers: Record<string, string> }> } {
-  const scheme = createScheme('paymos');
-  const fd = openSync(file, 'w');
-  const now = Math.floor(Date.now() / 1000);
-  const requests: Array<{ body: Buffer; headers: Record<string, string> }> = [];
-  let distinct = 0;
-  let chunk: string[] = [];
-  for (let i = 0; i < payloadCount; i++) {
-    const repeat = distinct > 100 && Math.random() < 0.1;
-    const n = repeat ? distinct - 1 - Math.floor(Math.random() * Math.min(distinct, 1000)) : distinct++;
-    const id = `evt_${n.toString(36).padStart(8, '0')}`;
-    const body = JSON.stringify({
-      event_id: id,
-      event_type: 'invoice.paid',
-      version: 1,
-      occurred_at: new Date((now - 60) * 1000).toISOString(),
-      data: {
-        invoice_id: `inv_${(n * 7).toString(36).padStart(8, '0')}`,
-        merchant_id: 'mrc_4f7a2c',
-        status: 'paid',
-        amount: '1250.00',
-        paid_amount: '1250.00',
-        currency: 'TRY',
-        customer: { email: `buyer${n}@example.com` },
-        metadata: { order_id: `ord_${n}` },
-      },
-    });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Paymos-Webhooks/1.0', ...scheme.sign({ body, secrets: [SECRET], id, timestamp: now }) };
-    const head = ['POST /in/bench HTTP/1.1', 'Host: bench', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
-    const raw = head + body;
-    chunk.push(`${Buffer.byteLength(raw)}\n${raw}`);
-    requests.push({ body: Buffer.from(body), headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) });
-    if (chunk.length === 5000) {
-      writeSync(fd, chunk.join(''));
-      chunk = [];
-    }
-  }
-  writeSync(fd, chunk.join(''));
-  closeSync(fd);
-  return { distinct, requests };
-}
-
 /** The rows tekil's receiver would write for these requests (its own extraction and header subset). */
-async function rowsOf(requests: Array<{ body: Buffer; headers: Record<string, string> }>): Promise<InboxDeliveryRow[]> {
+async function rowsOf(requests: PreparedRequest[]): Promise<InboxDeliveryRow[]> {
   const source = compileSources(await loadConfigFile(configFile)).get('bench')!;
   return requests.map(({ body, headers }) => {
     const f = source.extract({ body, headers });
     return { source: 'bench', eventId: f.eventId, resourceId: f.resourceId, eventType: f.eventType, occurredAt: f.occurredAt, body, contentType: headers['content-type']!, headers: source.pickHeaders(headers) };
   });
-}
-
-function startServer(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('ready')) resolve(child);
-    });
-    child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${err}`)));
-  });
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
 }
 
 /** Runs `fn` on a pg client of the bench database (Postgres only). */
@@ -166,7 +100,7 @@ async function measure(s: Server): Promise<void> {
   if (store === 'postgres' && stores) await onBenchDb(async (c) => c.query('TRUNCATE inbox_deliveries').then(() => c.query('CHECKPOINT')));
   port++;
   const env: NodeJS.ProcessEnv = store === 'postgres' ? { ...s.env, DATABASE_URL: dbUrl } : { ...s.env, DATABASE_URL: '' };
-  const child = await startServer(s.name, s.args, { ...env, TEKIL_DATA_DIR: dataDir, PORT: String(port) });
+  const child = await startServer(s.name, s.args, { ...env, TEKIL_DATA_DIR: dataDir, PORT: String(port) }, /ready/);
   try {
     const warm = await runWrk({ port, script: join(dir, 'requests.lua'), seconds: warmup, connections, offset: round * 997 });
     const pg0 = store === 'postgres' && stores ? await onBenchDb((c) => backendCpu(c, dbName)) : undefined;
@@ -215,7 +149,7 @@ async function main(): Promise<void> {
   try {
     const receiver = process.env.BENCH_MAX_IN_FLIGHT ? `receiver:\n  max_in_flight: ${Number(process.env.BENCH_MAX_IN_FLIGHT)}\n` : '';
     writeFileSync(configFile, `${receiver}sources:\n  bench:\n    scheme: paymos\n    secrets: ["${SECRET}"]\n    tolerance: 3600\n`);
-    const { distinct, requests } = preparePayloads(join(dir, 'requests.bin'));
+    const { distinct, requests } = preparePayloads(join(dir, 'requests.bin'), { count: payloadCount, secret: SECRET });
     writeFileSync(join(dir, 'requests.lua'), replayScript(join(dir, 'requests.bin')));
     const inFlight = (await loadConfigFile(configFile)).receiver.max_in_flight;
     process.stdout.write(

@@ -6,16 +6,25 @@ import { createScheme } from '../../src/signing/index.js';
 
 export { replayScript, requireWrk, runWrk, type WrkResult } from './wrk.js';
 
-/** Signed raw HTTP requests, 10% of them repeats of a recent delivery (as provider retries are). */
-export function preparePayloads(file: string, options: { count: number; secret: string; prefix?: string }): number {
-  const payloadCount = options.count;
+/** One prepared request: its body and its headers, lower-cased as a server sees them. */
+export interface PreparedRequest {
+  body: Buffer;
+  headers: Record<string, string>;
+}
+
+/**
+ * Signed raw HTTP requests written to `file` for wrk, 10% of them repeats of a recent delivery (as
+ * provider retries are); answers how many distinct ids there are, and the requests themselves.
+ */
+export function preparePayloads(file: string, options: { count: number; secret: string; prefix?: string }): { distinct: number; requests: PreparedRequest[] } {
   const prefix = options.prefix ?? 'evt_';
   const scheme = createScheme('paymos');
   const fd = openSync(file, 'w');
   const now = Math.floor(Date.now() / 1000);
+  const requests: PreparedRequest[] = [];
   let distinct = 0;
   let chunk: string[] = [];
-  for (let i = 0; i < payloadCount; i++) {
+  for (let i = 0; i < options.count; i++) {
     const repeat = distinct > 100 && Math.random() < 0.1;
     const n = repeat ? distinct - 1 - Math.floor(Math.random() * Math.min(distinct, 1000)) : distinct++;
     const id = `${prefix}${n.toString(36).padStart(8, '0')}`;
@@ -35,11 +44,11 @@ export function preparePayloads(file: string, options: { count: number; secret: 
         metadata: { order_id: `ord_${n}` },
       },
     });
-    const headers = scheme.sign({ body, secrets: [options.secret], id, timestamp: now });
-    const head = [`POST /in/bench HTTP/1.1`, 'Host: bench', 'Content-Type: application/json', 'User-Agent: Paymos-Webhooks/1.0',
-      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
+    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Paymos-Webhooks/1.0', ...scheme.sign({ body, secrets: [options.secret], id, timestamp: now }) };
+    const head = ['POST /in/bench HTTP/1.1', 'Host: bench', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
     const raw = head + body;
     chunk.push(`${Buffer.byteLength(raw)}\n${raw}`);
+    requests.push({ body: Buffer.from(body), headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) });
     if (chunk.length === 5000) {
       writeSync(fd, chunk.join(''));
       chunk = [];
@@ -47,13 +56,10 @@ export function preparePayloads(file: string, options: { count: number; secret: 
   }
   writeSync(fd, chunk.join(''));
   closeSync(fd);
-  return distinct;
+  return { distinct, requests };
 }
 
-
-
-
-
+/** Starts a bench server (`node --import tsx …`, with BENCH_NODE_ARGS) and resolves once its output matches `readyPattern`. */
 export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv, readyPattern: RegExp): Promise<ChildProcess> {
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
