@@ -77,9 +77,19 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
 
   it('creates an endpoint, rotates its secret (shown once), pings it and shows the signed attempt', async () => {
     await signIn(page, ADMIN);
+    // The list arrives late (held half a second) and "New endpoint" is clicked before it does: the
+    // late list must not take the screen back from the form.
+    await page.route('**/api/v1/stats/outbox*', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await route.continue();
+    });
+    const listArrived = page.waitForResponse(/\/api\/v1\/stats\/outbox/);
     await page.locator('#nav a[data-page=outbound]').click();
-    await page.locator('#outbound-list').waitFor();
     await page.locator('#endpoint-new').click();
+    await listArrived;
+    await page.unrouteAll();
+    await page.waitForTimeout(100);
+    expect(await page.locator('#endpoint-form').isVisible()).toBe(true);
     await page.locator('#endpoint-url').fill(sink.url);
     await page.locator('#endpoint-description').fill('orders service');
     await page.locator('#endpoint-form button[type=submit]').click();

@@ -27,6 +27,9 @@ export function mountOutbound(root, { api, t, role }) {
   const canChange = role !== 'viewer';
   let current = null; // the endpoint whose detail is open
   let watching = 0; // bumps to stop an older watch loop
+  // Bumps with every change of view: a list or endpoint still loading when the operator has moved on
+  // (clicked "New endpoint" before the list arrived) is dropped instead of taking the screen back.
+  let navigation = 0;
 
   for (const el of root.querySelectorAll('[data-operate]')) el.hidden = !canChange;
 
@@ -45,9 +48,11 @@ export function mountOutbound(root, { api, t, role }) {
   }
 
   async function openList() {
+    const nav = ++navigation;
     watching++;
     current = null;
     const [{ items }, stats] = await Promise.all([api('GET', '/endpoints'), api('GET', '/stats/outbox?window=1h')]);
+    if (nav !== navigation) return;
     const health = new Map(stats.endpoints.map((e) => [e.endpoint_id, e]));
     const body = $('endpoint-rows');
     body.replaceChildren();
@@ -78,6 +83,7 @@ export function mountOutbound(root, { api, t, role }) {
   }
 
   function openForm(endpoint) {
+    navigation++;
     view('form');
     $('endpoint-form-title').textContent = endpoint ? `${t('edit')} ${endpoint.id}` : t('newEndpoint');
     $('endpoint-url').value = endpoint?.url ?? '';
@@ -122,8 +128,10 @@ export function mountOutbound(root, { api, t, role }) {
 
   /** `secret`: a new endpoint's, shown with its detail this once. */
   async function openEndpoint(id, secret) {
+    const nav = ++navigation;
     watching++;
     const ep = await api('GET', `/endpoints/${enc(id)}`);
+    if (nav !== navigation) return;
     current = ep;
     view('detail');
     if (secret) showSecret(secret);
