@@ -19,6 +19,8 @@
  *   BENCH_SERVERS        comma list of ceiling,naive,tekil,store (default all that apply)
  *   BENCH_MAX_IN_FLIGHT  tekil's receiver.max_in_flight (default: tekil's default)
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
+ *   BENCH_PROCESSES      processes per server: 1 (default), N or auto (one per core), for the ceiling (node:cluster)
+ *                        and tekil (its own supervisor, as `tekil start --processes N`); Postgres only for tekil
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,7 +33,7 @@ import { createPgliteDb } from '../src/store/pglite.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import type { Db } from '../src/store/db.js';
 import { migrate } from '../src/store/migrate.js';
-import { backendCpu, cpuBetween, medianBy, processCpu } from './lib/cpu.js';
+import { backendCpu, cpuBetween, medianBy, processTreeCpu } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 import { preparePayloads, replayScript, requireWrk, runWrk, startServer, stopServer, type PreparedRequest, type WrkResult } from './lib/http-load.js';
 import { storeOnly } from './ingest/store-only.js';
@@ -100,13 +102,13 @@ async function measure(s: Server): Promise<void> {
   if (store === 'postgres' && stores) await onBenchDb(async (c) => c.query('TRUNCATE inbox_deliveries').then(() => c.query('CHECKPOINT')));
   port++;
   const env: NodeJS.ProcessEnv = store === 'postgres' ? { ...s.env, DATABASE_URL: dbUrl } : { ...s.env, DATABASE_URL: '' };
-  const child = await startServer(s.name, s.args, { ...env, TEKIL_DATA_DIR: dataDir, PORT: String(port) }, /ready/);
+  const child = await startServer(s.name, s.args, { ...env, TEKIL_DATA_DIR: dataDir, PORT: String(port) }, /ready|tekil listening/);
   try {
     const warm = await runWrk({ port, script: join(dir, 'requests.lua'), seconds: warmup, connections, offset: round * 997 });
     const pg0 = store === 'postgres' && stores ? await onBenchDb((c) => backendCpu(c, dbName)) : undefined;
-    const node0 = processCpu(child.pid!) ?? 0;
+    const node0 = processTreeCpu(child.pid!) ?? 0;
     const r = await runWrk({ port, script: join(dir, 'requests.lua'), seconds, connections, offset: warm.requests + round * 997 });
-    const nodeUs = (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
+    const nodeUs = (((processTreeCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
     const postgresUs = pg0 ? (cpuBetween(pg0, await onBenchDb((c) => backendCpu(c, dbName))) * 1e6) / r.requests : undefined;
     const batchRows = s.key === 'tekil' ? await tekilBatchRows(port) : undefined;
     s.runs.push({ ...r, nodeUs, postgresUs, batchRows });

@@ -1,12 +1,34 @@
 // tekil, started as `tekil start` would, without the CLI around it: the receiver role alone by default,
 // BENCH_ROLES=all for every role (what `npm start` runs), or a comma list of roles (e.g. api).
+// BENCH_PROCESSES=N (or auto: one per core) runs N processes under tekil's own supervisor, as
+// `tekil start --processes N` does; the default, 1, runs one process without a supervisor.
+import { availableParallelism } from 'node:os';
+import { superviseProcesses } from '../../src/cli/supervise.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { startTekil } from '../../src/runtime.js';
 import { roleNames, type Role } from '../../src/service.js';
+import { clusterMetricsReader, isSupervisedProcess, reportReady, supervisedPort } from '../../src/supervisor/child.js';
 
 const config = await loadConfigFile(process.env.BENCH_CONFIG!);
 const wanted = process.env.BENCH_ROLES ?? 'receiver';
 const roles: Role[] = wanted === 'all' ? [...roleNames] : (wanted.split(',') as Role[]);
-const running = await startTekil({ config, roles: new Set(roles), port: Number(process.env.PORT), host: '127.0.0.1' });
-process.stdout.write('ready\n');
-process.on('SIGTERM', () => void running.close().then(() => process.exit(0)));
+const asked = process.env.BENCH_PROCESSES ?? '1';
+const processes = asked === 'auto' ? availableParallelism() : Number(asked);
+const port = Number(process.env.PORT);
+
+if (processes > 1 && !isSupervisedProcess()) {
+  // The supervisor prints "tekil listening on …" once every process is ready.
+  await superviseProcesses({ config, configPath: process.env.BENCH_CONFIG, roles: new Set(roles), processes, port });
+} else {
+  const supervised = isSupervisedProcess();
+  const running = await startTekil({
+    config,
+    roles: new Set(roles),
+    port: supervised ? (supervisedPort(process.env) ?? port) : port,
+    host: '127.0.0.1',
+    ...(supervised ? { metricsReader: clusterMetricsReader } : {}),
+  });
+  if (supervised) reportReady(running.url);
+  else process.stdout.write('ready\n');
+  process.on('SIGTERM', () => void running.close().then(() => process.exit(0)));
+}

@@ -1,5 +1,5 @@
 // CPU accounting for benchmarks that share two cores with the Postgres server they measure.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** Anything that runs a query: tekil's Db, a node-postgres pool or client. */
 interface Querier {
@@ -14,6 +14,35 @@ export function processCpu(pid: number): number | undefined {
   } catch {
     return undefined; // not on this machine, or already gone: not counted
   }
+}
+
+/**
+ * CPU seconds used so far by a process and every process below it (a server run with --processes N:
+ * the supervisor and its children). Children that exited are not counted.
+ */
+export function processTreeCpu(pid: number): number | undefined {
+  const own = processCpu(pid);
+  if (own === undefined) return undefined;
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const ppid = Number(readFileSync(`/proc/${name}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+      const list = children.get(ppid);
+      if (list) list.push(Number(name));
+      else children.set(ppid, [Number(name)]);
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  let total = own;
+  const stack = [...(children.get(pid) ?? [])];
+  while (stack.length > 0) {
+    const child = stack.pop()!;
+    total += processCpu(child) ?? 0;
+    stack.push(...(children.get(child) ?? []));
+  }
+  return total;
 }
 
 /**
