@@ -157,7 +157,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       `store ${store}; ${payloadCount} signed requests (${distinct} distinct events, ${payloadCount - distinct} repeats); ${connections} connections; ${rounds} rounds of ${warmup}s warm-up + ${seconds}s measured\n`,
     );
-    const tekilEnv = { TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: configFile, BENCH_ROLES: store === 'pglite' ? 'all' : 'receiver' };
+    const tekilEnv = { TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: configFile, BENCH_ROLES: process.env.BENCH_ROLES ?? (store === 'pglite' ? 'all' : 'receiver') };
     const all: Server[] = [
       { key: 'ceiling', name: 'ceiling (bare Fastify 200)', args: ['bench/ingest/ceiling.ts'], env: {}, runs: [] },
       { key: 'naive', name: 'naive (INSERT per request)', args: ['bench/ingest/naive.ts'], env: { BENCH_SECRET: SECRET }, runs: [] },

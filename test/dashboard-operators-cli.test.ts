@@ -59,5 +59,5 @@ describe('CLI: tekil operators create | list | revoke against a running tekil', 
     await cli({}, 'operators', 'revoke', 'ayse');
     const { rows } = await tekil.ctx.db.query<{ revoked: boolean }>('SELECT revoked_at IS NOT NULL AS revoked FROM operators WHERE id = $1', [id]);
     expect(rows[0]?.revoked).toBe(true);
-  }, 60_000);
+  }, 90_000); // CLI processes, each compiling the CLI's sources through tsx
 });

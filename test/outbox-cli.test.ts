@@ -53,5 +53,5 @@ describe('CLI: endpoints and messages against a running tekil (api + dispatcher 
     });
     const listed = JSON.parse(await cli('messages', 'list', '--endpoint', created.id, '--all', '--json')) as Array<{ message_id: string; status: string }>;
     expect(listed).toEqual([expect.objectContaining({ message_id: published.id, status: 'succeeded' })]);
-  }, 30_000);
+  }, 60_000); // three CLI processes, each compiling the CLI's sources through tsx
 });

@@ -54,8 +54,8 @@ describe('CLI: tekil reconcile', () => {
       // The embedded store as `tekil migrate` leaves it, copied from the suite's migrated one:
       // creating one from nothing in the CLI's process would take most of the test's time.
       mkdirSync(join(dir, 'data'), { recursive: true });
-      const dump = await (t.db as Db & { pglite: PGlite }).pglite.dumpDataDir('none');
-      const seeded = new PGlite(join(dir, 'data', 'pgdata'), { loadDataDir: dump });
+      const dump = await (t.db as Db & { dump(): Promise<Uint8Array> }).dump();
+      const seeded = new PGlite(join(dir, 'data', 'pgdata'), { loadDataDir: new Blob([dump]) });
       await seeded.waitReady;
       await seeded.close();
     }

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { createPgliteDb } from './pglite.js';
+import { createThreadedPgliteDb } from './pglite-thread.js';
 import { createPostgresDb } from './postgres.js';
 
 /**
@@ -80,5 +80,6 @@ export async function openStore(options: OpenStoreOptions): Promise<Db> {
   }
   const dir = options.dataDir ?? './.tekil';
   mkdirSync(dir, { recursive: true });
-  return createPgliteDb(`${dir.replace(/\/$/, '')}/pgdata`);
+  // On its own thread: the event loop stays free for HTTP while PGlite runs a statement.
+  return createThreadedPgliteDb({ dataDir: `${dir.replace(/\/$/, '')}/pgdata` });
 }

@@ -2,11 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { Db } from '../../src/store/db.js';
 import { createPostgresDb } from '../../src/store/postgres.js';
-import { createPgliteDb, wrapPglite } from '../../src/store/pglite.js';
+import { createThreadedPgliteDb } from '../../src/store/pglite-thread.js';
 import { loadMigrations, migrate } from '../../src/store/migrate.js';
 
 /**
@@ -51,24 +50,23 @@ async function migrationsHash(): Promise<string> {
 /**
  * A fresh PGlite takes seconds to initialise; loading a dump of an already-migrated one takes a
  * fraction of that. The dump is cached in the temp dir per migration set and shared by test files.
+ * Tests run the embedded store as tekil does: PGlite on its own thread.
  */
 async function createMigratedPglite(): Promise<Db> {
   const file = join(tmpdir(), `tekil-pglite-${await migrationsHash()}.tar`);
+  let dump: Buffer | undefined;
   try {
-    const dump = await readFile(file);
-    return wrapPglite(new PGlite({ loadDataDir: new Blob([dump]) }));
+    dump = await readFile(file);
   } catch {
-    const db = await createPgliteDb();
-    await migrate(db);
-    const pgl = (db as Db & { pglite?: PGlite }).pglite;
-    if (pgl) {
-      const blob = await pgl.dumpDataDir('none');
-      const tmp = `${file}.${randomBytes(4).toString('hex')}`;
-      await writeFile(tmp, Buffer.from(await blob.arrayBuffer()));
-      await rename(tmp, file);
-    }
-    return db;
+    // not built yet: built below
   }
+  if (dump) return createThreadedPgliteDb({ loadDataDir: new Uint8Array(dump.buffer, dump.byteOffset, dump.byteLength) });
+  const db = await createThreadedPgliteDb();
+  await migrate(db);
+  const tmp = `${file}.${randomBytes(4).toString('hex')}`;
+  await writeFile(tmp, await db.dump());
+  await rename(tmp, file);
+  return db;
 }
 
 /** A migrated template database, built once per migration set and shared by all test files. */
