@@ -82,12 +82,19 @@ export async function createThreadedPgliteDb(options: PgliteThreadOptions = {}):
     });
   }
 
+  /**
+   * Structured clone copies a byte array's whole backing store: a small Buffer from node's pool would
+   * carry its 8 KiB pool along, a slice of a socket read the whole read. Copy such views to their size.
+   */
+  const compact = (params: readonly unknown[] | undefined) =>
+    params?.map((p) => (p instanceof Uint8Array && p.byteLength !== p.buffer.byteLength ? new Uint8Array(p) : p));
+
   function queryable(tx?: number): Queryable {
     return {
       [ACCEPTS_QUERY_OPTIONS]: true,
       // Statement names are ignored: a parse costs PGlite no round trip.
       async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-        const res = await call<PgliteThreadResult>({ kind: 'query', sql, params, tx });
+        const res = await call<PgliteThreadResult>({ kind: 'query', sql, params: compact(params), tx });
         return { rows: res.rows as R[], rowCount: res.affectedRows ?? res.rows.length };
       },
       async exec(sql: string): Promise<void> {
