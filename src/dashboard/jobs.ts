@@ -90,8 +90,8 @@ export class JobRunner {
             if (!isTekilError(err, 'CONFLICT')) throw err;
             skipped++;
           }
-          // PGlite answers in microtasks: without a turn of the event loop between deliveries, a job
-          // would hold the whole process (HTTP included) until it ends.
+          // A store that answers in microtasks (PGlite in-process) would let a job hold the whole
+          // process, HTTP included, until it ends: a turn of the event loop between deliveries.
           await nextTurn();
         }
         const cancelRequested = await recordProgress(this.db, id, { processed: page.items.length, changed, skipped });

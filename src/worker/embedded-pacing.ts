@@ -1,17 +1,17 @@
 /**
- * How the worker shares the embedded store with the receiver. PGlite is one connection and runs every
- * statement synchronously on the event loop's thread: while a worker batch runs, no request is read and
- * no INSERT commits. Left alone, a batch chained straight after the insert that woke it runs before the
- * event loop reads the next requests, so the receiver writes one row per INSERT and the worker claims
- * one row per batch — a fixed cost per delivery on both sides.
+ * How the worker shares the embedded store with the receiver. PGlite is one connection on one thread
+ * (its own, beside the event loop's): while a worker batch holds it, the receiver's INSERT waits, and
+ * the requests in it wait for their answers. Left alone, a batch chained straight after the insert that
+ * woke it takes the connection before the receiver's next INSERT, so the receiver writes few rows per
+ * INSERT and the worker claims few rows per batch — a fixed cost per delivery on both sides.
  *
  * So on the embedded store the worker
  * - lets the event loop turn before each claim (the receiver's waiting requests are read and batched),
  * - waits a little after a wake-up, so a stream of inserts is claimed in batches rather than one by one,
- * - claims at most EMBEDDED_CLAIM_LIMIT deliveries, so one batch holds the thread for tens of
+ * - claims at most EMBEDDED_CLAIM_LIMIT deliveries, so one batch holds the connection for tens of
  *   milliseconds, not hundreds (the receiver's answers wait for it),
  * - while the receiver is busy, rests three times as long as its last batch took: the receiver gets at
- *   least three quarters of the thread, and the worker catches up once the burst is over.
+ *   least three quarters of the store, and the worker catches up once the burst is over.
  * Nothing here changes what a batch does: claims, leases and ordering are the same.
  */
 export const EMBEDDED_CLAIM_LIMIT = 64;
