@@ -9,9 +9,9 @@
  *
  * Knobs (environment): TEKIL_BENCH_DATABASE_URL, BENCH_ROUNDS (default 3), BENCH_SECONDS (HTTP runs,
  * default 10), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (wrk, default 64), BENCH_TX (transactions per
- * in-process run, default 5000), BENCH_PARTS (http,tx; default both).
+ * in-process run, default 5000), BENCH_PARTS (http,tx; default both), BENCH_NODE_ARGS (extra node flags for
+ * the HTTP servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +27,7 @@ import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
 import { backendCpu, cpuBetween, medianBy, processCpu } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
+import { startServer, stopServer } from './lib/http-load.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -49,28 +50,12 @@ interface Figure {
 const fmt = (f: Figure) =>
   `${Math.round(f.rate)}/s${f.p99ms === undefined ? '' : `, p99 ${f.p99ms.toFixed(1)} ms`}; CPU per item: node ${f.nodeUs.toFixed(0)} µs, Postgres ${f.postgresUs.toFixed(0)} µs`;
 
-function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited (${code}) before it was ready:\n${err}`)));
-  });
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
-}
-
 let port = 19_000 + Math.floor(Math.random() * 500);
 
 /** One wrk run of `POST /api/v1/messages` against a server. */
 async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, round: number): Promise<Figure> {
   port++;
-  const child = await startServer(args, { ...env, PORT: String(port) });
+  const child = await startServer(args[0]!, args, { ...env, PORT: String(port) }, /ready/);
   try {
     const script = join(dir, 'publish.lua');
     await runWrk({ port, script, seconds: warmup, connections, offset: round });
