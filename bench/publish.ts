@@ -10,7 +10,8 @@
  * Knobs (environment): TEKIL_BENCH_DATABASE_URL, BENCH_ROUNDS (default 3), BENCH_SECONDS (HTTP runs,
  * default 10), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (wrk, default 64), BENCH_TX (transactions per
  * in-process run, default 5000), BENCH_PARTS (http,tx; default both), BENCH_NODE_ARGS (extra node flags for
- * the HTTP servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof").
+ * the HTTP servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_MAX_IN_FLIGHT (tekil's
+ * sending.publish.max_in_flight; default: tekil's default).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -126,7 +127,8 @@ async function main(): Promise<void> {
         join(dir, 'publish.lua'),
         `wrk.method = "POST"\nwrk.path = "/api/v1/messages"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ${TOKEN}"\n`,
       );
-      writeFileSync(join(dir, 'tekil.yaml'), 'sources: {}\n');
+      const maxInFlight = process.env.BENCH_MAX_IN_FLIGHT;
+      writeFileSync(join(dir, 'tekil.yaml'), `sources: {}\n${maxInFlight ? `sending: { publish: { max_in_flight: ${Number(maxInFlight)} } }\n` : ''}`);
       const sides = {
         ceiling: { label: 'ceiling (bare Fastify 202)', args: ['bench/ingest/ceiling.ts'], env: {}, runs: [] as Figure[] },
         tekil: {

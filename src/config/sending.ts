@@ -29,6 +29,8 @@ export const publishSchema = z
     batch_max_bytes: sizeBytes.default(8 * 1024 * 1024),
     /** Messages that may wait for their transaction before new requests get 503 OVERLOADED. */
     queue_max_messages: z.number().int().positive().default(10_000),
+    /** Publishing transactions in flight at once; 1 keeps the store busy while the next batch gathers. */
+    max_in_flight: z.number().int().positive().max(16).default(1),
   })
   .strict();
 

@@ -43,6 +43,8 @@ export interface PublishBatcherOptions {
   maxMessages: number;
   maxBytes: number;
   queueMaxMessages: number;
+  /** Publishing transactions in flight at once. */
+  maxInFlight?: number;
   /** See GroupCommitOptions.gatherTurn: on for the embedded store. */
   gatherTurn?: boolean;
   metrics?: PublishBatchMetrics;
@@ -78,6 +80,7 @@ export class PublishBatcher {
         maxItems: options.maxMessages,
         maxBytes: options.maxBytes,
         queueMaxItems: options.queueMaxMessages,
+        maxInFlight: options.maxInFlight,
         gatherTurn: options.gatherTurn,
         noun: 'messages',
       },
@@ -233,6 +236,7 @@ export function createPublishBatcher(ctx: Context): PublishBatcher {
     maxMessages: p.batch_max_messages,
     maxBytes: p.batch_max_bytes,
     queueMaxMessages: p.queue_max_messages,
+    maxInFlight: p.max_in_flight,
     gatherTurn: ctx.db.kind === 'pglite',
     metrics: publishBatchMetrics(ctx.metrics),
     logger: ctx.logger.child({ service: 'publish-batcher' }),
