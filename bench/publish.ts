@@ -44,12 +44,25 @@ const dir = mkdtempSync(join(tmpdir(), 'tekil-publish-bench-'));
 
 interface Figure {
   rate: number;
+  /** Mean messages per publishing transaction (tekil's group commit), over warm-up and run. */
+  batch?: number;
   p99ms?: number;
   nodeUs: number;
   postgresUs: number;
 }
 const fmt = (f: Figure) =>
-  `${Math.round(f.rate)}/s${f.p99ms === undefined ? '' : `, p99 ${f.p99ms.toFixed(1)} ms`}; CPU per item: node ${f.nodeUs.toFixed(0)} µs, Postgres ${f.postgresUs.toFixed(0)} µs`;
+  `${Math.round(f.rate)}/s${f.p99ms === undefined ? '' : `, p99 ${f.p99ms.toFixed(1)} ms`}; CPU per item: node ${f.nodeUs.toFixed(0)} µs, Postgres ${f.postgresUs.toFixed(0)} µs` +
+  (f.batch === undefined ? '' : `; ${f.batch.toFixed(1)} messages per transaction`);
+
+/** Mean of tekil's publishing batch histogram from its /metrics (undefined for the ceiling, or before group commit). */
+async function meanBatch(port: number): Promise<number | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined);
+  if (!res?.ok) return undefined;
+  const text = await res.text();
+  const sum = /^tekil_outbox_publish_batch_messages_sum (\S+)$/m.exec(text)?.[1];
+  const count = /^tekil_outbox_publish_batch_messages_count (\S+)$/m.exec(text)?.[1];
+  return sum && count && Number(count) > 0 ? Number(sum) / Number(count) : undefined;
+}
 
 let port = 19_000 + Math.floor(Math.random() * 500);
 
@@ -67,12 +80,10 @@ async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, ro
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"type":"invoice.paid","data":{}}' });
       throw new Error(`${args[0]}: ${r.non2xx} answers were not 2xx, e.g. ${res.status} ${await res.text()}`);
     }
-    return {
-      rate: r.rps,
-      p99ms: r.p99ms,
-      nodeUs: (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests,
-      postgresUs: (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / r.requests,
-    };
+    const nodeUs = (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
+    const postgresUs = (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / r.requests;
+    const batch = await meanBatch(port);
+    return { rate: r.rps, p99ms: r.p99ms, nodeUs, postgresUs, ...(batch === undefined ? {} : { batch }) };
   } finally {
     await stopServer(child);
   }
