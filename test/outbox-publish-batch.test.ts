@@ -204,6 +204,22 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
       { resource_id: 'inv_g4', deliveries: 1 },
     ]);
   });
+  it('a full queue answers OVERLOADED at once; what was queued is still published', async () => {
+    const b = new PublishBatcher(t.db, { maxMessages: 500, maxBytes: 1 << 20, queueMaxMessages: 2, gatherTurn: !onPostgres });
+    const release = await holdStore();
+    const first = b.publish({ type: 'invoice.paid', resourceId: 'inv_q0' }); // in flight, waiting on the held store
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const queued = [b.publish({ type: 'invoice.paid', resourceId: 'inv_q1' }), b.publish({ type: 'invoice.paid', resourceId: 'inv_q2' })];
+    const refused = await b.publish({ type: 'invoice.paid', resourceId: 'inv_q3' }).catch((err: unknown) => err);
+    expect(isTekilError(refused, 'OVERLOADED')).toBe(true);
+    await release();
+    const results = await Promise.all([first, ...queued]);
+    expect(results.map((r) => r.duplicate)).toEqual([false, false, false]);
+    const stored = await t.db.query<{ resource_id: string }>("SELECT resource_id FROM outbox_messages WHERE resource_id LIKE 'inv_q%' ORDER BY 1");
+    expect(stored.rows.map((r) => r.resource_id)).toEqual(['inv_q0', 'inv_q1', 'inv_q2']);
+    await b.stop();
+    expect(isTekilError(await b.publish({ type: 'invoice.paid' }).catch((err: unknown) => err), 'SHUTTING_DOWN')).toBe(true);
+  });
 });
 
 describe('publish batcher: an unreachable store', () => {
