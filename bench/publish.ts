@@ -9,9 +9,10 @@
  *
  * Knobs (environment): TEKIL_BENCH_DATABASE_URL, BENCH_ROUNDS (default 3), BENCH_SECONDS (HTTP runs,
  * default 10), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (wrk, default 64), BENCH_TX (transactions per
- * in-process run, default 5000), BENCH_PARTS (http,tx; default both).
+ * in-process run, default 5000), BENCH_PARTS (http,tx; default both), BENCH_NODE_ARGS (extra node flags for
+ * the HTTP servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_MAX_IN_FLIGHT (tekil's
+ * sending.publish.max_in_flight; default: tekil's default).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
 import { backendCpu, cpuBetween, medianBy, processCpu } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
+import { startServer, stopServer } from './lib/http-load.js';
 import { requireWrk, runWrk } from './lib/wrk.js';
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -42,27 +44,24 @@ const dir = mkdtempSync(join(tmpdir(), 'tekil-publish-bench-'));
 
 interface Figure {
   rate: number;
+  /** Mean messages per publishing transaction (tekil's group commit), over warm-up and run. */
+  batch?: number;
   p99ms?: number;
   nodeUs: number;
   postgresUs: number;
 }
 const fmt = (f: Figure) =>
-  `${Math.round(f.rate)}/s${f.p99ms === undefined ? '' : `, p99 ${f.p99ms.toFixed(1)} ms`}; CPU per item: node ${f.nodeUs.toFixed(0)} µs, Postgres ${f.postgresUs.toFixed(0)} µs`;
+  `${Math.round(f.rate)}/s${f.p99ms === undefined ? '' : `, p99 ${f.p99ms.toFixed(1)} ms`}; CPU per item: node ${f.nodeUs.toFixed(0)} µs, Postgres ${f.postgresUs.toFixed(0)} µs` +
+  (f.batch === undefined ? '' : `; ${f.batch.toFixed(1)} messages per transaction`);
 
-function startServer(args: string[], env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => d.toString().includes('ready') && resolve(child));
-    child.on('exit', (code) => reject(new Error(`${args[0]} exited (${code}) before it was ready:\n${err}`)));
-  });
-}
-
-async function stopServer(child: ChildProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
-  child.kill('SIGTERM');
-  await exited;
+/** Mean of tekil's publishing batch histogram from its /metrics (undefined for the ceiling, or before group commit). */
+async function meanBatch(port: number): Promise<number | undefined> {
+  const res = await fetch(`http://127.0.0.1:${port}/metrics`).catch(() => undefined);
+  if (!res?.ok) return undefined;
+  const text = await res.text();
+  const sum = /^tekil_outbox_publish_batch_messages_sum (\S+)$/m.exec(text)?.[1];
+  const count = /^tekil_outbox_publish_batch_messages_count (\S+)$/m.exec(text)?.[1];
+  return sum && count && Number(count) > 0 ? Number(sum) / Number(count) : undefined;
 }
 
 let port = 19_000 + Math.floor(Math.random() * 500);
@@ -70,7 +69,7 @@ let port = 19_000 + Math.floor(Math.random() * 500);
 /** One wrk run of `POST /api/v1/messages` against a server. */
 async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, round: number): Promise<Figure> {
   port++;
-  const child = await startServer(args, { ...env, PORT: String(port) });
+  const child = await startServer(args[0]!, args, { ...env, PORT: String(port) }, /ready/);
   try {
     const script = join(dir, 'publish.lua');
     await runWrk({ port, script, seconds: warmup, connections, offset: round });
@@ -81,12 +80,10 @@ async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, ro
       const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"type":"invoice.paid","data":{}}' });
       throw new Error(`${args[0]}: ${r.non2xx} answers were not 2xx, e.g. ${res.status} ${await res.text()}`);
     }
-    return {
-      rate: r.rps,
-      p99ms: r.p99ms,
-      nodeUs: (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests,
-      postgresUs: (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / r.requests,
-    };
+    const nodeUs = (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
+    const postgresUs = (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / r.requests;
+    const batch = await meanBatch(port);
+    return { rate: r.rps, p99ms: r.p99ms, nodeUs, postgresUs, ...(batch === undefined ? {} : { batch }) };
   } finally {
     await stopServer(child);
   }
@@ -141,7 +138,8 @@ async function main(): Promise<void> {
         join(dir, 'publish.lua'),
         `wrk.method = "POST"\nwrk.path = "/api/v1/messages"\nwrk.body = ${JSON.stringify(body)}\nwrk.headers["Content-Type"] = "application/json"\nwrk.headers["Authorization"] = "Bearer ${TOKEN}"\n`,
       );
-      writeFileSync(join(dir, 'tekil.yaml'), 'sources: {}\n');
+      const maxInFlight = process.env.BENCH_MAX_IN_FLIGHT;
+      writeFileSync(join(dir, 'tekil.yaml'), `sources: {}\n${maxInFlight ? `sending: { publish: { max_in_flight: ${Number(maxInFlight)} } }\n` : ''}`);
       const sides = {
         ceiling: { label: 'ceiling (bare Fastify 202)', args: ['bench/ingest/ceiling.ts'], env: {}, runs: [] as Figure[] },
         tekil: {

@@ -103,6 +103,22 @@ describe.skipIf(!onPostgres || missing)('every role through PgBouncer in transac
     expect(await count("SELECT count(*) AS n FROM inbox_deliveries WHERE last_error IS NOT NULL")).toBe(0);
     expect(await count("SELECT count(*) AS n FROM outbox_attempts WHERE status_code IS DISTINCT FROM 200")).toBe(0);
 
+    // The API's group commit through the bouncer: concurrent requests share publishing transactions
+    // (its statement unnamed here). A type no endpoint takes, so the deliveries above stay the only ones.
+    const published = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await request(`${tekil!.url}/api/v1/messages`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'idempotency-key': `order-${i % 10}` },
+          body: JSON.stringify({ type: 'order.placed', resource_id: `ord_${i % 10}` }),
+        });
+        return { status: res.statusCode, id: ((await res.body.json()) as { id: string }).id, key: `order-${i % 10}` };
+      }),
+    );
+    expect(published.map((p) => p.status)).toEqual(Array(20).fill(202));
+    for (const p of published) expect(p.id).toBe(published.find((q) => q.key === p.key)!.id); // one message per key
+    expect(await count("SELECT count(*) AS n FROM outbox_messages WHERE event_type = 'order.placed'")).toBe(10);
+
     // Every backend on this database other than the probe is one of the bouncer's server connections.
     const fromBouncer = new Set(await bouncer.serverPorts());
     const { rows } = await probe.query<{ client_port: number; application_name: string }>(

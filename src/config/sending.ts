@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { networkCidr } from './networks.js';
-import { durationMs } from './units.js';
+import { durationMs, sizeBytes } from './units.js';
 import { retentionSchema } from './retention.js';
 
 const gap = z.string().regex(/^\d+(?:\.\d+)?(ms|s|m|h|d)$/, 'expected a gap like 30s, 2m or 1h');
@@ -17,6 +17,20 @@ export const dispatcherSchema = z
     poll_interval: durationMs.default(1_000),
     /** Added to an endpoint's timeout to form the claim's lease; after it another dispatcher may retry. */
     lease_margin: durationMs.default(30_000),
+  })
+  .strict();
+
+/** The API's group commit of `POST /api/v1/messages` (src/outbox/publish-batcher.ts). */
+export const publishSchema = z
+  .object({
+    /** Most messages one publishing transaction carries. */
+    batch_max_messages: z.number().int().positive().max(10_000).default(500),
+    /** Most payload bytes one publishing transaction carries (a single larger message still goes alone). */
+    batch_max_bytes: sizeBytes.default(8 * 1024 * 1024),
+    /** Messages that may wait for their transaction before new requests get 503 OVERLOADED. */
+    queue_max_messages: z.number().int().positive().default(10_000),
+    /** Publishing transactions in flight at once; 1 keeps the store busy while the next batch gathers. */
+    max_in_flight: z.number().int().positive().max(16).default(1),
   })
   .strict();
 
@@ -39,6 +53,8 @@ export const sendingSchema = z
     /** Multiplies every ladder gap (0.001 turns minutes into tens of milliseconds for tests). */
     time_scale: z.number().positive().max(1000).default(1),
     dispatcher: dispatcherSchema.default(dispatcherSchema.parse({})),
+    /** Group commit of the API's publishing. */
+    publish: publishSchema.default(publishSchema.parse({})),
     /** Trim payloads and answers / delete settled messages after an age; the default keeps everything. */
     retention: retentionSchema.default(retentionSchema.parse({})),
   })

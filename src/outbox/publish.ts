@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
-import { MESSAGE_BY_IDEMPOTENCY_KEY, OUTBOX_CHANNEL, publishMessage } from '../store/sql/outbox/publish-message.js';
+import { MESSAGE_BY_IDEMPOTENCY_KEY, OUTBOX_CHANNEL, publishMessage, type PublishMessageParams } from '../store/sql/outbox/publish-message.js';
 import { newEventId } from './ids.js';
 import { acceptsQueryOptions } from '../store/db.js';
 
@@ -98,26 +98,56 @@ function validate(input: PublishInput): void {
   }
 }
 
+/** A message ready for the store: validated, with its event id and the exact bytes to send. */
+export interface PreparedMessage {
+  params: PublishMessageParams;
+  /** The validated input's type, for error messages. */
+  type: string;
+}
+
+/** Validates the input and builds the message (id, payload): everything publishing does before the store. */
+export function prepareMessage(input: PublishInput): PreparedMessage {
+  validate(input);
+  const id = newEventId();
+  const payload = input.body ? exactBody(input.body(id)) : buildEnvelope(id, input, input.occurredAt ?? new Date());
+  const extras = input.extraDestinations ?? [];
+  return {
+    type: input.type,
+    params: {
+      id,
+      event_type: input.type,
+      resource_id: input.resourceId ?? null,
+      payload,
+      idempotency_key: input.idempotencyKey ?? null,
+      extra_endpoint_ids: extras.map((x) => x.endpointId),
+      extra_urls: extras.map((x) => x.url),
+    },
+  };
+}
+
+/** The coded error a failed publishing statement answers; `what` names the message(s) in it. */
+export function publishFailure(err: unknown, what: string): TekilError {
+  if (pgErrorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
+    return new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });
+  }
+  // The store's own text stays in the cause (and the logs): callers get tekil's words only.
+  if (isStoreUnavailable(err)) return new TekilError('STORE_UNAVAILABLE', `publishing ${what} failed: the store is unavailable`, { cause: err });
+  return new TekilError('STORE_REJECTED', `publishing ${what} failed: the store refused the message`, { cause: err });
+}
+
 /**
  * Publishes an event inside the caller's own transaction: the message and its deliveries commit or roll
  * back together with the caller's business change, so an event can be neither lost nor sent for a
  * change that never happened.
  */
 export async function publish(tx: SqlExecutor, input: PublishInput): Promise<PublishResult> {
-  validate(input);
-  const id = newEventId();
-  const payload = input.body ? exactBody(input.body(id)) : buildEnvelope(id, input, input.occurredAt ?? new Date());
-  const extras = input.extraDestinations ?? [];
+  return publishPrepared(tx, prepareMessage(input));
+}
+
+/** publish() for a message already prepared (the API's group commit falls back to this one by one). */
+export async function publishPrepared(tx: SqlExecutor, message: PreparedMessage): Promise<PublishResult> {
   let rows: unknown[];
-  const params = publishMessage.bind({
-    id,
-    event_type: input.type,
-    resource_id: input.resourceId ?? null,
-    payload,
-    idempotency_key: input.idempotencyKey ?? null,
-    extra_endpoint_ids: extras.map((x) => x.endpointId),
-    extra_urls: extras.map((x) => x.url),
-  });
+  const params = publishMessage.bind(message.params);
   try {
     // On tekil's own store the statement is prepared (parsing and planning it cost Postgres about as
     // much as running it); a caller's node-postgres client gets it unnamed.
@@ -125,16 +155,11 @@ export async function publish(tx: SqlExecutor, input: PublishInput): Promise<Pub
       ? await tx.query(publishMessage.text, params, { name: publishMessage.name })
       : await tx.query(publishMessage.text, params));
   } catch (err) {
-    if (pgErrorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
-      throw new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });
-    }
-    // The store's own text stays in the cause (and the logs): callers get tekil's words only.
-    if (isStoreUnavailable(err)) throw new TekilError('STORE_UNAVAILABLE', `publishing ${input.type} failed: the store is unavailable`, { cause: err });
-    throw new TekilError('STORE_REJECTED', `publishing ${input.type} failed: the store refused the message`, { cause: err });
+    throw publishFailure(err, message.type);
   }
   const row = rows[0] as { id: string; deliveries: number } | undefined;
   if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
-  const first = await tx.query(MESSAGE_BY_IDEMPOTENCY_KEY, [input.idempotencyKey]);
+  const first = await tx.query(MESSAGE_BY_IDEMPOTENCY_KEY, [message.params.idempotency_key]);
   const firstRow = first.rows[0] as { id: string } | undefined;
   if (!firstRow) throw new TekilError('INTERNAL', 'idempotency key conflict without a stored message');
   return { id: firstRow.id, deliveries: 0, duplicate: true };

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import type { Context, Service } from '../service.js';
 import type { Db } from '../store/db.js';
 import { TekilError } from '../errors.js';
+import { GroupCommitQueue } from '../store/group-commit.js';
 import { isStoreUnavailable } from '../store/pg-error.js';
 import { deliveryKey, insertDeliveries, insertDelivery, type InboxDeliveryRow } from '../store/sql/inbox/insert-deliveries.js';
 import { receiverMetrics, type DeliveryOutcome, type ReceiverMetrics } from './metrics.js';
@@ -30,127 +31,65 @@ export interface BatcherOptions {
 
 interface Pending {
   row: InboxDeliveryRow;
+  bytes: number;
   resolve(outcome: DeliveryOutcome): void;
   reject(err: TekilError): void;
 }
 
 /**
- * The group-commit batcher. Each delivery waits here until it is committed. When no INSERT is in
- * flight a delivery is written at once (alone); while one is in flight, arrivals gather and go
- * together in the next INSERT, capped by rows and bytes. So an idle store answers at single-row
- * latency and a busy one commits many rows per round trip. A failed batch falls back to per-row
- * inserts so one bad row cannot fail its neighbours; an unreachable store fails the whole batch
- * with STORE_UNAVAILABLE at once.
+ * The receiver's group commit (src/store/group-commit.ts): each delivery waits until it is committed,
+ * many to one INSERT while the store is busy. A failed batch falls back to per-row inserts so one bad
+ * row cannot fail its neighbours; an unreachable store fails the whole batch with STORE_UNAVAILABLE at
+ * once.
  */
 export class InboxBatcher implements Service {
   readonly name = 'inbox-batcher';
-  private queue: Pending[] = [];
-  private queuedBytes = 0;
-  private inFlight = 0;
-  private stopping = false;
-  private drained: Array<() => void> = [];
-  private readonly maxInFlight: number;
-  private pumpScheduled = false;
-  /** When the last INSERT started (performance.now()): a worker sharing the embedded store gives way while this is recent. */
-  lastFlushAt = -Infinity;
+  private readonly queue: GroupCommitQueue<Pending>;
 
   constructor(
     private readonly db: Db,
     private readonly options: BatcherOptions,
   ) {
-    this.maxInFlight = options.maxInFlight ?? 1;
+    this.queue = new GroupCommitQueue<Pending>(
+      {
+        maxItems: options.maxRows,
+        maxBytes: options.maxBytes,
+        queueMaxItems: options.queueMaxRows,
+        queueMaxBytes: options.queueMaxBytes,
+        maxInFlight: options.maxInFlight,
+        gatherTurn: options.gatherTurn,
+        noun: 'deliveries',
+      },
+      (batch) => this.flush(batch),
+    );
+  }
+
+  /** When the last INSERT started (performance.now()): a worker sharing the embedded store gives way while this is recent. */
+  get lastFlushAt(): number {
+    return this.queue.lastFlushAt;
   }
 
   /** Rows waiting for a flush (not counting the ones in flight). */
   get queued(): number {
-    return this.queue.length;
+    return this.queue.queued;
   }
 
   async start(): Promise<void> {
-    this.stopping = false;
+    this.queue.start();
   }
 
   /** Refuses new deliveries, then resolves once every queued one has been written or failed. */
   stop(): Promise<void> {
-    this.stopping = true;
-    if (this.queue.length === 0 && this.inFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => this.drained.push(resolve));
+    return this.queue.stop();
   }
 
   /** Resolves once the row is committed (accepted) or found already recorded (duplicate). */
   enqueue(row: InboxDeliveryRow): Promise<DeliveryOutcome> {
-    if (this.stopping) return Promise.reject(new TekilError('SHUTTING_DOWN', 'tekil is shutting down; retry shortly'));
-    if (this.queue.length >= this.options.queueMaxRows) {
-      return Promise.reject(new TekilError('OVERLOADED', `more than ${this.options.queueMaxRows} deliveries are waiting to be written; retry shortly`));
-    }
-    const maxBytes = this.options.queueMaxBytes;
-    if (maxBytes !== undefined && this.queue.length > 0 && this.queuedBytes + row.body.length > maxBytes) {
-      return Promise.reject(new TekilError('OVERLOADED', `more than ${maxBytes} body bytes are waiting to be written; retry shortly`));
-    }
-    return new Promise<DeliveryOutcome>((resolve, reject) => {
-      this.queue.push({ row, resolve, reject });
-      this.queuedBytes += row.body.length;
-      this.schedulePump();
-    });
-  }
-
-  private schedulePump(): void {
-    if (!this.options.gatherTurn) return this.pump();
-    if (this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    setImmediate(() => {
-      this.pumpScheduled = false;
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
-      const batch = this.take();
-      this.inFlight++;
-      void this.flush(batch)
-        .catch((err: unknown) => () => {
-          // flush() handles store errors itself; this is a bug guard so no request waits forever.
-          for (const p of batch) p.reject(new TekilError('INTERNAL', 'the delivery could not be written', { cause: err }));
-        })
-        .then((answer) => {
-          this.inFlight--;
-          // The next INSERT goes out before this batch's requests are answered: writing dozens of
-          // responses takes a while, and the store should not sit idle meanwhile. (On the embedded
-          // store it waits for the turn's end like any flush: the store runs on this thread anyway.)
-          this.schedulePump();
-          answer();
-          if (this.inFlight === 0 && this.queue.length === 0 && this.drained.length > 0) {
-            for (const resolve of this.drained.splice(0)) resolve();
-          }
-        });
-    }
-  }
-
-  /** Takes the next batch off the queue, within the row and byte caps (at least one row). */
-  private take(): Pending[] {
-    const { maxRows, maxBytes } = this.options;
-    if (this.queue.length <= maxRows && this.queuedBytes <= maxBytes) {
-      const all = this.queue;
-      this.queue = [];
-      this.queuedBytes = 0;
-      return all;
-    }
-    let n = 0;
-    let bytes = 0;
-    while (n < this.queue.length && n < maxRows) {
-      const size = this.queue[n]!.row.body.length;
-      if (n > 0 && bytes + size > maxBytes) break;
-      bytes += size;
-      n++;
-    }
-    this.queuedBytes -= bytes;
-    return this.queue.splice(0, n);
+    return new Promise<DeliveryOutcome>((resolve, reject) => this.queue.add({ row, bytes: row.body.length, resolve, reject }));
   }
 
   /** Writes one batch; resolves (never rejects) to a function that answers its requests. */
   private async flush(batch: Pending[]): Promise<() => void> {
-    this.lastFlushAt = performance.now();
     this.options.metrics?.batchRows.observe(batch.length);
     // Copies of one delivery inside a batch: the first is the one written, the rest are duplicates.
     const leaders: Pending[] = [];

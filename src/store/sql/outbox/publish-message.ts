@@ -32,5 +32,36 @@ export const publishMessage = defineStatement<PublishMessageParams>(
                                                    $extra_endpoint_ids::text[], $extra_urls::text[])`,
 );
 
+export interface PublishMessagesParams extends Record<string, unknown> {
+  ids: string[];
+  event_types: string[];
+  resource_ids: Array<string | null>;
+  /** Every payload back to back, cut apart by payload_starts (from 1) and payload_lengths. */
+  payloads: Buffer;
+  payload_starts: number[];
+  payload_lengths: number[];
+  /** Distinct, and in the order to lock them in (sorted: see migration 011). */
+  idempotency_keys: Array<string | null>;
+  /** Every message's extra destinations, flat; extra_ns names each one's message (its position, from 1). */
+  extra_ns: number[];
+  extra_endpoint_ids: string[];
+  extra_urls: string[];
+}
+
+/**
+ * Many messages in one statement (one transaction, one commit) through tekil_outbox_publish_many
+ * (migration 011): one insert and one fan-out for all. Returns a row per message, `n` its position from
+ * 1: a new message with its deliveries, or, for a key used before, the first message's id with
+ * `duplicate`. The payloads travel as one bytea cut apart by offsets, as the receiver's bodies do (a
+ * bytea[] would go as hex text). One text for any number of messages, so it is prepared once.
+ */
+export const publishMessages = defineStatement<PublishMessagesParams>(
+  'tekil_outbox_publish_many',
+  `SELECT n, id, deliveries, duplicate
+   FROM tekil_outbox_publish_many($ids::text[], $event_types::text[], $resource_ids::text[], $payloads::bytea,
+                                  $payload_starts::int[], $payload_lengths::int[], $idempotency_keys::text[],
+                                  $extra_ns::int[], $extra_endpoint_ids::text[], $extra_urls::text[])`,
+);
+
 /** The first message published under an idempotency key. */
 export const MESSAGE_BY_IDEMPOTENCY_KEY = 'SELECT id FROM outbox_messages WHERE idempotency_key = $1';
