@@ -20,9 +20,9 @@ export interface BatcherOptions {
   maxInFlight?: number;
   /**
    * Waits for the end of the event loop's turn before a flush, so every request read in that turn goes
-   * in one INSERT. For the embedded store: PGlite runs each statement synchronously on this thread, so a
-   * flush started at once would run (and answer) before the turn's other requests were even read, and
-   * every INSERT would carry one row.
+   * in one INSERT. For the embedded store: each statement has a fixed cost on PGlite's one thread, and
+   * a flush started at once would carry the turn's first request alone while the rest of the burst the
+   * event loop had already read waited for the next one.
    */
   gatherTurn?: boolean;
   metrics?: ReceiverMetrics;

@@ -13,9 +13,9 @@ export interface GroupCommitOptions {
   maxInFlight?: number | undefined;
   /**
    * Waits for the end of the event loop's turn before a flush, so every request read in that turn goes
-   * in one flush. For the embedded store: PGlite runs each statement synchronously on this thread, so a
-   * flush started at once would run (and answer) before the turn's other requests were even read, and
-   * every flush would carry one item.
+   * in one flush. For the embedded store: each statement has a fixed cost on PGlite's one thread, and
+   * a flush started at once would carry the turn's first request alone while the rest of the burst the
+   * event loop had already read waited for the next one.
    */
   gatherTurn?: boolean | undefined;
   /** What the items are, plural, for the OVERLOADED message ("deliveries", "messages"). */
@@ -114,7 +114,7 @@ export class GroupCommitQueue<T extends Queued> {
           this.inFlight--;
           // The next flush goes out before this batch's requests are answered: writing dozens of
           // responses takes a while, and the store should not sit idle meanwhile. (On the embedded
-          // store it waits for the turn's end like any flush: the store runs on this thread anyway.)
+          // store it waits for the turn's end like any flush.)
           this.schedulePump();
           answer();
           if (this.inFlight === 0 && this.queue.length === 0 && this.drained.length > 0) {
