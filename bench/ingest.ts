@@ -37,6 +37,7 @@ import { backendCpu, cpuBetween, medianBy, processTreeCpu } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 import { preparePayloads, replayScript, requireWrk, runWrk, startServer, stopServer, type PreparedRequest, type WrkResult } from './lib/http-load.js';
 import { storeOnly } from './ingest/store-only.js';
+import { receiverInFlight } from '../src/receiver/batcher.js';
 
 const store = process.env.BENCH_STORE === 'pglite' ? 'pglite' : 'postgres';
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
     writeFileSync(configFile, `${receiver}sources:\n  bench:\n    scheme: paymos\n    secrets: ["${SECRET}"]\n    tolerance: 3600\n`);
     const { distinct, requests } = preparePayloads(join(dir, 'requests.bin'), { count: payloadCount, secret: SECRET });
     writeFileSync(join(dir, 'requests.lua'), replayScript(join(dir, 'requests.bin')));
-    const inFlight = (await loadConfigFile(configFile)).receiver.max_in_flight;
+    const inFlight = receiverInFlight((await loadConfigFile(configFile)).receiver, store);
     process.stdout.write(
       `store ${store}; ${payloadCount} signed requests (${distinct} distinct events, ${payloadCount - distinct} repeats); ${connections} connections; ${rounds} rounds of ${warmup}s warm-up + ${seconds}s measured\n`,
     );

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { countRows } from './helpers/receiver.js';
-import { InboxBatcher, type BatcherOptions } from '../src/receiver/batcher.js';
+import { InboxBatcher, receiverInFlight, type BatcherOptions } from '../src/receiver/batcher.js';
+import { parseConfig } from '../src/config/load.js';
 import { ReceiverMetrics } from '../src/receiver/metrics.js';
 import type { InboxDeliveryRow } from '../src/store/sql/inbox/insert-deliveries.js';
 import { createPostgresDb } from '../src/store/postgres.js';
@@ -142,5 +143,16 @@ describe('group-commit batcher', () => {
     const b = new InboxBatcher(gone, { maxRows: 500, maxBytes: 1 << 20, queueMaxRows: 100, metrics });
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => b.enqueue(row(`u${i}`)).catch((err: unknown) => err)));
     expect(results.every((err) => isTekilError(err, 'STORE_UNAVAILABLE'))).toBe(true);
+  });
+});
+
+describe('INSERTs in flight', () => {
+  it('defaults to one on Postgres and two on the embedded store; a setting wins on both', () => {
+    const unset = parseConfig({}).receiver;
+    expect(receiverInFlight(unset, 'postgres')).toBe(1);
+    expect(receiverInFlight(unset, 'pglite')).toBe(2);
+    const set = parseConfig({ receiver: { max_in_flight: 3 } }).receiver;
+    expect(receiverInFlight(set, 'postgres')).toBe(3);
+    expect(receiverInFlight(set, 'pglite')).toBe(3);
   });
 });

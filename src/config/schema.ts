@@ -43,8 +43,11 @@ export const receiverSchema = z
     ack_deadline: durationMs.default(8_000),
     /** Seconds sent in Retry-After with a 503. */
     retry_after: z.number().int().positive().default(5),
-    /** Group-commit INSERTs in flight at once; 1 keeps the store busy while the next batch gathers. */
-    max_in_flight: z.number().int().positive().max(16).default(1),
+    /**
+     * Group-commit INSERTs in flight at once. Unset: 1 on Postgres (keeps the server busy while the
+     * next batch gathers), 2 on the embedded store (see receiverInFlight).
+     */
+    max_in_flight: z.number().int().positive().max(16).optional(),
   })
   .strict();
 
