@@ -5,18 +5,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreUnavailable, pgErrorCode, PG_UNIQUE_VIOLATION } from '../src/store/pg-error.js';
 import { createThreadedPgliteDb } from '../src/store/pglite-thread.js';
 import type { Db } from '../src/store/db.js';
-import { onPostgres } from './helpers/db.js';
+import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { waitUntil } from './helpers/wait.js';
 
 /** The embedded store on its own thread: the same behaviour as PGlite in-process, off the event loop. */
 describe.skipIf(onPostgres)('the embedded store on its own thread', () => {
-  let db: Db;
+  let t: TestDb;
+  let db: Db & { dump(): Promise<Uint8Array> };
   beforeAll(async () => {
-    db = await createThreadedPgliteDb();
+    // The suite's migrated store, loaded from its dump (the suite runs every PGlite test on this adapter).
+    t = await createTestDb();
+    db = t.db as typeof db;
     await db.exec('CREATE TABLE things (id int PRIMARY KEY, body bytea, at timestamptz)');
   }, 60_000);
   afterAll(async () => {
-    await db?.close();
+    await t?.close();
   });
 
   it('keeps the event loop free while a long statement runs', async () => {
@@ -101,7 +104,10 @@ describe.skipIf(onPostgres)('the embedded store on its own thread', () => {
   it('keeps its data in a directory across a close and a reopen; once closed, a statement fails as unavailable', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tekil-thread-'));
     try {
-      const first = await createThreadedPgliteDb({ dataDir: join(dir, 'pgdata') });
+      // A new directory seeded from a dump (initialising an empty one takes seconds).
+      const first = await createThreadedPgliteDb({ dataDir: join(dir, 'pgdata'), loadDataDir: await db.dump() });
+      // It holds the dump's tables (the suite's migrated schema).
+      expect((await first.query("SELECT to_regclass('inbox_deliveries') IS NOT NULL AS migrated")).rows).toEqual([{ migrated: true }]);
       await first.exec('CREATE TABLE kept (v text)');
       await first.query('INSERT INTO kept VALUES ($1)', ['still here']);
       await first.close();

@@ -7,7 +7,7 @@
 export interface PgliteThreadOptions {
   /** The data directory; undefined keeps the database in memory. */
   dataDir?: string | undefined;
-  /** A dump (`dumpDataDir`) to start from instead of an empty or existing directory. */
+  /** A dump (`dumpDataDir`) to start from instead of an empty database (into `dataDir` when given, which must be new). */
   loadDataDir?: Uint8Array | undefined;
 }
 

@@ -104,7 +104,7 @@ async function handle(pg: PGlite, req: PgliteRequest): Promise<unknown> {
 }
 
 try {
-  const pg = options.loadDataDir ? new PGlite({ loadDataDir: new Blob([options.loadDataDir]) }) : new PGlite(options.dataDir);
+  const pg = new PGlite({ dataDir: options.dataDir, ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}) });
   await pg.waitReady;
   port.on('message', (req: PgliteRequest) => {
     handle(pg, req).then(
