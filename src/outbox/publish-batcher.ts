@@ -5,7 +5,8 @@ import type { Db } from '../store/db.js';
 import { TekilError, isTekilError } from '../errors.js';
 import { GroupCommitQueue, type Queued } from '../store/group-commit.js';
 import { isStoreUnavailable } from '../store/pg-error.js';
-import { publishMessages } from '../store/sql/outbox/publish-message.js';
+import { publishMessages, type PublishMessagesParams } from '../store/sql/outbox/publish-message.js';
+import { packBytes } from '../store/sql/statement.js';
 import { prepareMessage, publishFailure, publishPrepared, type PreparedMessage, type PublishInput, type PublishResult } from './publish.js';
 
 /** The API publishing's metrics, named like the receiver's batch metrics; one set per registry. */
@@ -159,29 +160,25 @@ export class PublishBatcher {
     // orders would deadlock, and Postgres would abort one of them.
     const ordered = [...leaders].sort((a, b) => compareKeys(a.message.params.idempotency_key, b.message.params.idempotency_key));
     const n = ordered.length;
-    const params = {
+    const payloads = new Array<Buffer>(n);
+    const params: PublishMessagesParams = {
       ids: new Array<string>(n),
       event_types: new Array<string>(n),
       resource_ids: new Array<string | null>(n),
       payloads: Buffer.alloc(0),
-      payload_starts: new Array<number>(n),
-      payload_lengths: new Array<number>(n),
+      payload_starts: [],
+      payload_lengths: [],
       idempotency_keys: new Array<string | null>(n),
-      extra_ns: [] as number[],
-      extra_endpoint_ids: [] as string[],
-      extra_urls: [] as string[],
+      extra_ns: [],
+      extra_endpoint_ids: [],
+      extra_urls: [],
     };
-    const payloads = new Array<Buffer>(n);
-    let start = 1; // substring() counts from 1
     for (let i = 0; i < n; i++) {
       const m = ordered[i]!.message.params;
       params.ids[i] = m.id;
       params.event_types[i] = m.event_type;
       params.resource_ids[i] = m.resource_id;
       payloads[i] = m.payload;
-      params.payload_starts[i] = start;
-      params.payload_lengths[i] = m.payload.length;
-      start += m.payload.length;
       params.idempotency_keys[i] = m.idempotency_key;
       for (let j = 0; j < m.extra_endpoint_ids.length; j++) {
         params.extra_ns.push(i + 1);
@@ -189,7 +186,7 @@ export class PublishBatcher {
         params.extra_urls.push(m.extra_urls[j]!);
       }
     }
-    params.payloads = Buffer.concat(payloads, start - 1);
+    ({ bytes: params.payloads, starts: params.payload_starts, lengths: params.payload_lengths } = packBytes(payloads));
     const res = await this.db.query<{ n: number; id: string; deliveries: number; duplicate: boolean }>(publishMessages.text, publishMessages.bind(params), {
       name: publishMessages.name,
     });

@@ -21,20 +21,21 @@ function wrap(target: PgliteQueryable): Queryable {
 }
 
 /**
- * PGlite is a single connection: queries are serialised by PGlite itself, and `transaction` holds
- * the connection for its whole duration. `dataDir` undefined means in memory.
+ * PGlite in this thread. PGlite is a single connection: queries are serialised by PGlite itself, and
+ * `transaction` holds the connection for its whole duration. `dataDir` undefined means in memory.
+ * tekil itself runs the embedded store on a thread of its own (pglite-thread.ts); this one serves
+ * scripts and the ingest bench's store-only line (PGlite alone, nothing else on its thread).
  */
 export async function createPgliteDb(dataDir?: string): Promise<Db> {
   return wrapPglite(new PGlite(dataDir));
 }
 
 /** Wraps an existing PGlite instance (tekil then owns it and closes it). */
-export async function wrapPglite(pg: PGlite): Promise<Db & { pglite: PGlite }> {
+export async function wrapPglite(pg: PGlite): Promise<Db> {
   await pg.waitReady;
   const root = wrap(pg as unknown as PgliteQueryable);
   return {
     kind: 'pglite',
-    pglite: pg,
     query: root.query,
     exec: root.exec,
     openPool() {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isTekilError } from '../../errors.js';
-import { defineStatement, quoteIdent } from './statement.js';
+import { defineStatement, packBytes, quoteIdent } from './statement.js';
 
 describe('named statements', () => {
   it('rewrites $names to positions once, in order of first use, and keeps casts and numbered ones', () => {
@@ -26,5 +26,16 @@ describe('named statements', () => {
   it('quotes plain identifiers and refuses the rest', () => {
     expect(quoteIdent('tekil_inbox')).toBe('"tekil_inbox"');
     expect(() => quoteIdent('a"; DROP')).toThrow(/invalid identifier/);
+  });
+});
+
+describe('packBytes', () => {
+  it('puts byte strings back to back with 1-based starts and lengths, empty ones included', () => {
+    const parts = [Buffer.from('ab'), Buffer.alloc(0), Buffer.from([0, 255, 7])];
+    const packed = packBytes(parts);
+    expect([...packed.bytes]).toEqual([97, 98, 0, 255, 7]);
+    expect(packed.starts).toEqual([1, 3, 3]);
+    expect(packed.lengths).toEqual([2, 0, 3]);
+    parts.forEach((part, i) => expect(packed.bytes.subarray(packed.starts[i]! - 1, packed.starts[i]! - 1 + packed.lengths[i]!)).toEqual(part));
   });
 });

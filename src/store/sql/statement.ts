@@ -53,3 +53,27 @@ export function quoteIdent(name: string): string {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new TekilError('INVALID_IDENTIFIER', `invalid identifier: ${name}`);
   return `"${name}"`;
 }
+
+/** Byte strings packed into one `bytea` parameter, each found again with `substring(… FROM start FOR length)`. */
+export interface PackedBytes {
+  bytes: Buffer;
+  /** Where each one starts, counting from 1 as substring() does. */
+  starts: number[];
+  lengths: number[];
+}
+
+/**
+ * Packs byte strings for a multi-row statement. node-postgres sends a Buffer parameter in binary, but a
+ * `bytea[]` as hex text inside an array literal: twice the bytes, and an encode and a decode per row.
+ */
+export function packBytes(parts: readonly Buffer[]): PackedBytes {
+  const starts = new Array<number>(parts.length);
+  const lengths = new Array<number>(parts.length);
+  let start = 1;
+  for (let i = 0; i < parts.length; i++) {
+    starts[i] = start;
+    lengths[i] = parts[i]!.length;
+    start += lengths[i]!;
+  }
+  return { bytes: Buffer.concat(parts as Buffer[], start - 1), starts, lengths };
+}

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db.js';
-import { defineStatement } from '../statement.js';
+import { defineStatement, packBytes } from '../statement.js';
 
 /** One received delivery, ready for the inbox table (a type, so it can name a statement's parameters). */
 export type InboxDeliveryRow = {
@@ -27,9 +27,7 @@ export function deliveryKey(source: string, eventId: string): string {
  * One statement text for any number of rows (arrays, not a VALUES list), so Postgres sees the same
  * query every time and the parameter count never grows with the batch.
  *
- * The bodies travel as one bytea parameter, back to back, cut apart by offsets: node-postgres sends a
- * Buffer parameter in binary, but a bytea[] array as hex text inside an array literal, which doubled the
- * bytes on the wire and cost both sides an encode and a decode per row.
+ * The bodies travel as one bytea parameter, back to back, cut apart by offsets (packBytes).
  *
  * ORDER BY: each inserted key is locked until the batch commits. Two receivers inserting overlapping
  * ids in opposite orders would each hold a key the other waits for — a deadlock, and Postgres then
@@ -84,9 +82,6 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
   // ISO text: node-postgres would format a Date in local time with an offset, a slower path.
   const occurredAt = new Array<string | null>(n);
   const bodies = new Array<Buffer>(n);
-  const bodyStarts = new Array<number>(n);
-  const bodyLengths = new Array<number>(n);
-  let start = 1; // substring() counts from 1
   const contentTypes = new Array<string | null>(n);
   const headers = new Array<string>(n);
   for (let i = 0; i < n; i++) {
@@ -97,15 +92,13 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
     eventTypes[i] = r.eventType;
     occurredAt[i] = r.occurredAt === null ? null : r.occurredAt.toISOString();
     bodies[i] = r.body;
-    bodyStarts[i] = start;
-    bodyLengths[i] = r.body.length;
-    start += r.body.length;
     contentTypes[i] = r.contentType;
     headers[i] = r.headers;
   }
+  const packed = packBytes(bodies);
   const res = await db.query<{ source: string; event_id: string }>(
     insertMany.text,
-    insertMany.bind({ sources, eventIds, resourceIds, eventTypes, occurredAt, bodies: Buffer.concat(bodies, start - 1), bodyStarts, bodyLengths, contentTypes, headers }),
+    insertMany.bind({ sources, eventIds, resourceIds, eventTypes, occurredAt, bodies: packed.bytes, bodyStarts: packed.starts, bodyLengths: packed.lengths, contentTypes, headers }),
   );
   const inserted = new Set<string>();
   for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
