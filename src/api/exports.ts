@@ -1,9 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyReply } from 'fastify';
 import { tableCsv } from '../dashboard/exports/csv.js';
-import { tablePdf } from '../dashboard/exports/pdf.js';
 import { inboxExportTable, outboxExportTable, type ExportTable } from '../dashboard/exports/table.js';
-import { tableXlsx } from '../dashboard/exports/xlsx.js';
 import type { Context } from '../service.js';
 import { inboxFilterQuery, toFilter as toInboxFilter } from './inbox.js';
 import { historyQuery, toFilter as toHistoryFilter } from './outbox.js';
@@ -16,10 +14,20 @@ const formats = {
 } as const;
 type Format = keyof typeof formats;
 
-function send(reply: FastifyReply, ctx: Context, table: ExportTable, format: Format, name: string): FastifyReply {
+/**
+ * The Excel and PDF writers are loaded on the first export: exceljs and pdfkit together took about half
+ * a second of every tekil process's start-up (each CLI command's too), and most processes never export.
+ */
+async function exportBody(table: ExportTable, format: Format, onError: (err: unknown) => void): Promise<Readable> {
+  if (format === 'csv') return Readable.from(tableCsv(table));
+  if (format === 'xlsx') return (await import('../dashboard/exports/xlsx.js')).tableXlsx(table, onError);
+  return (await import('../dashboard/exports/pdf.js')).tablePdf(table, onError);
+}
+
+async function send(reply: FastifyReply, ctx: Context, table: ExportTable, format: Format, name: string): Promise<FastifyReply> {
   // Headers are sent before the first row is read: a failure mid-way can only cut the download short.
   const onError = (err: unknown) => ctx.logger.warn({ err, format }, 'export failed part-way');
-  const body = format === 'csv' ? Readable.from(tableCsv(table)) : format === 'xlsx' ? tableXlsx(table, onError) : tablePdf(table, onError);
+  const body = await exportBody(table, format, onError);
   reply.header('content-type', formats[format]);
   reply.header('content-disposition', `attachment; filename="${name}.${format}"`);
   reply.header('cache-control', 'no-store');
