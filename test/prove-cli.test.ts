@@ -36,7 +36,7 @@ const target = (app: ReceiverApp) => ['--url', `${app.url}/webhooks`, '--scheme'
 
 // Each test has its own receiver, so they run side by side (each is mostly waiting on a child process).
 // Nothing here touches tekil's store (the receivers keep their own effects), so the store projects
-// would run the same child processes twice: the first project runs it.
+// would run the same child processes twice: only the PGlite project runs them.
 describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove (the command)', { concurrent: true }, () => {
   let good: ReceiverApp;
   let noDedupe: ReceiverApp;

@@ -46,7 +46,7 @@ const expected: Record<BrokenReceiverBug, Partial<Record<CheckId, RegExp>>> = {
 
 // Each test has receivers of its own, so the two run side by side.
 // Nothing here touches tekil's store (the receivers keep their own effects), so the store projects
-// would run the same child processes twice: the first project runs it.
+// would run the same child processes twice: only the PGlite project runs them.
 describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove against receivers written by hand', { concurrent: true }, () => {
   const apps: ReceiverApp[] = [];
   afterAll(async () => {
