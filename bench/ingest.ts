@@ -5,9 +5,10 @@
  *   tekil:   the receiver as `tekil start --role receiver` runs it (verify, extract, group commit); on the
  *            embedded store every role, as `npm start` runs it (the worker shares the one connection),
  * and the store-only line: tekil's INSERT statement with the same rows, in tekil's mean batch size, back to
- * back without HTTP (the ceiling the store allows).
+ * back without HTTP (the ceiling the store allows), measured in every round like the servers.
  * Requests are signed up front and replayed by wrk from a Lua script. Rounds alternate the servers' order
- * (forwards, then backwards); each figure is the median of its rounds. CPU per request: the server process's
+ * (forwards, then backwards); each figure is the median of its rounds, and tekil / store-only is also
+ * printed per round. CPU per request: the server process's
  * (from /proc) and, on Postgres, the backends serving the bench database.
  *
  * Knobs (environment):
@@ -121,8 +122,17 @@ async function measure(s: Server): Promise<void> {
   }
 }
 
-/** The store-only line, in the batch size tekil reached (its median run's mean). */
-async function measureStoreOnly(rows: InboxDeliveryRow[], batchRows: number, inFlight: number): Promise<string> {
+interface StoreOnlyRun {
+  rate: number;
+  line: string;
+}
+
+/**
+ * The store-only line: tekil's INSERT in the batch size tekil reached (its latest run's mean), back to
+ * back without HTTP. It takes its turn in every round like the servers, so the machine's drift during a
+ * run weighs on both sides of the ratio alike.
+ */
+async function measureStoreOnly(rows: InboxDeliveryRow[], batchRows: number, inFlight: number): Promise<StoreOnlyRun> {
   let db: Db;
   if (store === 'postgres') {
     await onBenchDb(async (c) => c.query('TRUNCATE inbox_deliveries').then(() => c.query('CHECKPOINT')));
@@ -135,7 +145,9 @@ async function measureStoreOnly(rows: InboxDeliveryRow[], batchRows: number, inF
     const pg0 = store === 'postgres' ? await backendCpu(db, dbName) : undefined;
     const r = await storeOnly(db, rows, { batchRows, inFlight, seconds });
     const pgUs = pg0 ? ` Postgres ${((cpuBetween(pg0, await backendCpu(db, dbName)) * 1e6) / (r.rowsPerSecond * seconds)).toFixed(0)} µs,` : '';
-    return `store-only (${store}, ${batchRows} rows per INSERT, ${inFlight} in flight): ${r.rowsPerSecond.toFixed(0)} rows/s, ${r.batchMs.toFixed(2)} ms per INSERT (slowest ${r.maxBatchMs.toFixed(0)} ms); CPU per row:${pgUs} bench process ${r.nodeUs.toFixed(0)} µs`;
+    const line = `store-only (${store}, ${batchRows} rows per INSERT, ${inFlight} in flight): ${r.rowsPerSecond.toFixed(0)} rows/s, ${r.batchMs.toFixed(2)} ms per INSERT (slowest ${r.maxBatchMs.toFixed(0)} ms); CPU per row:${pgUs} bench process ${r.nodeUs.toFixed(0)} µs`;
+    process.stdout.write(`  ${line}\n`);
+    return { rate: r.rowsPerSecond, line };
   } finally {
     await db.close();
     rmSync(join(dir, 'store-only'), { recursive: true, force: true });
@@ -166,9 +178,19 @@ async function main(): Promise<void> {
     ];
     const wanted = (process.env.BENCH_SERVERS ?? 'ceiling,naive,tekil,store').split(',');
     const servers = all.filter((s) => wanted.includes(s.key) && !(s.key === 'naive' && store === 'pglite'));
+    const tekilServer = servers.find((s) => s.key === 'tekil');
+    const withStore = wanted.includes('store') && tekilServer !== undefined;
+    const storeRows = withStore ? await rowsOf(requests) : [];
+    const storeRuns: StoreOnlyRun[] = [];
+    // Forwards in one round, backwards in the next; the store-only line is last going forwards, so the
+    // first round's tekil run gives it its batch size, and each later one uses the latest tekil run's.
+    const turns: Array<Server | 'store'> = [...servers, ...(withStore ? (['store'] as const) : [])];
     for (round = 0; round < rounds; round++) {
       process.stdout.write(`round ${round + 1} of ${rounds}\n`);
-      for (const s of round % 2 === 0 ? servers : [...servers].reverse()) await measure(s);
+      for (const turn of round % 2 === 0 ? turns : [...turns].reverse()) {
+        if (turn !== 'store') await measure(turn);
+        else storeRuns.push(await measureStoreOnly(storeRows, Math.max(1, Math.round(tekilServer!.runs.at(-1)?.batchRows ?? 1)), inFlight));
+      }
     }
 
     process.stdout.write(`\nmedian of ${rounds} rounds (by req/s)\n${'server'.padEnd(30)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'non-2xx'.padStart(9)}   CPU per request\n`);
@@ -182,11 +204,14 @@ async function main(): Promise<void> {
     const tekil = med.get('tekil');
     const ceiling = med.get('ceiling');
     let storeRate: number | undefined;
-    if (wanted.includes('store') && tekil) {
-      const batchRows = Math.max(1, Math.round(tekil.batchRows ?? 1));
-      const line = await measureStoreOnly(await rowsOf(requests), batchRows, inFlight);
-      storeRate = Number(/: (\d+) rows\/s/.exec(line)?.[1]);
-      process.stdout.write(`${line}\n`);
+    if (storeRuns.length > 0) {
+      const median = medianBy(storeRuns, (x) => x.rate);
+      storeRate = median.rate;
+      process.stdout.write(`${median.line}\n`);
+      if (tekilServer) {
+        const perRound = tekilServer.runs.map((t, i) => (storeRuns[i] ? (t.rps / storeRuns[i]!.rate).toFixed(2) : '-')).join(', ');
+        process.stdout.write(`tekil / store-only per round: ${perRound}\n`);
+      }
     }
     if (tekil && ceiling) process.stdout.write(`tekil / HTTP ceiling = ${(tekil.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && storeRate) process.stdout.write(`tekil / store-only = ${(tekil.rps / storeRate).toFixed(2)}\n`);

@@ -2,11 +2,16 @@
 // BENCH_ROLES=all for every role (what `npm start` runs), or a comma list of roles (e.g. api).
 // BENCH_PROCESSES=N (or auto: one per core) runs N processes under tekil's own supervisor, as
 // `tekil start --processes N` does; the default, 1, runs one process without a supervisor.
+// With the worker role, a handler that does nothing is registered for the bench's source, as an
+// application registers its own (its effect is the application's cost, not tekil's): every delivery is
+// processed and settles as done. BENCH_HANDLER=none registers none, so every delivery fails for want of
+// a handler and is parked in the review queue, with a warning logged for each.
 import { availableParallelism } from 'node:os';
 import { superviseProcesses } from '../../src/cli/supervise.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { startTekil } from '../../src/runtime.js';
 import { roleNames, type Role } from '../../src/service.js';
+import { defineHandlers } from '../../src/worker/handlers.js';
 import { clusterMetricsReader, isSupervisedProcess, reportReady, supervisedPort } from '../../src/supervisor/child.js';
 
 const config = await loadConfigFile(process.env.BENCH_CONFIG!);
@@ -24,6 +29,7 @@ if (processes > 1 && !isSupervisedProcess()) {
   const running = await startTekil({
     config,
     roles: new Set(roles),
+    ...(process.env.BENCH_HANDLER === 'none' ? {} : { handlers: defineHandlers().on('bench', '*', () => {}) }),
     port: supervised ? (supervisedPort(process.env) ?? port) : port,
     host: '127.0.0.1',
     ...(supervised ? { metricsReader: clusterMetricsReader } : {}),

@@ -66,10 +66,19 @@ export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+    // Only the last few KiB of stderr are kept (for the error below), and stdout is read until the
+    // ready line and then dropped: a server that logs under load (a warning per dead delivery, say)
+    // would otherwise grow these strings for the whole run and take CPU from the run being measured.
+    child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
+    let ready = false;
     child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (readyPattern.test(out)) resolve(child);
+      if (ready) return;
+      out = (out + d.toString()).slice(-8192);
+      if (readyPattern.test(out)) {
+        ready = true;
+        out = '';
+        resolve(child);
+      }
     });
     child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${err}`)));
   });
