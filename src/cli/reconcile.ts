@@ -4,9 +4,8 @@ import { TekilError } from '../errors.js';
 import { redactPaths } from '../logger.js';
 import { formatFindingsTable, formatReport, parseWindowTime } from '../reconcile/format.js';
 import { listFindingRows, listRunRows } from '../reconcile/queries.js';
-import { reconcileConfigOf, runReconcile, type ReconcileReport } from '../reconcile/run.js';
+import type { ReconcileReport } from '../reconcile/run.js';
 import type { ReconcileWindow } from '../reconcile/types.js';
-import { openConfiguredStore } from '../runtime.js';
 import { resolveSettings } from '../settings.js';
 import { migrate } from '../store/migrate.js';
 import { addApiOptions, callApi, resolveApiTarget, type ApiOptions } from './api-client.js';
@@ -72,6 +71,8 @@ export function registerReconcileCommand(program: Command): void {
       return;
     }
     const { config } = await loadCliConfig(opts.config);
+    // The store and the run load with the command that uses them, not with the CLI (see start.ts).
+    const [{ reconcileConfigOf, runReconcile }, { openConfiguredStore }] = await Promise.all([import('../reconcile/run.js'), import('../runtime.js')]);
     // Refused before the store is opened: a typo in --source should not wait for a database.
     if (window) reconcileConfigOf(config, opts.source!);
     const settings = resolveSettings(config, process.env);

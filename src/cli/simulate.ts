@@ -4,8 +4,6 @@ import { parseDuration } from '../config/units.js';
 import { createLogger } from '../logger.js';
 import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
 import { allFaults, parseFaults } from '../simulate/faults.js';
-import { startSimulator } from '../simulate/simulator.js';
-import { formatSummary } from '../simulate/report.js';
 import { parseHmacOption, parsePort } from './config.js';
 
 interface SimulateOptions {
@@ -76,6 +74,8 @@ export function registerSimulateCommand(program: Command): void {
     .action(async (opts: SimulateOptions) => {
       const faults = parseFaults(opts.faults);
       if (opts.scheme === 'hmac' && opts.hmac === undefined) throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac with its options');
+      // Loaded here, not with the CLI: the simulator brings its own HTTP server and signing.
+      const [{ startSimulator }, { formatSummary }] = await Promise.all([import('../simulate/simulator.js'), import('../simulate/report.js')]);
       const sim = await startSimulator({
         target: opts.target,
         callbackUrl: opts.callbackUrl,
