@@ -73,12 +73,11 @@ export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv
     let ready = false;
     child.stdout!.on('data', (d: Buffer) => {
       if (ready) return;
-      out = (out + d.toString()).slice(-8192);
-      if (readyPattern.test(out)) {
-        ready = true;
-        out = '';
-        resolve(child);
-      }
+      // Tested before trimming, so a ready line early in a large chunk is not cut off.
+      const seen = out + d.toString();
+      ready = readyPattern.test(seen);
+      out = ready ? '' : seen.slice(-8192);
+      if (ready) resolve(child);
     });
     child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${err}`)));
   });
