@@ -3,7 +3,9 @@
  *   1. HTTP: `POST /api/v1/messages` on tekil's api role (one endpoint subscribed, so every message fans
  *      out to one delivery) against the bare Fastify ceiling on the same route, driven by wrk;
  *   2. in-process: a transaction that inserts a business row and calls `publish(tx)`, against the same
- *      transaction without it, at 1 and at 32 concurrent callers on a node-postgres pool (the caller's).
+ *      transaction without it, at 1 and at 32 concurrent callers on a node-postgres pool (the caller's);
+ *      and the floor of any transactional outbox: the same transaction plus one bare INSERT of the
+ *      message's bytes into a table with only a primary key.
  * Rounds alternate the order of the compared sides; figures are medians of rounds. CPU per item: the
  * server's (HTTP) or this process's (in-process), and the Postgres backends serving the bench database.
  *
@@ -22,7 +24,7 @@ import pg from 'pg';
 import { parseConfig } from '../src/config/load.js';
 import { DestinationGuard } from '../src/http/destination-guard.js';
 import { endpointStore } from '../src/outbox/endpoints.js';
-import { publish } from '../src/outbox/publish.js';
+import { prepareMessage, publish } from '../src/outbox/publish.js';
 import { createSecretBox } from '../src/outbox/secrets.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
@@ -89,8 +91,15 @@ async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, ro
   }
 }
 
-/** `txCount` transactions by `callers` concurrent callers, each inserting one invoice row, with or without publish. */
-async function txRun(pool: pg.Pool, callers: number, withPublish: boolean): Promise<Figure> {
+/**
+ * What a transaction does besides its business insert: nothing; tekil's `publish(tx)`; or the floor of
+ * any transactional outbox, one more INSERT of the same message bytes into a table with only a primary
+ * key (no fan-out, no other index, no wake-up).
+ */
+type TxSide = 'plain' | 'published' | 'floor';
+
+/** `txCount` transactions by `callers` concurrent callers, each inserting one invoice row, then `side`'s extra. */
+async function txRun(pool: pg.Pool, callers: number, side: TxSide): Promise<Figure> {
   let next = 0;
   const tag = randomBytes(4).toString('hex');
   const pg0 = await backendCpu(pool, dbName);
@@ -104,7 +113,12 @@ async function txRun(pool: pg.Pool, callers: number, withPublish: boolean): Prom
           const id = `inv_${tag}_${next++}`;
           await client.query('BEGIN');
           await client.query("INSERT INTO bench_invoices (id, amount, status) VALUES ($1, '125.00', 'paid')", [id]);
-          if (withPublish) await publish(client, { type: 'invoice.paid', resourceId: id, data: { invoice_id: id, amount: '125.00', currency: 'TRY' } });
+          const input = { type: 'invoice.paid', resourceId: id, data: { invoice_id: id, amount: '125.00', currency: 'TRY' } };
+          if (side === 'published') await publish(client, input);
+          else if (side === 'floor') {
+            const message = prepareMessage(input).params;
+            await client.query('INSERT INTO bench_outbox_floor (id, payload) VALUES ($1, $2)', [message.id, message.payload]);
+          }
           await client.query('COMMIT');
         }
       } finally {
@@ -130,6 +144,7 @@ async function main(): Promise<void> {
     await endpointStore({ sending: config.sending, box, guard }).create(db, { url: 'http://127.0.0.1:9/hook' });
     await db.close();
     await pool.query('CREATE TABLE bench_invoices (id text PRIMARY KEY, amount numeric NOT NULL, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())');
+    await pool.query('CREATE TABLE bench_outbox_floor (id text PRIMARY KEY, payload bytea NOT NULL)');
     process.stdout.write(`publish benchmark on ${new URL(dbUrl).host}: ${rounds} rounds\n`);
 
     if (parts.includes('http')) {
@@ -164,17 +179,19 @@ async function main(): Promise<void> {
 
     if (parts.includes('tx')) {
       for (const callers of [1, 32]) {
-        const runs = { plain: [] as Figure[], published: [] as Figure[] };
+        const runs: Record<TxSide, Figure[]> = { plain: [], published: [], floor: [] };
+        const order: TxSide[] = ['plain', 'published', 'floor'];
         for (let round = 0; round < rounds; round++) {
-          for (const withPublish of round % 2 === 0 ? [false, true] : [true, false]) {
-            const f = await txRun(pool, callers, withPublish);
-            (withPublish ? runs.published : runs.plain).push(f);
-          }
+          for (const side of round % 2 === 0 ? order : [...order].reverse()) runs[side].push(await txRun(pool, callers, side));
         }
         const plain = medianBy(runs.plain, (f) => f.rate);
         const published = medianBy(runs.published, (f) => f.rate);
-        process.stdout.write(`${callers} caller(s): insert + publish(tx): ${fmt(published)}\n${' '.repeat(callers > 1 ? 13 : 12)}insert only: ${fmt(plain)}\n`);
+        const floor = medianBy(runs.floor, (f) => f.rate);
+        const pad = ' '.repeat(callers > 1 ? 13 : 12);
+        process.stdout.write(`${callers} caller(s): insert + publish(tx): ${fmt(published)}\n${pad}insert only: ${fmt(plain)}\n`);
+        process.stdout.write(`${pad}insert + bare INSERT of the message (floor): ${fmt(floor)}\n`);
         process.stdout.write(`  time per transaction with publish / without = ${(plain.rate / published.rate).toFixed(2)} (target <= 1.5)\n`);
+        process.stdout.write(`  floor: with a bare INSERT of the message / without = ${(plain.rate / floor.rate).toFixed(2)}\n`);
       }
     }
   } finally {

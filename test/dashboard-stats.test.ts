@@ -76,11 +76,13 @@ describe('dashboard stats and alerting gauges', () => {
     // ep_stats: a success 5 minutes ago, then failures from 4 minutes ago on. ep_healthy: failed, then recovered.
     const attempts: Array<[string, number, number, boolean]> = [['ep_stats', 5, 10, true], ['ep_stats', 4, 20, false], ['ep_stats', 3, 30, false], ['ep_stats', 2, 1000, false], ['ep_healthy', 3, 40, false], ['ep_healthy', 2, 50, true]];
     await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_healthy', 'https://example.com/ok', 5000, 4)`);
+    // One "now" for every attempt: each INSERT is its own transaction, and a second may turn between two.
+    const now = (await t.db.query<{ now: Date }>(`SELECT date_trunc('second', now()) AS now`)).rows[0]!.now;
     for (const [i, [endpoint, minutesAgo, ms, ok]] of attempts.entries()) {
       await t.db.query(
         `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code)
-         VALUES ($1, 'msg_stats', $2, $3, 'https://example.com/h', date_trunc('second', now()) - $4 * interval '1 minute', $5, $6, $7)`,
-        [rows[0]!.id, endpoint, i + 1, minutesAgo, ms, ok, ok ? 200 : 500],
+         VALUES ($1, 'msg_stats', $2, $3, 'https://example.com/h', $8::timestamptz - $4 * interval '1 minute', $5, $6, $7)`,
+        [rows[0]!.id, endpoint, i + 1, minutesAgo, ms, ok, ok ? 200 : 500, now],
       );
     }
     const res = await app.inject({ method: 'GET', url: '/api/v1/stats/outbox?window=1h', headers: auth });

@@ -150,6 +150,12 @@ describe('retention', () => {
     const msgs = await t.db.query<{ id: string }>(`SELECT id FROM outbox_messages WHERE id LIKE 'evt_m%' ORDER BY id`);
     expect(msgs.rows.map((r) => r.id)).toEqual(['evt_m2']);
     expect((await t.db.query(`SELECT 1 FROM outbox_attempts WHERE message_id = 'evt_m1'`)).rows.length).toBe(0);
+    expect((await t.db.query(`SELECT 1 FROM outbox_deliveries WHERE message_id = 'evt_m1'`)).rows.length).toBe(0);
+    // The open message keeps its delivery and its attempt.
+    const kept = await t.db.query<{ n: number }>(
+      `SELECT (SELECT count(*) FROM outbox_deliveries WHERE message_id = 'evt_m2')::int + (SELECT count(*) FROM outbox_attempts WHERE message_id = 'evt_m2')::int AS n`,
+    );
+    expect(kept.rows[0]!.n).toBe(2);
   });
 
   it('several sweepers at once: each row is trimmed once, none waits on another', async () => {

@@ -43,6 +43,16 @@ WHERE m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
 ORDER BY m.created_at LIMIT $2
 FOR UPDATE SKIP LOCKED`;
 
-/** $1 the locked ids: deletes those still settled; their deliveries and attempts go with them (ON DELETE CASCADE). */
+/**
+ * $1 the locked ids: deletes those still settled, with their deliveries and their attempts (the outbox
+ * keeps no foreign keys on its hot paths: migration 012). One row per deleted message.
+ */
 export const DELETE_OUTBOX_MESSAGES = `
-DELETE FROM outbox_messages m WHERE m.id = ANY($1::text[]) AND ${SETTLED}`;
+WITH message AS (
+  DELETE FROM outbox_messages m WHERE m.id = ANY($1::text[]) AND ${SETTLED} RETURNING m.id
+), delivery AS (
+  DELETE FROM outbox_deliveries od USING message WHERE od.message_id = message.id RETURNING od.id
+), attempt AS (
+  DELETE FROM outbox_attempts a USING delivery WHERE a.delivery_id = delivery.id
+)
+SELECT id FROM message`;
