@@ -34,6 +34,10 @@ describe.skipIf(onPostgres)('the embedded store on its own thread', () => {
     expect(ticks).toBeGreaterThanOrEqual(Math.floor(took / 5 / 4));
   });
 
+  it('does not fill new WAL segments with zeros first (a pause for every statement behind it)', async () => {
+    expect((await db.query<{ wal_init_zero: string }>('SHOW wal_init_zero')).rows[0]!.wal_init_zero).toBe('off');
+  });
+
   it('carries bytes and times both ways, and the store errors with their SQLSTATE and constraint', async () => {
     const body = Buffer.from([0, 1, 2, 255]);
     const at = new Date('2026-12-01T10:00:00.123Z');

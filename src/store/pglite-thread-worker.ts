@@ -8,6 +8,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
+import { PGLITE_SESSION_SETUP } from './pglite.js';
 import { describeError, type PgliteReply, type PgliteRequest, type PgliteThreadOptions, type PgliteThreadResult } from './pglite-thread-protocol.js';
 
 const port = parentPort;
@@ -106,6 +107,7 @@ async function handle(pg: PGlite, req: PgliteRequest): Promise<unknown> {
 try {
   const pg = new PGlite({ dataDir: options.dataDir, ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}) });
   await pg.waitReady;
+  await pg.exec(PGLITE_SESSION_SETUP);
   port.on('message', (req: PgliteRequest) => {
     handle(pg, req).then(
       (value) => send({ id: req.id, ok: true, value }),
