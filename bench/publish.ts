@@ -98,8 +98,8 @@ async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, ro
  */
 type TxSide = 'plain' | 'published' | 'floor';
 
-/** `txCount` transactions by `callers` concurrent callers, each inserting one invoice row, then `side`'s extra. */
-async function txRun(pool: pg.Pool, callers: number, side: TxSide): Promise<Figure> {
+/** `count` transactions by `callers` concurrent callers, each inserting one invoice row, then `side`'s extra. */
+async function txRun(pool: pg.Pool, callers: number, side: TxSide, count = txCount): Promise<Figure> {
   let next = 0;
   const tag = randomBytes(4).toString('hex');
   const pg0 = await backendCpu(pool, dbName);
@@ -109,7 +109,7 @@ async function txRun(pool: pg.Pool, callers: number, side: TxSide): Promise<Figu
     Array.from({ length: callers }, async () => {
       const client = await pool.connect();
       try {
-        while (next < txCount) {
+        while (next < count) {
           const id = `inv_${tag}_${next++}`;
           await client.query('BEGIN');
           await client.query("INSERT INTO bench_invoices (id, amount, status) VALUES ($1, '125.00', 'paid')", [id]);
@@ -128,7 +128,7 @@ async function txRun(pool: pg.Pool, callers: number, side: TxSide): Promise<Figu
   );
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  return { rate: txCount / elapsed, nodeUs: (cpu.user + cpu.system) / txCount, postgresUs: (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / txCount };
+  return { rate: count / elapsed, nodeUs: (cpu.user + cpu.system) / count, postgresUs: (cpuBetween(pg0, await backendCpu(pool, dbName)) * 1e6) / count };
 }
 
 async function main(): Promise<void> {
@@ -174,6 +174,9 @@ async function main(): Promise<void> {
       const c = medianBy(sides.ceiling.runs, (f) => f.rate);
       const t = medianBy(sides.tekil.runs, (f) => f.rate);
       process.stdout.write(`median ${sides.ceiling.label}: ${fmt(c)}\nmedian ${sides.tekil.label}: ${fmt(t)}\n`);
+      // Each round's pair ran minutes apart at most: their ratio shows how much of the spread is the machine's drift.
+      const perRound = sides.tekil.runs.map((f, i) => (f.rate / sides.ceiling.runs[i]!.rate).toFixed(2)).join(', ');
+      process.stdout.write(`tekil / HTTP ceiling per round: ${perRound}\n`);
       process.stdout.write(`tekil / HTTP ceiling = ${(t.rate / c.rate).toFixed(2)} (target >= 0.5)\n\n`);
     }
 
@@ -181,6 +184,9 @@ async function main(): Promise<void> {
       for (const callers of [1, 32]) {
         const runs: Record<TxSide, Figure[]> = { plain: [], published: [], floor: [] };
         const order: TxSide[] = ['plain', 'published', 'floor'];
+        // Untimed: the pool's connections are opened and each side's statements planned on them (the
+        // publishing function's plan is kept per connection), so the first timed side pays for neither.
+        for (const side of order) await txRun(pool, callers, side, Math.min(txCount, 20 * callers));
         for (let round = 0; round < rounds; round++) {
           for (const side of round % 2 === 0 ? order : [...order].reverse()) runs[side].push(await txRun(pool, callers, side));
         }
@@ -190,6 +196,8 @@ async function main(): Promise<void> {
         const pad = ' '.repeat(callers > 1 ? 13 : 12);
         process.stdout.write(`${callers} caller(s): insert + publish(tx): ${fmt(published)}\n${pad}insert only: ${fmt(plain)}\n`);
         process.stdout.write(`${pad}insert + bare INSERT of the message (floor): ${fmt(floor)}\n`);
+        const perRound = (side: TxSide) => runs.plain.map((f, i) => (f.rate / runs[side][i]!.rate).toFixed(2)).join(', ');
+        process.stdout.write(`  per round, with publish / without: ${perRound('published')}; floor / without: ${perRound('floor')}\n`);
         process.stdout.write(`  time per transaction with publish / without = ${(plain.rate / published.rate).toFixed(2)} (target <= 1.5)\n`);
         process.stdout.write(`  floor: with a bare INSERT of the message / without = ${(plain.rate / floor.rate).toFixed(2)}\n`);
       }
