@@ -32,6 +32,17 @@ describe('store', () => {
     expect(after.rows).toHaveLength(0);
   });
 
+  it("counts rows as the statement's command tag does on every store (node-postgres' rowCount)", async () => {
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body, status) VALUES ('rc', 'a', '\\x7b7d', 'done'), ('rc', 'b', '\\x7b7d', 'done'), ('rc', 'c', '\\x7b7d', 'done')`);
+    expect((await t.db.query(`UPDATE inbox_deliveries SET attempts = 1 WHERE source = 'rc'`)).rowCount).toBe(3);
+    expect((await t.db.query(`SELECT 1 FROM inbox_deliveries WHERE source = 'rc' AND event_id <> 'a'`)).rowCount).toBe(2);
+    // A SELECT over a data-modifying CTE counts the rows it returns, not the rows the CTE changed.
+    const deleted = await t.db.query(
+      `WITH d AS (DELETE FROM inbox_deliveries WHERE source = 'rc' RETURNING event_id) SELECT event_id FROM d WHERE event_id = 'a'`,
+    );
+    expect(deleted.rowCount).toBe(1);
+  });
+
   it('queues every new pending delivery in the inserting statement; duplicates and settled rows queue nothing', async () => {
     await t.db.query(
       `INSERT INTO inbox_deliveries (source, event_id, resource_id, body, status) VALUES

@@ -110,9 +110,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       if (!step.apply) return { times, changed: rows.length };
       if (rows.length === 0) return { times, changed: 0 };
       const applied = await tx.query(step.apply, [rows.map((r) => r.id)]);
-      // A statement that returns its rows (the outbox delete: one per message) counts them; PGlite's
-      // count for such a statement is not the rows it returns.
-      return { times, changed: applied.rows.length || (applied.rowCount ?? 0) };
+      return { times, changed: applied.rowCount ?? 0 };
     });
   }
 

@@ -36,10 +36,14 @@ export type PgliteReply =
   | { kind: 'ready'; error?: PgliteThreadError }
   | { kind: 'notify'; channel: string; payload: string };
 
-/** Rows and the affected count of one statement, as the worker sends them back. */
+/**
+ * Rows and the count of one statement, as the worker sends them back. The count is the statement's
+ * own, from its command tag (rows a SELECT returned, rows an UPDATE changed), as node-postgres gives
+ * it; undefined for a statement without one.
+ */
 export interface PgliteThreadResult {
   rows: unknown[];
-  affectedRows: number | undefined;
+  rowCount: number | undefined;
 }
 
 /** Keeps what a caller reads from a store error (SQLSTATE and its details), drops the rest. */

@@ -31,8 +31,8 @@ const transactions = new Map<number, OpenTransaction>();
 const unlisteners = new Map<string, () => Promise<void>>();
 let nextTx = 1;
 
-function result(res: { rows: unknown[]; affectedRows?: number }): PgliteThreadResult {
-  return { rows: res.rows, affectedRows: res.affectedRows };
+function result(res: { rows: unknown[]; rowCount?: number; affectedRows?: number }): PgliteThreadResult {
+  return { rows: res.rows, rowCount: res.rowCount ?? res.affectedRows };
 }
 
 function openTransaction(pg: PGlite): Promise<number> {

@@ -95,7 +95,7 @@ export async function createThreadedPgliteDb(options: PgliteThreadOptions = {}):
       // Statement names are ignored: a parse costs PGlite no round trip.
       async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
         const res = await call<PgliteThreadResult>({ kind: 'query', sql, params: compact(params), tx });
-        return { rows: res.rows as R[], rowCount: res.affectedRows ?? res.rows.length };
+        return { rows: res.rows as R[], rowCount: res.rowCount ?? res.rows.length };
       },
       async exec(sql: string): Promise<void> {
         await call({ kind: 'exec', sql, tx });

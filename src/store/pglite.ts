@@ -3,7 +3,7 @@ import type { Db, Queryable, QueryResult } from './db.js';
 import { quoteIdent } from './sql/statement.js';
 
 interface PgliteQueryable {
-  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[]; affectedRows?: number }>;
+  query<R>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount?: number; affectedRows?: number }>;
   exec(sql: string): Promise<unknown>;
 }
 
@@ -12,7 +12,9 @@ function wrap(target: PgliteQueryable): Queryable {
     // Statement names are ignored: PGlite runs in this process, a parse costs no round trip.
     async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
       const res = await target.query<R>(sql, params as unknown[] | undefined);
-      return { rows: res.rows, rowCount: res.affectedRows ?? res.rows.length };
+      // rowCount is the statement's own count (its command tag), as node-postgres gives it; affectedRows
+      // sums only INSERT, UPDATE and DELETE tags, so a SELECT (even one over data-modifying CTEs) had 0.
+      return { rows: res.rows, rowCount: res.rowCount ?? res.affectedRows ?? res.rows.length };
     },
     async exec(sql: string): Promise<void> {
       await target.exec(sql);
