@@ -20,6 +20,16 @@ ALTER TABLE outbox_deliveries DROP CONSTRAINT outbox_deliveries_message_id_fkey;
 ALTER TABLE outbox_deliveries DROP CONSTRAINT outbox_deliveries_endpoint_id_fkey;
 ALTER TABLE outbox_attempts DROP CONSTRAINT outbox_attempts_delivery_id_fkey;
 
+-- The check the endpoint key made on extra destinations, with the error it gave (the caller maps
+-- foreign_key_violation to VALIDATION_FAILED).
+CREATE FUNCTION tekil_outbox_require_endpoints(p_endpoint_ids text[]) RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF EXISTS (SELECT 1 FROM unnest(p_endpoint_ids) AS x (endpoint_id)
+             WHERE NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = x.endpoint_id)) THEN
+    RAISE EXCEPTION 'an extra destination names an endpoint that does not exist' USING ERRCODE = 'foreign_key_violation';
+  END IF;
+END $fn$;
+
 -- 010's function, and after the insert the check the endpoint key made on extra destinations.
 CREATE OR REPLACE FUNCTION tekil_outbox_publish(p_id text, p_event_type text, p_resource_id text, p_payload bytea,
                                                 p_idempotency_key text, p_extra_endpoint_ids text[], p_extra_urls text[])
@@ -47,13 +57,13 @@ BEGIN
   )
   SELECT msg.id, (SELECT count(*) FROM fanout)::int FROM msg;
   -- No row: the idempotency key was used before, nothing new to send (and nothing to check).
-  IF FOUND AND cardinality(p_extra_endpoint_ids) > 0 AND EXISTS (
-    SELECT 1 FROM unnest(p_extra_endpoint_ids) AS x (endpoint_id)
-    WHERE NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = x.endpoint_id)
-  ) THEN
-    RAISE EXCEPTION 'an extra destination names an endpoint that does not exist' USING ERRCODE = 'foreign_key_violation';
+  IF NOT FOUND THEN
+    RETURN;
   END IF;
-  IF FOUND AND pg_try_advisory_xact_lock(7628139, 1) THEN
+  IF cardinality(p_extra_endpoint_ids) > 0 THEN
+    PERFORM tekil_outbox_require_endpoints(p_extra_endpoint_ids);
+  END IF;
+  IF pg_try_advisory_xact_lock(7628139, 1) THEN
     PERFORM pg_notify('tekil_outbox', '');
   END IF;
 END $fn$;
@@ -94,16 +104,16 @@ BEGIN
   )
   SELECT i.n::int, msg.id, coalesce(c.deliveries, 0), false
   FROM msg JOIN input i ON i.id = msg.id LEFT JOIN counts c ON c.message_id = msg.id;
-  -- Only the extra destinations of messages inserted above (a repeat's are not used).
-  IF FOUND AND cardinality(p_extra_endpoint_ids) > 0 AND EXISTS (
-    SELECT 1 FROM unnest(p_extra_ns, p_extra_endpoint_ids) AS x (n, endpoint_id)
-    JOIN outbox_messages o ON o.id = p_ids[x.n]
-    WHERE NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = x.endpoint_id)
-  ) THEN
-    RAISE EXCEPTION 'an extra destination names an endpoint that does not exist' USING ERRCODE = 'foreign_key_violation';
-  END IF;
-  IF FOUND AND pg_try_advisory_xact_lock(7628139, 1) THEN
-    PERFORM pg_notify('tekil_outbox', '');
+  IF FOUND THEN
+    -- Only the extra destinations of messages inserted above (a repeat's are not used).
+    IF cardinality(p_extra_endpoint_ids) > 0 THEN
+      PERFORM tekil_outbox_require_endpoints(ARRAY(
+        SELECT x.endpoint_id FROM unnest(p_extra_ns, p_extra_endpoint_ids) AS x (n, endpoint_id)
+        JOIN outbox_messages o ON o.id = p_ids[x.n]));
+    END IF;
+    IF pg_try_advisory_xact_lock(7628139, 1) THEN
+      PERFORM pg_notify('tekil_outbox', '');
+    END IF;
   END IF;
   RETURN QUERY
   SELECT k.n::int, o.id, 0, true
