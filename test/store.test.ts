@@ -32,6 +32,26 @@ describe('store', () => {
     expect(after.rows).toHaveLength(0);
   });
 
+  it('round-trips every byte value as a parameter and as a result, from a view into a larger buffer and as text input', async () => {
+    const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const backing = Buffer.concat([Buffer.from('before'), all, Buffer.from('after')]);
+    const view = new Uint8Array(backing.buffer, backing.byteOffset + 6, 256); // a subarray: its offset must be honoured
+    await t.db.query('INSERT INTO inbox_deliveries (source, event_id, body) VALUES ($1, $2, $3), ($1, $4, $5), ($1, $6, $7)', [
+      'bytes', 'view', view, 'empty', Buffer.alloc(0), 'text', '\\x00ff7b',
+    ]);
+    const { rows } = await t.db.query<{ event_id: string; body: Uint8Array; same: boolean }>(
+      `SELECT event_id, body, body = $1 AS same FROM inbox_deliveries WHERE source = 'bytes' ORDER BY event_id`,
+      [all],
+    );
+    expect(rows.map((r) => [r.event_id, Buffer.from(r.body).toString('hex')])).toEqual([
+      ['empty', ''],
+      ['text', '00ff7b'],
+      ['view', all.toString('hex')],
+    ]);
+    expect(rows.find((r) => r.event_id === 'view')!.same).toBe(true); // the bytes Postgres stored, not only what came back
+    expect(rows.every((r) => r.body instanceof Uint8Array)).toBe(true);
+  });
+
   it("counts rows as the statement's command tag does on every store (node-postgres' rowCount)", async () => {
     await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body, status) VALUES ('rc', 'a', '\\x7b7d', 'done'), ('rc', 'b', '\\x7b7d', 'done'), ('rc', 'c', '\\x7b7d', 'done')`);
     expect((await t.db.query(`UPDATE inbox_deliveries SET attempts = 1 WHERE source = 'rc'`)).rowCount).toBe(3);

@@ -8,7 +8,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { PGLITE_SESSION_SETUP } from './pglite.js';
+import { PGLITE_SESSION_SETUP, PGLITE_TYPE_OPTIONS } from './pglite.js';
 import { describeError, type PgliteReply, type PgliteRequest, type PgliteThreadOptions, type PgliteThreadResult } from './pglite-thread-protocol.js';
 
 const port = parentPort;
@@ -105,7 +105,7 @@ async function handle(pg: PGlite, req: PgliteRequest): Promise<unknown> {
 }
 
 try {
-  const pg = new PGlite({ dataDir: options.dataDir, ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}) });
+  const pg = new PGlite({ ...PGLITE_TYPE_OPTIONS, dataDir: options.dataDir, ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}) });
   await pg.waitReady;
   await pg.exec(PGLITE_SESSION_SETUP);
   port.on('message', (req: PgliteRequest) => {
