@@ -12,6 +12,8 @@ export interface StoreOnlyResult {
   maxBatchMs: number;
   /** CPU of this process per row, µs (for PGlite this is the store's own work). */
   nodeUs: number;
+  /** Rows inserted (the next run starts after them). */
+  written: number;
 }
 
 /**
@@ -34,7 +36,7 @@ export async function storeOnly(db: Db, rows: readonly InboxDeliveryRow[], optio
         const batch = rows.slice(next, next + batchRows);
         next += batch.length;
         const b0 = performance.now();
-        await insertDeliveries(db, batch);
+        await insertDeliveries(db, batch, { prepared: db.kind === 'pglite' }); // as the receiver sends it
         const ms = performance.now() - b0;
         batchTime += ms;
         maxBatchMs = Math.max(maxBatchMs, ms);
@@ -45,6 +47,6 @@ export async function storeOnly(db: Db, rows: readonly InboxDeliveryRow[], optio
   );
   const elapsed = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  return { rowsPerSecond: written / elapsed, batchMs: batchTime / batches, maxBatchMs, nodeUs: (cpu.user + cpu.system) / written };
+  return { rowsPerSecond: written / elapsed, batchMs: batchTime / batches, maxBatchMs, nodeUs: (cpu.user + cpu.system) / written, written: next };
 }
 

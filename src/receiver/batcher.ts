@@ -120,7 +120,7 @@ export class InboxBatcher implements Service {
 
     let inserted: Set<string>;
     try {
-      inserted = await insertDeliveries(this.db, leaders.map((p) => p.row));
+      inserted = await insertDeliveries(this.db, leaders.map((p) => p.row), { prepared: this.db.kind === 'pglite' });
     } catch (err) {
       this.options.metrics?.flushErrors.inc();
       if (isStoreUnavailable(err) || leaders.length === 1) {

@@ -13,7 +13,8 @@ export interface PgliteThreadOptions {
 
 /** `tx`: the transaction a statement belongs to; absent, the statement runs on its own. */
 export type PgliteRequest =
-  | { id: number; kind: 'query'; sql: string; params: readonly unknown[] | undefined; tx?: number | undefined }
+  /** `name`: run as that named prepared statement (QueryOptions.name). */
+  | { id: number; kind: 'query'; sql: string; params: readonly unknown[] | undefined; tx?: number | undefined; name?: string | undefined }
   | { id: number; kind: 'exec'; sql: string; tx?: number | undefined }
   | { id: number; kind: 'begin' }
   | { id: number; kind: 'end'; tx: number; commit: boolean }

@@ -9,6 +9,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { PGlite, type Transaction } from '@electric-sql/pglite';
 import { PGLITE_SESSION_SETUP, PGLITE_TYPE_OPTIONS } from './pglite.js';
+import { namedStatements, type RunNamedStatement } from './pglite-prepared.js';
 import { describeError, type PgliteReply, type PgliteRequest, type PgliteThreadOptions, type PgliteThreadResult } from './pglite-thread-protocol.js';
 
 const port = parentPort;
@@ -66,10 +67,13 @@ function transaction(id: number | undefined): Transaction | undefined {
   return open.tx;
 }
 
-async function handle(pg: PGlite, req: PgliteRequest): Promise<unknown> {
+async function handle(pg: PGlite, runNamed: RunNamedStatement, req: PgliteRequest): Promise<unknown> {
   switch (req.kind) {
-    case 'query':
-      return result(await (transaction(req.tx) ?? pg).query(req.sql, req.params as unknown[] | undefined));
+    case 'query': {
+      const tx = transaction(req.tx);
+      if (req.name) return result(await runNamed(req.name, req.sql, req.params, tx !== undefined));
+      return result(await (tx ?? pg).query(req.sql, req.params as unknown[] | undefined));
+    }
     case 'exec':
       await (transaction(req.tx) ?? pg).exec(req.sql);
       return undefined;
@@ -108,8 +112,9 @@ try {
   const pg = new PGlite({ ...PGLITE_TYPE_OPTIONS, dataDir: options.dataDir, ...(options.loadDataDir ? { loadDataDir: new Blob([options.loadDataDir]) } : {}) });
   await pg.waitReady;
   await pg.exec(PGLITE_SESSION_SETUP);
+  const runNamed = namedStatements(pg);
   port.on('message', (req: PgliteRequest) => {
-    handle(pg, req).then(
+    handle(pg, runNamed, req).then(
       (value) => send({ id: req.id, ok: true, value }),
       (err: unknown) => send({ id: req.id, ok: false, error: describeError(err) }),
     );

@@ -1,5 +1,6 @@
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Queryable, QueryResult } from './db.js';
+import { ACCEPTS_QUERY_OPTIONS, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
+import { namedStatements, type RunNamedStatement } from './pglite-prepared.js';
 import { quoteIdent } from './sql/statement.js';
 
 interface PgliteQueryable {
@@ -7,14 +8,17 @@ interface PgliteQueryable {
   exec(sql: string): Promise<unknown>;
 }
 
-function wrap(target: PgliteQueryable): Queryable {
+function wrap(target: PgliteQueryable, runNamed: RunNamedStatement, inTransaction: boolean): Queryable {
   return {
-    // Statement names are ignored: PGlite runs in this process, a parse costs no round trip.
-    async query<R>(sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> {
-      const res = await target.query<R>(sql, params as unknown[] | undefined);
+    [ACCEPTS_QUERY_OPTIONS]: true,
+    // A named statement is prepared once on PGlite's session (pglite-prepared.ts).
+    async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
+      const res = options?.name
+        ? await runNamed(options.name, sql, params, inTransaction)
+        : await target.query<R>(sql, params as unknown[] | undefined);
       // rowCount is the statement's own count (its command tag), as node-postgres gives it; affectedRows
       // sums only INSERT, UPDATE and DELETE tags, so a SELECT (even one over data-modifying CTEs) had 0.
-      return { rows: res.rows, rowCount: res.rowCount ?? res.affectedRows ?? res.rows.length };
+      return { rows: res.rows as R[], rowCount: res.rowCount ?? res.affectedRows ?? res.rows.length };
     },
     async exec(sql: string): Promise<void> {
       await target.exec(sql);
@@ -63,16 +67,16 @@ export const PGLITE_SESSION_SETUP = 'SET wal_init_zero = off';
 export async function wrapPglite(pg: PGlite): Promise<Db> {
   await pg.waitReady;
   await pg.exec(PGLITE_SESSION_SETUP);
-  const root = wrap(pg as unknown as PgliteQueryable);
+  const runNamed = namedStatements(pg);
+  const root = wrap(pg as unknown as PgliteQueryable, runNamed, false);
   return {
+    ...root,
     kind: 'pglite',
-    query: root.query,
-    exec: root.exec,
     openPool() {
-      return { query: root.query, exec: root.exec, close: async () => {} };
+      return { ...root, close: async () => {} };
     },
     transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-      return pg.transaction((tx) => fn(wrap(tx as unknown as PgliteQueryable)));
+      return pg.transaction((tx) => fn(wrap(tx as unknown as PgliteQueryable, runNamed, true)));
     },
     async listen(channel, onNotify) {
       quoteIdent(channel); // validates the name; PGlite quotes nothing itself
