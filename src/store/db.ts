@@ -15,8 +15,9 @@ export interface QueryOptions {
   /**
    * Runs the statement as a named prepared statement: parsed (and, once Postgres settles on a generic
    * plan, planned) once per connection instead of on every call. For tekil's hot statements, whose
-   * text never changes; one name must always go with one text. PGlite ignores it, and so does the
-   * Postgres adapter when prepared statements are turned off (`store.prepared_statements`).
+   * text never changes; one name must always go with one text. On PGlite the statement is parsed once
+   * and planned on every run (src/store/pglite-prepared.ts). The Postgres adapter ignores it when
+   * prepared statements are turned off (`store.prepared_statements`).
    */
   name?: string;
 }
