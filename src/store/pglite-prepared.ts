@@ -18,9 +18,9 @@ export type RunNamedStatement = (name: string, text: string, params: readonly un
  * Named prepared statements on PGlite, which its query() does not offer: every query() sends the text
  * as the unnamed statement, so Postgres parses, analyses and plans it on every call. For tekil's hot
  * statements that was a large share of their cost on PGlite. tekil's statements that carry a name
- * (QueryOptions.name: one name, always one text) are parsed once per PGlite session here and executed by name, in the same extended-protocol steps
- * PGlite's query() uses (bind, execute, sync) with its parameter serialisers and result parsers, so
- * values come and go exactly as through query(). What is saved is the parse, analysis and rewrite,
+ * (QueryOptions.name: one name, always one text) are parsed once per PGlite session here and run by
+ * name, in the same extended-protocol steps PGlite's query() uses (bind, execute, sync) with its
+ * parameter serialisers and result parsers, so values come and go exactly as through query(). What is saved is the parse, analysis and rewrite,
  * and a round of the protocol: tekil's session plans every run afresh (`plan_cache_mode`, see
  * PGLITE_SESSION_SETUP), because PGlite never refreshes the statistics a cached generic plan relies on.
  *
