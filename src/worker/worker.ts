@@ -7,6 +7,7 @@ import { createForwarders } from './forward.js';
 import { compileOrderingGuard, type OrderingGuard } from './ordering-guard.js';
 import { processBatch, type BatchDeps } from './process-batch.js';
 import { embeddedPacing, serverPacing, type IngestActivity } from './embedded-pacing.js';
+import { embeddedQueueVacuum, EMBEDDED_VACUUM_EVERY } from './embedded-vacuum.js';
 
 import { INBOX_CHANNEL } from '../store/sql/inbox/notify.js';
 
@@ -16,6 +17,8 @@ export interface WorkerOptions {
   workerId?: string;
   /** The receiver in the same process, if any: on the embedded store the worker gives way to it. */
   ingest?: IngestActivity | undefined;
+  /** On the embedded store, deliveries claimed between two VACUUMs of the queue (embedded-vacuum.ts). */
+  embeddedVacuumEvery?: number | undefined;
 }
 
 export interface InboxWorker extends Service {
@@ -73,6 +76,7 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   const metrics = workerMetrics(ctx.metrics);
   // On the embedded store the worker shares one thread and one connection with the receiver (see embedded-pacing.ts).
   const pacing = db.kind === 'pglite' ? embeddedPacing(config.worker.batch_size, options.ingest) : serverPacing(config.worker.batch_size);
+  const queueVacuum = db.kind === 'pglite' ? embeddedQueueVacuum(db, logger, options.embeddedVacuumEvery ?? EMBEDDED_VACUUM_EVERY) : undefined;
   const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, forwarders, logger, metrics, workerId, claimLimit: pacing.claimLimit };
   const wakeup = new Wakeup();
   const loops = db.kind === 'pglite' ? 1 : config.worker.concurrency;
@@ -93,6 +97,7 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
         failures = 0;
         const full = claimed >= pacing.claimLimit;
         await pacing.afterBatch(performance.now() - started, full);
+        await queueVacuum?.afterBatch(claimed, !full);
         if (full) continue; // more may be due: no wait
         await wakeup.wait(config.worker.poll_interval);
         await pacing.afterWakeup();
