@@ -2,6 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Queryable } from '../src/store/db.js';
 import { pgErrorCode } from '../src/store/pg-error.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import { createPgliteDb } from '../src/store/pglite.js';
+import { migrate } from '../src/store/migrate.js';
+import { claimDueDeliveries } from '../src/worker/claim-due-deliveries.js';
+import { claimDeliveries } from '../src/store/sql/outbox/claim-deliveries.js';
+import type { Db } from '../src/store/db.js';
 
 // Named statements (QueryOptions.name) on every store: node-postgres prepares them per connection;
 // PGlite, whose query() has no names, through tekil's own protocol steps (src/store/pglite-prepared.ts).
@@ -40,17 +45,33 @@ describe('named statements', () => {
     expectRoundTrip(inTx.rows[0]!);
   });
 
-  it('is parsed once per session on the embedded store, and planned afresh on every run', async () => {
+  it('is parsed once per session on the embedded store', async () => {
     if (onPostgres) return; // node-postgres prepares per pooled connection: which one answers is not fixed
-    const text = 'SELECT event_id FROM inbox_queue WHERE next_attempt_at <= $1 ORDER BY next_attempt_at LIMIT 1';
-    for (let i = 0; i < 8; i++) await t.db.query(text, [new Date()], { name: 'tekil_test_once' });
-    const { rows } = await t.db.query<{ statement: string; generic_plans: number; custom_plans: number }>(
-      'SELECT statement, generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE name = $1',
-      ['tekil_test_once'],
-    );
-    // A generic plan would be kept while the queue grows: PGlite runs no autovacuum to refresh the
-    // statistics that would make Postgres plan again (PGLITE_SESSION_SETUP).
-    expect(rows).toEqual([{ statement: text, generic_plans: 0, custom_plans: 8 }]);
+    const text = 'SELECT $1::int + 1 AS two';
+    for (let i = 0; i < 3; i++) await t.db.query(text, [1], { name: 'tekil_test_once' });
+    const { rows } = await t.db.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements WHERE name = $1', ['tekil_test_once']);
+    expect(rows).toEqual([{ statement: text }]);
+  });
+
+  it('runs the claims unnamed on the embedded store: their plans follow the queue as it grows', async () => {
+    if (onPostgres) return; // autovacuum's ANALYZE refreshes the plans of Postgres' prepared statements
+    for (let i = 0; i < 7; i++) {
+      await claimDueDeliveries(t.db, { limit: 64, leaseMs: 1000, token: 'tekil_test' });
+      await claimDeliveries(t.db, 100, '30 seconds', 1000);
+    }
+    await t.db.query('SELECT $1::int AS n', [1], { name: 'tekil_test_size_dependent', sizeDependentPlan: true });
+    // A generic plan made on an empty queue would have been kept as the queue grew (PGlite runs no
+    // autovacuum): none of them may be a prepared statement of the session.
+    const { rows } = await t.db.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE '%claim%' OR name = 'tekil_test_size_dependent'");
+    expect(rows).toEqual([]);
+  });
+
+  it('refuses a value that is not bytes or text for a bytea parameter, and the connection goes on', async () => {
+    if (onPostgres) return; // node-postgres sends a number as its text
+    await expect(t.db.query('SELECT $1::bytea AS b', [42], { name: 'tekil_test_bytea_input' })).rejects.toThrow(/bytea/);
+    await expect(t.db.query('SELECT $1::bytea AS b', [[1, 2]])).rejects.toThrow(/bytea/);
+    const { rows } = await t.db.query<{ b: Uint8Array }>('SELECT $1::bytea AS b', [Buffer.from('ok')], { name: 'tekil_test_bytea_input' });
+    expect(Buffer.from(rows[0]!.b).toString()).toBe('ok');
   });
 
   it('refuses a second text under a name already used', async () => {
@@ -101,5 +122,31 @@ describe('named statements', () => {
     } finally {
       await unlisten();
     }
+  });
+});
+
+// The same adapter without the thread (scripts and the ingest bench's store-only line use it).
+describe.skipIf(onPostgres)('named statements on PGlite in this thread', () => {
+  let db: Db;
+  beforeAll(async () => {
+    db = await createPgliteDb();
+    await migrate(db);
+  }, 60_000);
+  afterAll(async () => db?.close());
+
+  it('runs them on its own and in a transaction, prepared once, and refuses them once the transaction has ended', async () => {
+    const text = 'SELECT $1::bytea AS bytes, $2::int + 1 AS n';
+    const bytes = Buffer.from([0, 255, 7]);
+    const alone = await db.query<{ bytes: Uint8Array; n: number }>(text, [bytes, 1], { name: 'tekil_test_in_thread' });
+    expect([Buffer.from(alone.rows[0]!.bytes).equals(bytes), alone.rows[0]!.n]).toEqual([true, 2]);
+    let ended: Queryable | undefined;
+    const inTx = await db.transaction(async (tx) => {
+      ended = tx;
+      return tx.query<{ n: number }>(text, [bytes, 41], { name: 'tekil_test_in_thread' });
+    });
+    expect(inTx.rows[0]!.n).toBe(42);
+    await expect(ended!.query(text, [bytes, 1], { name: 'tekil_test_in_thread' })).rejects.toThrow(/closed/);
+    const { rows } = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_prepared_statements WHERE name = 'tekil_test_in_thread'");
+    expect(rows[0]!.n).toBe(1);
   });
 });

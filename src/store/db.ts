@@ -15,11 +15,19 @@ export interface QueryOptions {
   /**
    * Runs the statement as a named prepared statement: parsed (and, once Postgres settles on a generic
    * plan, planned) once per connection instead of on every call. For tekil's hot statements, whose
-   * text never changes; one name must always go with one text. On PGlite the statement is parsed once
-   * and planned on every run (src/store/pglite-prepared.ts). The Postgres adapter ignores it when
-   * prepared statements are turned off (`store.prepared_statements`).
+   * text never changes; one name must always go with one text. PGlite prepares it too
+   * (src/store/pglite-prepared.ts). The Postgres adapter ignores it when prepared statements are turned
+   * off (`store.prepared_statements`).
    */
   name?: string;
+  /**
+   * The statement's best plan depends on a table's size, which changes fast (a queue's claim): the
+   * embedded store runs it unnamed, parsed and planned on every run. A named statement's generic plan
+   * is kept until the table's statistics change, which on Postgres autovacuum's ANALYZE sees to; PGlite
+   * runs no autovacuum, and a claim planned while the queue was empty kept reading it whole as it grew
+   * (2 ms a claim of 64 at 11 queued deliveries, 160 ms at 42,000).
+   */
+  sizeDependentPlan?: boolean;
 }
 
 /**

@@ -20,9 +20,11 @@ export type RunNamedStatement = (name: string, text: string, params: readonly un
  * statements that was a large share of their cost on PGlite. tekil's statements that carry a name
  * (QueryOptions.name: one name, always one text) are parsed once per PGlite session here and run by
  * name, in the same extended-protocol steps PGlite's query() uses (bind, execute, sync) with its
- * parameter serialisers and result parsers, so values come and go exactly as through query(). What is saved is the parse, analysis and rewrite,
- * and a round of the protocol: tekil's session plans every run afresh (`plan_cache_mode`, see
- * PGLITE_SESSION_SETUP), because PGlite never refreshes the statistics a cached generic plan relies on.
+ * parameter serialisers and result parsers, so values come and go exactly as through query().
+ * Postgres keeps the plan as it does for node-postgres' named statements (a generic plan after five
+ * runs, when it costs no more than a custom one). A statement whose best plan depends on a
+ * fast-changing table's size is not sent here (QueryOptions.sizeDependentPlan): PGlite runs no
+ * autovacuum, so the statistics a generic plan rests on are never refreshed.
  *
  * Prepared statements belong to the session, not to a transaction: one prepared inside a transaction
  * that rolls back stays prepared. A statement whose Parse failed is not recorded, and is parsed again
@@ -34,7 +36,14 @@ export function namedStatements(pg: PGlite): RunNamedStatement {
 
   async function prepare(name: string, text: string): Promise<PreparedStatement> {
     await step(protocol.serialize.parse({ name, text }));
-    const described = await step(protocol.serialize.describe({ type: 'S', name }));
+    let described: BackendMessages;
+    try {
+      described = await step(protocol.serialize.describe({ type: 'S', name }));
+    } catch (err) {
+      // The name exists in the session now: closed, so the next call can parse it again.
+      await step(protocol.serialize.close({ type: 'S', name })).catch(() => undefined);
+      throw err;
+    }
     const statement: PreparedStatement = {
       text,
       paramTypes: parse.parseDescribeStatementResults(described),
@@ -55,9 +64,10 @@ export function namedStatements(pg: PGlite): RunNamedStatement {
         const serialize = pg.serializers[statement.paramTypes[i]!];
         return (serialize ? serialize(value) : String(value)) as string | Uint8Array;
       });
-      messages.push(...statement.rowDescription);
-      messages.push(...(await step(protocol.serialize.bind({ statement: name, values }))));
-      messages.push(...(await step(protocol.serialize.execute({}))));
+      // Appended one by one: a spread of a large result would pass V8's limit on call arguments.
+      for (const m of statement.rowDescription) messages.push(m);
+      for (const m of await step(protocol.serialize.bind({ statement: name, values }))) messages.push(m);
+      for (const m of await step(protocol.serialize.execute({}))) messages.push(m);
     } finally {
       // After an error the backend skips every message up to the Sync, which ends the exchange.
       await step(protocol.serialize.sync());
@@ -67,6 +77,8 @@ export function namedStatements(pg: PGlite): RunNamedStatement {
   }
 
   return (name, text, params, inTransaction) => {
+    // As PGlite's query() refuses: a closed store answers as one, not with a failure deep inside it.
+    if (pg.closed) return Promise.reject(new Error('PGlite is closed'));
     const run = () => execute(name, text, params ?? [], inTransaction);
     // As PGlite's own query(): one statement at a time, and one outside a transaction waits for it.
     return inTransaction ? pg._runExclusiveQuery(run) : pg._runExclusiveTransaction(() => pg._runExclusiveQuery(run));

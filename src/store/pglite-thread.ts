@@ -94,7 +94,7 @@ export async function createThreadedPgliteDb(options: PgliteThreadOptions = {}):
       [ACCEPTS_QUERY_OPTIONS]: true,
       // A named statement is prepared once on PGlite's session (pglite-prepared.ts).
       async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-        const res = await call<PgliteThreadResult>({ kind: 'query', sql, params: compact(params), tx, name: options?.name });
+        const res = await call<PgliteThreadResult>({ kind: 'query', sql, params: compact(params), tx, name: options?.sizeDependentPlan ? undefined : options?.name });
         return { rows: res.rows as R[], rowCount: res.rowCount ?? res.rows.length };
       },
       async exec(sql: string): Promise<void> {

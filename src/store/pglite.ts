@@ -13,7 +13,9 @@ function wrap(target: PgliteQueryable, runNamed: RunNamedStatement, inTransactio
     [ACCEPTS_QUERY_OPTIONS]: true,
     // A named statement is prepared once on PGlite's session (pglite-prepared.ts).
     async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-      const res = options?.name
+      // PGlite's own tx.query refuses once its transaction has ended; the named path must too.
+      if (inTransaction && (target as { closed?: boolean }).closed) throw new Error('Transaction is closed');
+      const res = options?.name && !options.sizeDependentPlan
         ? await runNamed(options.name, sql, params, inTransaction)
         : await target.query<R>(sql, params as unknown[] | undefined);
       // rowCount is the statement's own count (its command tag), as node-postgres gives it; affectedRows
@@ -48,11 +50,28 @@ const BYTEA_OID = 17;
  * are Buffers, as node-postgres gives them.
  */
 export const PGLITE_TYPE_OPTIONS = {
-  parsers: { [BYTEA_OID]: (hex: string): Buffer => Buffer.from(hex.slice(2), 'hex') },
+  parsers: { [BYTEA_OID]: parseByteaHex },
   // A Uint8Array bind value is sent in binary format (pg-protocol's bind): no text at all. PGlite's
-  // Serializer type says string; anything else it passes through as the bind value.
-  serializers: { [BYTEA_OID]: ((bytes: Uint8Array) => bytes) as unknown as (x: unknown) => string },
+  // Serializer type says string; a Uint8Array goes through as the bind value.
+  serializers: { [BYTEA_OID]: serializeBytea as (x: unknown) => string },
 };
+
+/**
+ * A Buffer of its own, not a view into node's shared pool (Buffer.from of a short string is one): the
+ * threaded store sends results to the main thread by structured clone, which copies a view's whole
+ * backing store, other allocations' bytes included.
+ */
+function parseByteaHex(hex: string): Buffer {
+  const bytes = Buffer.allocUnsafeSlow((hex.length - 2) / 2);
+  bytes.write(hex.slice(2), 'hex');
+  return bytes;
+}
+
+/** Bytes as they are; text as Postgres' bytea input (`\x…`), as node-postgres sends it; nothing else. */
+function serializeBytea(value: unknown): Uint8Array | string {
+  if (value instanceof Uint8Array || typeof value === 'string') return value;
+  throw new TypeError('Invalid input for bytea type: a Uint8Array or a string');
+}
 
 /**
  * Settings for PGlite's one session, run once it is open. `wal_init_zero = off`: PGlite wrote every new
@@ -60,14 +79,8 @@ export const PGLITE_TYPE_OPTIONS = {
  * milliseconds for every statement waiting behind it, every 16 MB of WAL (about every two seconds while
  * receiving at full speed). The zeros only make sure the disk space is there before the WAL needs it;
  * PGlite does not fsync anyway, and Postgres writes the segment's pages as it fills them either way.
- *
- * `plan_cache_mode = force_custom_plan`: a named statement (pglite-prepared.ts) is still planned on
- * every run, with the tables' sizes of the moment. Postgres would otherwise settle on a generic plan
- * after five runs and keep it until the table's statistics change, which on Postgres autovacuum's
- * ANALYZE sees to; PGlite runs no autovacuum. A claim planned while the queue was empty kept its plan
- * as the queue grew: 2 ms at 11 queued deliveries, 160 ms at 42,000 (against 3.5–4 ms planned afresh).
  */
-export const PGLITE_SESSION_SETUP = 'SET wal_init_zero = off; SET plan_cache_mode = force_custom_plan';
+export const PGLITE_SESSION_SETUP = 'SET wal_init_zero = off';
 
 /** Wraps an existing PGlite instance (tekil then owns it and closes it). */
 export async function wrapPglite(pg: PGlite): Promise<Db> {

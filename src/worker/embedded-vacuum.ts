@@ -10,12 +10,15 @@ import type { Db } from '../store/db.js';
  * tunes it for the queue).
  *
  * The worker calls `afterBatch` after each batch; once `every` deliveries have been claimed since the
- * last VACUUM and a batch found fewer than it could take (the queue has just drained, so it is small
- * and VACUUM takes milliseconds: about 10 ms on PGlite after 20,000 deliveries, and it gives the empty
- * pages back), it runs `VACUUM inbox_queue`. It holds the store's one connection meanwhile, as a batch
- * does. A failure is logged and tried again after the next `every` deliveries.
+ * last VACUUM and a batch found fewer than it could take, it runs `VACUUM inbox_queue` if the queue
+ * holds fewer than SMALL_QUEUE rows. A batch that is not full does not prove the queue small (one
+ * resource's backlog is claimed one delivery at a time; retries waiting for their time and parked
+ * deliveries stay queued), and VACUUM holds the store's one connection for as long as it takes, so it
+ * runs when there is little to read: about 10 ms on PGlite after 20,000 deliveries, giving the empty
+ * pages back. A failure is logged and tried again after the next `every` deliveries.
  */
 export const EMBEDDED_VACUUM_EVERY = 10_000;
+const SMALL_QUEUE = 10_000;
 
 export interface QueueVacuum {
   afterBatch(claimed: number, drained: boolean): Promise<void>;
@@ -30,6 +33,8 @@ export function embeddedQueueVacuum(db: Db, logger: Logger, every = EMBEDDED_VAC
       claimedSince = 0;
       const started = performance.now();
       try {
+        const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM inbox_queue LIMIT ${SMALL_QUEUE}) q`);
+        if (rows[0]!.n >= SMALL_QUEUE) return;
         await db.exec('VACUUM inbox_queue');
         logger.debug({ ms: Math.round(performance.now() - started) }, 'vacuumed the delivery queue (embedded store)');
       } catch (err) {

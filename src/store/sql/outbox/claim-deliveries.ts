@@ -52,6 +52,6 @@ RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.at
 
 export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<OutboxClaimedDelivery[]> {
   const params = claimStatement.bind({ limit, lease, lease_margin_ms: leaseMarginMs });
-  const { rows } = await db.query<OutboxClaimedDelivery>(claimStatement.text, params, { name: claimStatement.name });
+  const { rows } = await db.query<OutboxClaimedDelivery>(claimStatement.text, params, { name: claimStatement.name, sizeDependentPlan: true });
   return rows;
 }
