@@ -30,6 +30,11 @@ export interface QueryOptions {
   sizeDependentPlan?: boolean;
 }
 
+/** The name an embedded-store adapter prepares a statement under, or undefined to send it unnamed. */
+export function pgliteStatementName(options: QueryOptions | undefined): string | undefined {
+  return options?.sizeDependentPlan ? undefined : options?.name;
+}
+
 /**
  * Marks tekil's own Queryables (the store adapters'), which accept QueryOptions as a third argument.
  * Code that also takes a caller's node-postgres client (publish) checks it before passing a name: to

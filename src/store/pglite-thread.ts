@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { ACCEPTS_QUERY_OPTIONS, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
+import { ACCEPTS_QUERY_OPTIONS, pgliteStatementName, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
 import type { PgliteReply, PgliteRequest, PgliteThreadError, PgliteThreadOptions, PgliteThreadResult } from './pglite-thread-protocol.js';
 import { quoteIdent } from './sql/statement.js';
 
@@ -94,7 +94,7 @@ export async function createThreadedPgliteDb(options: PgliteThreadOptions = {}):
       [ACCEPTS_QUERY_OPTIONS]: true,
       // A named statement is prepared once on PGlite's session (pglite-prepared.ts).
       async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
-        const res = await call<PgliteThreadResult>({ kind: 'query', sql, params: compact(params), tx, name: options?.sizeDependentPlan ? undefined : options?.name });
+        const res = await call<PgliteThreadResult>({ kind: 'query', sql, params: compact(params), tx, name: pgliteStatementName(options) });
         return { rows: res.rows as R[], rowCount: res.rowCount ?? res.rows.length };
       },
       async exec(sql: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import { ACCEPTS_QUERY_OPTIONS, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
+import { ACCEPTS_QUERY_OPTIONS, pgliteStatementName, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
 import { namedStatements, type RunNamedStatement } from './pglite-prepared.js';
 import { quoteIdent } from './sql/statement.js';
 
@@ -15,8 +15,9 @@ function wrap(target: PgliteQueryable, runNamed: RunNamedStatement, inTransactio
     async query<R>(sql: string, params?: readonly unknown[], options?: QueryOptions): Promise<QueryResult<R>> {
       // PGlite's own tx.query refuses once its transaction has ended; the named path must too.
       if (inTransaction && (target as { closed?: boolean }).closed) throw new Error('Transaction is closed');
-      const res = options?.name && !options.sizeDependentPlan
-        ? await runNamed(options.name, sql, params, inTransaction)
+      const name = pgliteStatementName(options);
+      const res = name
+        ? await runNamed(name, sql, params, inTransaction)
         : await target.query<R>(sql, params as unknown[] | undefined);
       // rowCount is the statement's own count (its command tag), as node-postgres gives it; affectedRows
       // sums only INSERT, UPDATE and DELETE tags, so a SELECT (even one over data-modifying CTEs) had 0.
