@@ -70,6 +70,11 @@ export class InboxBatcher implements Service {
     return this.queue.lastFlushAt;
   }
 
+  /** Milliseconds with an INSERT in flight since the batcher was made (two readings give a share of a period). */
+  get busyMs(): number {
+    return this.queue.busyMs;
+  }
+
   /** Rows waiting for a flush (not counting the ones in flight). */
   get queued(): number {
     return this.queue.queued;

@@ -51,6 +51,10 @@ export class GroupCommitQueue<T extends Queued> {
   private pumpScheduled = false;
   /** When the last flush started (performance.now()): a worker sharing the embedded store gives way while this is recent. */
   lastFlushAt = -Infinity;
+  /** Since when a flush has been in flight without a break (performance.now()), while one is. */
+  private busySince = 0;
+  /** Milliseconds of the busy periods that have ended. */
+  private busyBefore = 0;
 
   constructor(
     private readonly options: GroupCommitOptions,
@@ -62,6 +66,14 @@ export class GroupCommitQueue<T extends Queued> {
   /** Items waiting for a flush (not counting the ones in flight). */
   get queued(): number {
     return this.queue.length;
+  }
+
+  /**
+   * Milliseconds during which at least one flush was in flight, since the queue was made: a reader
+   * takes two readings to learn what share of a period the store spent on this queue's writes.
+   */
+  get busyMs(): number {
+    return this.busyBefore + (this.inFlight > 0 ? performance.now() - this.busySince : 0);
   }
 
   start(): void {
@@ -103,15 +115,15 @@ export class GroupCommitQueue<T extends Queued> {
   private pump(): void {
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const batch = this.take();
-      this.inFlight++;
       this.lastFlushAt = performance.now();
+      if (this.inFlight++ === 0) this.busySince = this.lastFlushAt;
       void this.flush(batch)
         .catch((err: unknown) => () => {
           // flush() handles store errors itself; this is a bug guard so no request waits forever.
           for (const p of batch) p.reject(new TekilError('INTERNAL', 'the batch could not be written', { cause: err }));
         })
         .then((answer) => {
-          this.inFlight--;
+          if (--this.inFlight === 0) this.busyBefore += performance.now() - this.busySince;
           // The next flush goes out before this batch's requests are answered: writing dozens of
           // responses takes a while, and the store should not sit idle meanwhile. (On the embedded
           // store it waits for the turn's end like any flush.)

@@ -10,8 +10,11 @@
  * - waits a little after a wake-up, so a stream of inserts is claimed in batches rather than one by one,
  * - claims at most EMBEDDED_CLAIM_LIMIT deliveries, so one batch holds the connection for tens of
  *   milliseconds, not hundreds (the receiver's answers wait for it),
- * - while the receiver is busy, rests three times as long as its last batch took: the receiver gets at
- *   least three quarters of the store, and the worker catches up once the burst is over.
+ * - while the receiver is busy, rests after each batch in proportion to the share of the store the
+ *   receiver used during its previous rest: with a share u, the rest is u / (1 − u) times the batch,
+ *   between MIN_REST_FACTOR and MAX_REST_FACTOR times. A burst that fills the store is acknowledged at
+ *   nearly its full speed (the worker takes about a tenth) and processed once it is over; a moderate
+ *   stream leaves the store idle between its INSERTs, and the worker uses that time to keep up with it.
  * Nothing here changes what a batch does: claims, leases and ordering are the same.
  */
 export const EMBEDDED_CLAIM_LIMIT = 64;
@@ -19,12 +22,28 @@ export const EMBEDDED_CLAIM_LIMIT = 64;
 const GATHER_MS = 25;
 /** The receiver counts as busy when it started a flush this recently. */
 const BUSY_WINDOW_MS = 100;
-/** While the receiver is busy, the worker rests this many times its last batch's duration. */
-const REST_FACTOR = 3;
+/** The rest after the first batch of a busy period, in batch durations (nothing measured yet). */
+export const FIRST_REST_FACTOR = 3;
+/**
+ * Bounds of the rest while the receiver is busy, in batch durations. The worker's share of the store's
+ * time is 1 / (1 + factor): at most two thirds, so the receiver's INSERTs never wait behind batch after
+ * batch, and at least an eleventh, so processing goes on during the longest burst.
+ */
+export const MIN_REST_FACTOR = 0.5;
+export const MAX_REST_FACTOR = 10;
 
-/** What the worker sees of the receiver: when it last started writing a batch (performance.now()). */
+/** What the worker sees of the receiver. */
 export interface IngestActivity {
+  /** When it last started writing a batch (performance.now()). */
   readonly lastFlushAt: number;
+  /** Milliseconds with an INSERT in flight, in all (a running total: two readings give a share). */
+  readonly busyMs: number;
+}
+
+/** The rest factor that leaves the receiver a share `used` of the store: used / (1 − used), bounded. */
+export function restFactorFor(used: number): number {
+  if (!(used < 1)) return MAX_REST_FACTOR;
+  return Math.min(MAX_REST_FACTOR, Math.max(MIN_REST_FACTOR, used / (1 - used)));
 }
 
 export interface Pacing {
@@ -45,10 +64,28 @@ export function serverPacing(batchSize: number): Pacing {
 }
 
 export function embeddedPacing(batchSize: number, ingest: IngestActivity | undefined): Pacing {
+  let restFactor = FIRST_REST_FACTOR;
+  /**
+   * Rests restFactor × the batch, and sets the next factor from the receiver's share of the store during
+   * this rest. The first part of the rest (up to one batch's duration) is not measured: the rows that
+   * arrived while the worker held the store are written then, whatever the load.
+   */
+  async function rest(activity: IngestActivity, batchMs: number, full: boolean): Promise<void> {
+    const total = restFactor * batchMs;
+    const settle = Math.min(batchMs, total / 2);
+    await sleep(settle);
+    const busy0 = activity.busyMs;
+    const t0 = performance.now();
+    await sleep(total - settle);
+    const elapsed = performance.now() - t0;
+    if (elapsed > 0) restFactor = restFactorFor((activity.busyMs - busy0) / elapsed);
+    if (full) await turn();
+  }
   return {
     claimLimit: Math.min(batchSize, EMBEDDED_CLAIM_LIMIT),
     afterBatch(batchMs, full) {
-      if (ingest && performance.now() - ingest.lastFlushAt < BUSY_WINDOW_MS) return sleep(Math.max(GATHER_MS, REST_FACTOR * batchMs));
+      if (ingest && performance.now() - ingest.lastFlushAt < BUSY_WINDOW_MS) return rest(ingest, batchMs, full);
+      restFactor = FIRST_REST_FACTOR;
       return full ? turn() : undefined;
     },
     afterWakeup: () => sleep(GATHER_MS),
