@@ -50,3 +50,47 @@ describe('GroupCommitQueue.busyMs', () => {
     await queue.stop();
   });
 });
+
+describe('GroupCommitQueue with gatherTurn', () => {
+  /** A queue whose flushes are counted and held open until `release` is called. */
+  function holdingQueue(earlyFlushItems: number | undefined, maxInFlight = 2) {
+    const flushed: number[] = [];
+    const open: Array<() => void> = [];
+    const queue = new GroupCommitQueue<ReturnType<typeof item>>(
+      { maxItems: 100, maxBytes: 1000, queueMaxItems: 1000, maxInFlight, gatherTurn: true, earlyFlushItems, noun: 'items' },
+      (batch) => {
+        flushed.push(batch.length);
+        return new Promise((resolve) => open.push(() => resolve(() => batch.forEach((i) => i.resolve()))));
+      },
+    );
+    queue.start();
+    return { queue, flushed, release: () => open.splice(0).forEach((r) => r()) };
+  }
+
+  it('waits for the turn to end before a flush, without earlyFlushItems', async () => {
+    const { queue, flushed, release } = holdingQueue(undefined);
+    for (let i = 0; i < 40; i++) queue.add(item());
+    expect(flushed).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).toEqual([40]);
+    release();
+    await queue.stop();
+  });
+
+  it('flushes at once when earlyFlushItems wait and a slot is free, the rest at the turn end', async () => {
+    const { queue, flushed, release } = holdingQueue(16);
+    for (let i = 0; i < 15; i++) queue.add(item());
+    expect(flushed).toEqual([]); // fewer than 16: the turn's end, as without the option
+    queue.add(item());
+    expect(flushed).toEqual([16]); // in the same turn
+    for (let i = 0; i < 16; i++) queue.add(item());
+    expect(flushed).toEqual([16, 16]); // the second slot
+    for (let i = 0; i < 20; i++) queue.add(item());
+    expect(flushed).toEqual([16, 16]); // no slot free: these wait
+    release();
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).toEqual([16, 16, 20]);
+    release();
+    await queue.stop();
+  });
+});

@@ -18,6 +18,13 @@ export interface GroupCommitOptions {
    * event loop had already read waited for the next one.
    */
   gatherTurn?: boolean | undefined;
+  /**
+   * With gatherTurn: once this many items wait and a flush slot is free, the flush goes at once instead
+   * of at the turn's end, so the store starts on them while the event loop still reads (and, for the
+   * receiver, verifies) the rest of the turn's requests; those go in the next flush. Unset: every flush
+   * waits for the turn's end.
+   */
+  earlyFlushItems?: number | undefined;
   /** What the items are, plural, for the OVERLOADED message ("deliveries", "messages"). */
   noun: string;
 }
@@ -104,6 +111,8 @@ export class GroupCommitQueue<T extends Queued> {
 
   private schedulePump(): void {
     if (!this.options.gatherTurn) return this.pump();
+    const early = this.options.earlyFlushItems;
+    if (early !== undefined && this.queue.length >= early && this.inFlight < this.maxInFlight) return this.pump();
     if (this.pumpScheduled) return;
     this.pumpScheduled = true;
     setImmediate(() => {
