@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Queryable } from '../src/store/db.js';
+import type { Db, Queryable } from '../src/store/db.js';
 import { pgErrorCode } from '../src/store/pg-error.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { createPgliteDb } from '../src/store/pglite.js';
 import { migrate } from '../src/store/migrate.js';
 import { claimDueDeliveries } from '../src/worker/claim-due-deliveries.js';
 import { claimDeliveries } from '../src/store/sql/outbox/claim-deliveries.js';
-import type { Db } from '../src/store/db.js';
 
 // Named statements (QueryOptions.name) on every store: node-postgres prepares them per connection;
 // PGlite, whose query() has no names, through tekil's own protocol steps (src/store/pglite-prepared.ts).
