@@ -4,6 +4,10 @@
  *   naive:   verify + one INSERT … ON CONFLICT per request on a pg pool (the hand-written receiver; Postgres only),
  *   tekil:   the receiver as `tekil start --role receiver` runs it (verify, extract, group commit); on the
  *            embedded store every role, as `npm start` runs it (the worker shares the one connection),
+ *   hmac:    the ceiling's server checking each request's signature (one HMAC) before answering: the
+ *            least any webhook receiver does (not run unless named in BENCH_SERVERS),
+ *   http:    tekil's receiver app with a writer that answers at once instead of the store (bench/ingest/
+ *            http-only.ts): what tekil's own HTTP work allows, between the ceiling and the real receiver,
  * and the store-only line: tekil's INSERT statement with the same rows, in tekil's mean batch size, back to
  * back without HTTP (the ceiling the store allows), measured in every round like the servers, after a
  * warm-up as long as theirs.
@@ -18,7 +22,7 @@
  *   BENCH_ROUNDS         rounds (default 3)          BENCH_SECONDS  measured seconds per run (default 15)
  *   BENCH_WARMUP         warm-up seconds (default 3) BENCH_CONNECTIONS  wrk connections (default 64)
  *   BENCH_PAYLOADS       signed requests prepared (default 250000)
- *   BENCH_SERVERS        comma list of ceiling,naive,tekil,store (default all that apply)
+ *   BENCH_SERVERS        comma list of ceiling,hmac,naive,http,tekil,store (default: all that apply but hmac)
  *   BENCH_MAX_IN_FLIGHT  tekil's receiver.max_in_flight (default: tekil's default)
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
  *   BENCH_PROCESSES      processes per server: 1 (default), N or auto (one per core), for the ceiling (node:cluster)
@@ -89,7 +93,7 @@ interface Run extends WrkResult {
 }
 
 interface Server {
-  key: 'ceiling' | 'naive' | 'tekil';
+  key: 'ceiling' | 'hmac' | 'naive' | 'http' | 'tekil';
   name: string;
   args: string[];
   env: NodeJS.ProcessEnv;
@@ -100,7 +104,7 @@ let port = 18_400 + Math.floor(Math.random() * 500);
 let round = 0;
 
 async function measure(s: Server): Promise<void> {
-  const stores = s.key !== 'ceiling';
+  const stores = s.key === 'naive' || s.key === 'tekil';
   const dataDir = join(dir, `data-${s.key}-${round}`);
   if (store === 'postgres' && stores) await onBenchDb(async (c) => c.query('TRUNCATE inbox_deliveries').then(() => c.query('CHECKPOINT')));
   port++;
@@ -177,10 +181,12 @@ async function main(): Promise<void> {
     const tekilEnv = { TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: configFile, BENCH_ROLES: process.env.BENCH_ROLES ?? (store === 'pglite' ? 'all' : 'receiver') };
     const all: Server[] = [
       { key: 'ceiling', name: 'ceiling (bare Fastify 200)', args: ['bench/ingest/ceiling.ts'], env: {}, runs: [] },
+      { key: 'hmac', name: 'bare Fastify + HMAC check', args: ['bench/ingest/ceiling.ts'], env: { BENCH_CEILING_HMAC: SECRET }, runs: [] },
       { key: 'naive', name: 'naive (INSERT per request)', args: ['bench/ingest/naive.ts'], env: { BENCH_SECRET: SECRET }, runs: [] },
+      { key: 'http', name: 'tekil HTTP only (no store)', args: ['bench/ingest/http-only.ts'], env: tekilEnv, runs: [] },
       { key: 'tekil', name: store === 'pglite' ? 'tekil (all roles, embedded)' : 'tekil (receiver)', args: ['bench/ingest/tekil.ts'], env: tekilEnv, runs: [] },
     ];
-    const wanted = (process.env.BENCH_SERVERS ?? 'ceiling,naive,tekil,store').split(',');
+    const wanted = (process.env.BENCH_SERVERS ?? 'ceiling,naive,http,tekil,store').split(',');
     const servers = all.filter((s) => wanted.includes(s.key) && !(s.key === 'naive' && store === 'pglite'));
     const tekilServer = servers.find((s) => s.key === 'tekil');
     const withStore = wanted.includes('store') && tekilServer !== undefined;
@@ -217,6 +223,10 @@ async function main(): Promise<void> {
         process.stdout.write(`tekil / store-only per round: ${perRound}\n`);
       }
     }
+    const httpOnly = med.get('http');
+    const hmacOnly = med.get('hmac');
+    if (hmacOnly && ceiling) process.stdout.write(`bare + HMAC check / HTTP ceiling = ${(hmacOnly.rps / ceiling.rps).toFixed(2)}\n`);
+    if (httpOnly && ceiling) process.stdout.write(`tekil HTTP only / HTTP ceiling = ${(httpOnly.rps / ceiling.rps).toFixed(2)} (what tekil's own HTTP work leaves of the ceiling, before the store)\n`);
     if (tekil && ceiling) process.stdout.write(`tekil / HTTP ceiling = ${(tekil.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && storeRate) process.stdout.write(`tekil / store-only = ${(tekil.rps / storeRate).toFixed(2)}\n`);
     if (tekil && med.get('naive')) process.stdout.write(`tekil / naive = ${(tekil.rps / med.get('naive')!.rps).toFixed(2)}\n`);

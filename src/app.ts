@@ -5,7 +5,7 @@ import { adminApi } from './api/index.js';
 import { panelRoutes } from './dashboard/panel.js';
 import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
-import type { InboxBatcher } from './receiver/batcher.js';
+import type { InboxWriter } from './receiver/batcher.js';
 import { capConnections } from './http/connection-cap.js';
 
 export interface AppOptions {
@@ -13,7 +13,7 @@ export interface AppOptions {
   roles: ReadonlySet<Role>;
   adminToken?: string;
   /** The receiver's group-commit batcher; when absent with the receiver role, the app makes and owns one. */
-  batcher?: InboxBatcher;
+  batcher?: InboxWriter;
   /** What /metrics answers; this process's registry when absent (a supervised process sums the box's). */
   readMetrics?: () => Promise<string>;
 }

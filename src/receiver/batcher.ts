@@ -39,6 +39,9 @@ interface Pending {
   reject(err: TekilError): void;
 }
 
+/** What the receiver's route needs of the batcher: a delivery in, its outcome out once it is committed. */
+export type InboxWriter = Pick<InboxBatcher, 'enqueue'>;
+
 /**
  * The receiver's group commit (src/store/group-commit.ts): each delivery waits until it is committed,
  * many to one INSERT while the store is busy. A failed batch falls back to per-row inserts so one bad

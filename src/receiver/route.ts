@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { TekilError, isTekilError, toClientError } from '../errors.js';
 import type { Context } from '../service.js';
-import type { InboxBatcher } from './batcher.js';
+import type { InboxWriter } from './batcher.js';
 import { receiverMetrics } from './metrics.js';
 import { compileSources } from './sources.js';
 import { withinDeadline } from './deadline.js';
@@ -9,7 +9,7 @@ import type { IncomingHeaders } from '../signing/types.js';
 
 export interface ReceiverRoutesOptions {
   ctx: Context;
-  batcher: InboxBatcher;
+  batcher: InboxWriter;
 }
 
 const ACCEPTED = '{"status":"accepted"}';
