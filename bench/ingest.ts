@@ -27,6 +27,7 @@
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
  *   BENCH_PROCESSES      processes per server: 1 (default), N or auto (one per core), for the ceiling (node:cluster)
  *                        and tekil (its own supervisor, as `tekil start --processes N`); Postgres only for tekil
+ *                        (the HTTP-only line always runs one process)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
