@@ -56,6 +56,12 @@ async function serverShareOver50ms(port: number): Promise<number> {
   return 1 - within / all;
 }
 
+/** The median and the 99th percentile of acknowledgement times (ms). */
+function percentiles(latencies: number[]): { p50: number; p99: number } {
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return { p50: sorted[Math.floor(sorted.length * 0.5)]!, p99: sorted[Math.floor(sorted.length * 0.99)]! };
+}
+
 /** Sends `requests` at `rate` a second; resolves with each request's acknowledgement time (ms) and how many ticks ran late. */
 async function stream(port: number, requests: PreparedRequest[]): Promise<{ latencies: number[]; late: number }> {
   const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 64 });
@@ -99,8 +105,7 @@ async function ceilingRound(requests: PreparedRequest[]): Promise<{ p50: number;
   const child = await startServer('ceiling', ['bench/ingest/ceiling.ts'], { PORT: String(port) }, /ready|listening/);
   try {
     const { latencies, late } = await stream(port, requests);
-    latencies.sort((a, b) => a - b);
-    return { p50: latencies[Math.floor(latencies.length * 0.5)]!, p99: latencies[Math.floor(latencies.length * 0.99)]!, late };
+    return { ...percentiles(latencies), late };
   } finally {
     await stopServer(child);
   }
@@ -123,10 +128,8 @@ async function round(dir: string, n: number, requests: PreparedRequest[], distin
       processed = await metricSum(port, 'tekil_inbox_attempts_total');
     }
     if (processed < distinct) throw new Error(`only ${processed} of ${distinct} deliveries were processed two minutes after the stream`);
-    latencies.sort((a, b) => a - b);
     return {
-      p50: latencies[Math.floor(latencies.length * 0.5)]!,
-      p99: latencies[Math.floor(latencies.length * 0.99)]!,
+      ...percentiles(latencies),
       serverOver50ms,
       keptUp: processedAtEnd / distinct,
       drainSeconds: (performance.now() - ended) / 1000,
