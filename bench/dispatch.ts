@@ -1,24 +1,34 @@
 /**
- * Dispatch throughput: 50,000 published messages delivered to a local sink that answers 200 at once,
- * against the ceiling of bare undici POSTs of the same bodies to the same sink at the same concurrency.
- * Both sides run in this process (the sink in its own); the ceiling gets an untimed warm-up round first
- * and is measured before and after the dispatcher. The per-delivery CPU figures of the dispatcher's
- * process and of Postgres show where the time goes on a machine they share.
+ * Dispatch throughput: 50,000 published messages delivered to a local sink that answers 200 at once, in
+ * rounds, each side in turn (forwards in one round, backwards in the next), medians of the rounds:
+ *   bare:   plain undici POSTs of the same bodies to the same sink at the same concurrency (the ceiling:
+ *           no database, no signing);
+ *   floor:  the least any durable dispatcher does (bench/dispatch/floor.ts): a leased claim, one HMAC,
+ *           the POST, one attempt row; what a sender that survives a crash and keeps every attempt
+ *           cannot go below on this machine;
+ *   tekil:  tekil's dispatcher, every delivery due again before its run (state and attempts reset,
+ *           vacuumed);
+ *   store:  the store-only line: the same deliveries claimed and recorded by the dispatcher's own
+ *           statements in its sizes, without HTTP (the ceiling the store allows this path).
+ * The sink runs in its own process; the sides run in this one, so their CPU per delivery is this
+ * process's, next to the Postgres backends'. An untimed warm-up of the bare client and of the floor
+ * comes first.
  *
  *   npm run bench:dispatch            (Postgres: TEKIL_BENCH_DATABASE_URL, else TEKIL_TEST_DATABASE_URL,
  *                                      else postgres://postgres@127.0.0.1:5432/postgres)
  *   BENCH_MESSAGES=10000 npm run bench:dispatch
  *
- * Knobs (environment): BENCH_MESSAGES (default 50000), BENCH_CONCURRENCY (dispatcher.concurrency and the
- * bare client's, default 64), BENCH_ASYNC_COMMIT=1 (synchronous_commit off for the bench database),
- * BENCH_PROFILE=<file> (CPU profile of the dispatch phase). After the HTTP runs, a store-only line: the
- * same deliveries claimed and recorded by the dispatcher's statements in its sizes, without HTTP.
+ * Knobs (environment): BENCH_MESSAGES (default 50000), BENCH_ROUNDS (default 3), BENCH_SIDES (comma list
+ * of bare,floor,tekil,store; default all), BENCH_CONCURRENCY (dispatcher.concurrency and the other sides',
+ * default 64), BENCH_ASYNC_COMMIT=1 (synchronous_commit off for the bench database),
+ * BENCH_PROFILE=<file> (CPU profile of tekil's last dispatch run).
  */
 import { fork } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { Agent, request } from 'undici';
 import { parseConfig } from '../src/config/load.js';
 import { createLogger } from '../src/logger.js';
@@ -29,9 +39,10 @@ import { publish } from '../src/outbox/publish.js';
 import { createSecretBox } from '../src/outbox/secrets.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
-import { backendCpu, cpuBetween } from './lib/cpu.js';
+import { backendCpu, cpuBetween, medianBy } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 import { dispatchStoreOnly } from './dispatch/store-only.js';
+import { floorDispatch, refillFloor, setUpFloor } from './dispatch/floor.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 50_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -68,12 +79,53 @@ async function bareRate(url: string, bodies: Buffer[]): Promise<{ rate: number; 
   return { rate: bodies.length / seconds, cpuShare: (cpu.user + cpu.system) / 1e6 / seconds };
 }
 
+type Side = 'bare' | 'floor' | 'tekil' | 'store';
+const ALL_SIDES: readonly Side[] = ['bare', 'floor', 'tekil', 'store'];
+const SIDES: Side[] = process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',').map((s) => s.trim()).filter((s) => s !== '').map(toSide) : [...ALL_SIDES];
+
+function toSide(name: string): Side {
+  if ((ALL_SIDES as readonly string[]).includes(name)) return name as Side;
+  process.stderr.write(`BENCH_SIDES: unknown side "${name}" (sides: ${ALL_SIDES.join(', ')})\n`);
+  process.exit(2);
+}
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const LABELS: Record<Side, string> = {
+  bare: `bare undici POSTs (concurrency ${CONCURRENCY})`,
+  floor: 'floor (leased claim, HMAC, POST, one attempt row)',
+  tekil: 'tekil dispatcher',
+  store: 'store-only (tekil\'s claims and completions, no HTTP)',
+};
+
+/** One side's run: deliveries a second, and CPU per delivery (µs) of this process and of Postgres. */
+interface Run {
+  rate: number;
+  nodeUs: number;
+  postgresUs: number;
+  note: string;
+}
+
+/** Every delivery due again as if new: state, attempts and failure streaks reset, the tables vacuumed. */
+async function resetDeliveries(db: ReturnType<typeof createPostgresDb>): Promise<void> {
+  await db.query(
+    `UPDATE outbox_deliveries SET status = 'pending', attempts = 0, lease = NULL, next_attempt_at = now(),
+       last_status_code = NULL, last_error = NULL, last_attempt_at = NULL, completed_at = NULL`,
+  );
+  await db.query('TRUNCATE outbox_attempts');
+  await db.query('UPDATE endpoints SET consecutive_failures = 0');
+  await db.exec('VACUUM ANALYZE outbox_deliveries, outbox_attempts, endpoints');
+}
+
+function line(side: Side, r: Run): string {
+  return `${LABELS[side]}: ${Math.round(r.rate)}/s; CPU per delivery: node ${Math.round(r.nodeUs)} µs, Postgres ${Math.round(r.postgresUs)} µs${r.note}`;
+}
+
 async function main(): Promise<void> {
   const name = freshDatabaseName('tekil_dispatch_bench');
   await adminQuery(`CREATE DATABASE ${name}`);
   if (process.env.BENCH_ASYNC_COMMIT) await adminQuery(`ALTER DATABASE ${name} SET synchronous_commit = off`);
   const dbUrl = databaseUrl(name);
   const db = createPostgresDb({ connectionString: dbUrl, max: 8 });
+  const floorPool = new pg.Pool({ connectionString: dbUrl, max: 4 });
   const sink = await startSink();
   try {
     await migrate(db);
@@ -100,70 +152,119 @@ async function main(): Promise<void> {
     process.stdout.write(`${Math.round(MESSAGES / ((performance.now() - t0) / 1000))} msg/s (not timed below)\n`);
     const { rows } = await db.query<{ payload: Buffer }>('SELECT payload FROM outbox_messages');
     const bodies = rows.map((r) => Buffer.from(r.payload));
-    // The ceiling is measured before and after the dispatcher's run, so a change in the machine's load
-    // during the run shows instead of skewing the ratio.
-    // A first, untimed round warms up undici's code (JIT) and the connections: without it the "before"
-    // figure measures a cold client and understates the ceiling.
-    await bareRate(sink.url, bodies.slice(0, Math.min(bodies.length, 10_000)));
-    const before = await bareRate(sink.url, bodies);
+    await setUpFloor(floorPool);
 
-    const dispatcher = new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
-    // BENCH_PROFILE=<file> writes a CPU profile of the dispatch phase (open it in Chrome DevTools).
-    const profiler = process.env.BENCH_PROFILE ? new Session() : undefined;
-    if (profiler) {
-      profiler.connect();
-      await profiler.post('Profiler.enable');
-      await profiler.post('Profiler.start');
-    }
-    const pgCpu0 = await backendCpu(db, name);
-    t0 = performance.now();
-    const cpu0 = process.cpuUsage();
-    await dispatcher.start();
-    for (;;) {
-      // This stops at the first unfinished row in the due index; a count would scan the table
-      // ten times a second and take its CPU from the run being measured.
-      const { rows: left } = await db.query<{ busy: boolean }>(
-        "SELECT (SELECT id FROM outbox_deliveries WHERE status IN ('pending', 'sending') ORDER BY endpoint_id, next_attempt_at LIMIT 1) IS NOT NULL AS busy",
+    const withPostgresCpu = async (run: () => Promise<Omit<Run, 'postgresUs'>>, items: number): Promise<Run> => {
+      const pg0 = await backendCpu(db, name);
+      const r = await run();
+      return { ...r, postgresUs: (cpuBetween(pg0, await backendCpu(db, name)) * 1e6) / items };
+    };
+
+    const runBare = async (): Promise<Run> => {
+      const r = await bareRate(sink.url, bodies);
+      return { rate: r.rate, nodeUs: (r.cpuShare * 1e6) / r.rate, postgresUs: 0, note: '' };
+    };
+
+    const runFloor = async (): Promise<Run> => {
+      await refillFloor(floorPool, 'SELECT payload FROM outbox_messages ORDER BY id');
+      return withPostgresCpu(async () => {
+        const r = await floorDispatch(floorPool, sink.url, CONCURRENCY);
+        if (r.delivered !== bodies.length) throw new Error(`floor delivered ${r.delivered} of ${bodies.length}`);
+        return { rate: r.rate, nodeUs: r.nodeUs, note: '' };
+      }, bodies.length);
+    };
+
+    let tekilRuns = 0;
+    const tekilRunsPlanned = SIDES.includes('tekil') ? ROUNDS : 0;
+    const runTekil = async (): Promise<Run> => {
+      await resetDeliveries(db);
+      const dispatcher = new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
+      // BENCH_PROFILE=<file> writes a CPU profile of the last dispatch run (open it in Chrome DevTools).
+      const profiler = process.env.BENCH_PROFILE && ++tekilRuns === tekilRunsPlanned ? new Session() : undefined;
+      if (profiler) {
+        profiler.connect();
+        await profiler.post('Profiler.enable');
+        await profiler.post('Profiler.start');
+      }
+      const pgCpu0 = await backendCpu(db, name);
+      const started = performance.now();
+      const cpu0 = process.cpuUsage();
+      await dispatcher.start();
+      for (;;) {
+        // This stops at the first unfinished row in the due index; a count would scan the table
+        // ten times a second and take its CPU from the run being measured.
+        const { rows: left } = await db.query<{ busy: boolean }>(
+          "SELECT (SELECT id FROM outbox_deliveries WHERE status IN ('pending', 'sending') ORDER BY endpoint_id, next_attempt_at LIMIT 1) IS NOT NULL AS busy",
+        );
+        if (!left[0]!.busy) break;
+        await new Promise((r) => setTimeout(r, 25)); // the end is seen at most 25 ms late
+      }
+      const seconds = (performance.now() - started) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      if (profiler) {
+        const { profile } = await profiler.post('Profiler.stop');
+        writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+        profiler.disconnect();
+      }
+      const pgSeconds = cpuBetween(pgCpu0, await backendCpu(db, name));
+      await dispatcher.stop();
+      const { rows: check } = await db.query<{ ok: number; attempts: number }>(
+        "SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS ok, (SELECT count(*) FROM outbox_attempts)::int AS attempts FROM outbox_deliveries",
       );
-      if (!left[0]!.busy) break;
-      await new Promise((r) => setTimeout(r, 25)); // the end is seen at most 25 ms late
+      if (check[0]!.ok !== MESSAGES || check[0]!.attempts !== MESSAGES) {
+        throw new Error(`tekil: ${check[0]!.ok} of ${MESSAGES} deliveries succeeded with ${check[0]!.attempts} attempts recorded`);
+      }
+      return {
+        rate: MESSAGES / seconds,
+        nodeUs: ((cpu.user + cpu.system) / MESSAGES),
+        postgresUs: (pgSeconds * 1e6) / MESSAGES,
+        note: ` (${((cpu.user + cpu.system) / 1e6 / seconds * 100).toFixed(0)}% of one core; every delivery succeeded, one attempt each)`,
+      };
+    };
+
+    const runStore = async (): Promise<Run> => {
+      await resetDeliveries(db);
+      return withPostgresCpu(async () => {
+        const r = await dispatchStoreOnly(db, { batchSize: config.sending.dispatcher.batch_size, group: FLUSH_GROUP, leaseMarginMs: config.sending.dispatcher.lease_margin });
+        return { rate: r.rate, nodeUs: r.nodeUs, note: `; ${r.statementsPerItem.toFixed(3)} statements per delivery; wall time per delivery: claim ${r.claimUs.toFixed(1)} µs, completion ${r.completeUs.toFixed(1)} µs` };
+      }, MESSAGES);
+    };
+
+    const runners: Record<Side, () => Promise<Run>> = { bare: runBare, floor: runFloor, tekil: runTekil, store: runStore };
+    // Untimed warm-ups: undici's code (JIT) and its connections, the floor's statements and tables.
+    if (SIDES.includes('bare')) await bareRate(sink.url, bodies.slice(0, Math.min(bodies.length, 10_000)));
+    if (SIDES.includes('floor')) await runFloor();
+
+    const runs = new Map<Side, Run[]>(SIDES.map((s) => [s, []]));
+    for (let round = 0; round < ROUNDS; round++) {
+      process.stdout.write(`round ${round + 1} of ${ROUNDS}\n`);
+      const order = round % 2 === 0 ? SIDES : [...SIDES].reverse();
+      for (const side of order) {
+        const r = await runners[side]();
+        runs.get(side)!.push(r);
+        process.stdout.write(`  ${line(side, r)}\n`);
+      }
     }
-    const dispatchSeconds = (performance.now() - t0) / 1000;
-    const cpu = process.cpuUsage(cpu0);
-    if (profiler) {
-      const { profile } = await profiler.post('Profiler.stop');
-      writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
-      profiler.disconnect();
+
+    process.stdout.write(`median of ${ROUNDS} (the run with the median rate):\n`);
+    const med = new Map<Side, Run>();
+    for (const side of SIDES) {
+      const m = medianBy(runs.get(side)!, (r) => r.rate);
+      med.set(side, m);
+      process.stdout.write(`  ${line(side, m)}\n`);
     }
-    const cpuShare = (cpu.user + cpu.system) / 1e6 / dispatchSeconds;
-    const pgCpuSeconds = cpuBetween(pgCpu0, await backendCpu(db, name));
-    await dispatcher.stop();
-    const { rows: check } = await db.query<{ ok: number; attempts: number }>(
-      "SELECT count(*) FILTER (WHERE status = 'succeeded') AS ok, (SELECT count(*) FROM outbox_attempts) AS attempts FROM outbox_deliveries",
-    );
-    const dispatchRate = MESSAGES / dispatchSeconds;
-    const after = await bareRate(sink.url, bodies);
-    // Store-only: the same deliveries due again, claimed and recorded with the dispatcher's statements
-    // and sizes but without HTTP. The ceiling the store allows this path.
-    await db.query("UPDATE outbox_deliveries SET status = 'pending', lease = NULL, next_attempt_at = now()");
-    await db.exec('VACUUM ANALYZE outbox_deliveries, outbox_attempts');
-    const storePg0 = await backendCpu(db, name);
-    const store = await dispatchStoreOnly(db, { batchSize: config.sending.dispatcher.batch_size, group: FLUSH_GROUP, leaseMarginMs: config.sending.dispatcher.lease_margin });
-    const storePgUs = (cpuBetween(storePg0, await backendCpu(db, name)) * 1e6) / MESSAGES;
-    const ceiling = (before.rate + after.rate) / 2;
-    const bareCpu = (before.cpuShare + after.cpuShare) / 2;
-    process.stdout.write(
-      [
-        `dispatcher: ${MESSAGES} deliveries in ${dispatchSeconds.toFixed(2)} s = ${Math.round(dispatchRate)} deliveries/s (succeeded ${check[0]!.ok}, attempts recorded ${check[0]!.attempts}; dispatcher process CPU ${(cpuShare * 100).toFixed(0)}% of one core)`,
-        `  per delivery: dispatcher process ${Math.round((cpuShare * dispatchSeconds * 1e6) / MESSAGES)} µs CPU, Postgres backends ${Math.round((pgCpuSeconds * 1e6) / MESSAGES)} µs CPU`,
-        `bare undici POSTs (ceiling, concurrency ${CONCURRENCY}): ${Math.round(ceiling)} requests/s (before ${Math.round(before.rate)}, after ${Math.round(after.rate)}; client CPU ${(bareCpu * 100).toFixed(0)}% of one core, ${Math.round((bareCpu * 1e6) / ceiling)} µs per request)`,
-        `store-only (claims of ${config.sending.dispatcher.batch_size}, completions in groups of ${FLUSH_GROUP}, no HTTP): ${Math.round(store.rate)} deliveries/s; per delivery ${store.statementsPerItem.toFixed(3)} statements, bench process ${Math.round(store.nodeUs)} µs CPU, Postgres backends ${Math.round(storePgUs)} µs CPU`,
-        `ratio to bare undici: ${(dispatchRate / ceiling).toFixed(2)} (target >= 0.6)   ratio to store-only: ${(dispatchRate / store.rate).toFixed(2)}`,
-        '',
-      ].join('\n'),
-    );
+    const ratio = (a: Side, b: Side, what: string, target = '') => {
+      if (!med.has(a) || !med.has(b)) return;
+      const perRound = runs.get(a)!.map((r, i) => (r.rate / runs.get(b)![i]!.rate).toFixed(2)).join(', ');
+      process.stdout.write(`${what} = ${(med.get(a)!.rate / med.get(b)!.rate).toFixed(2)}${target} (per round: ${perRound})\n`);
+    };
+    ratio('tekil', 'bare', 'tekil / bare undici', ' (target >= 0.6)');
+    ratio('floor', 'bare', 'floor / bare undici', ' (the most any durable dispatcher reaches here)');
+    ratio('tekil', 'floor', 'tekil / floor');
+    ratio('tekil', 'store', 'tekil / store-only');
   } finally {
     sink.stop();
+    await floorPool.end();
     await db.close();
     await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   }

@@ -11,6 +11,9 @@ export interface DispatchStoreOnly {
   nodeUs: number;
   /** Statements per delivery (claims and completion groups). */
   statementsPerItem: number;
+  /** Wall time per delivery in the claim and in the completion statements, µs. */
+  claimUs: number;
+  completeUs: number;
 }
 
 /** Claims `batchSize` at a time and records each claim's attempts in groups of `group`, until nothing is due. */
@@ -18,11 +21,15 @@ export async function dispatchStoreOnly(sql: Queryable, options: { batchSize: nu
   let items = 0;
   let statements = 0;
   let seq = 0;
+  let claimMs = 0;
+  let completeMs = 0;
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   for (;;) {
     const lease = `store-only:${++seq}`;
+    let t = performance.now();
     const rows = await claimDeliveries(sql, options.batchSize, lease, options.leaseMarginMs);
+    claimMs += performance.now() - t;
     statements++;
     if (rows.length === 0) break;
     const completions: OutboxCompletion[] = rows.map((r) => ({
@@ -42,13 +49,21 @@ export async function dispatchStoreOnly(sql: Queryable, options: { batchSize: nu
       next: 'succeeded',
       delayMs: 0,
     }));
+    t = performance.now();
     for (let i = 0; i < completions.length; i += options.group) {
       await writeCompletions(sql, completions.slice(i, i + options.group), 'store-only', 1_000_000);
       statements++;
     }
+    completeMs += performance.now() - t;
     items += rows.length;
   }
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  return { rate: items / seconds, nodeUs: (cpu.user + cpu.system) / items, statementsPerItem: statements / items };
+  return {
+    rate: items / seconds,
+    nodeUs: (cpu.user + cpu.system) / items,
+    statementsPerItem: statements / items,
+    claimUs: (claimMs * 1000) / items,
+    completeUs: (completeMs * 1000) / items,
+  };
 }
