@@ -50,11 +50,10 @@ export async function setUpFloor(pool: pg.Pool): Promise<void> {
 }
 
 /** Empties the floor's tables and queues every message's payload once, as tekil's deliveries are. */
-export async function refillFloor(pool: pg.Pool, payloadsFrom: string): Promise<number> {
+export async function refillFloor(pool: pg.Pool, payloadsFrom: string): Promise<void> {
   await pool.query('TRUNCATE bench_floor_queue, bench_floor_attempts');
-  const res = await pool.query(`INSERT INTO bench_floor_queue (id, payload) SELECT row_number() OVER (), payload FROM (${payloadsFrom}) AS m`);
+  await pool.query(`INSERT INTO bench_floor_queue (id, payload) SELECT row_number() OVER (), payload FROM (${payloadsFrom}) AS m`);
   await pool.query('VACUUM ANALYZE bench_floor_queue, bench_floor_attempts');
-  return res.rowCount ?? 0;
 }
 
 export interface FloorResult {
