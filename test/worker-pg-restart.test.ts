@@ -3,6 +3,7 @@ import { onPostgres } from './helpers/db.js';
 import { privatePostgresUnavailable, startPrivatePostgres, type PrivatePostgres } from './helpers/private-postgres.js';
 import { createOrder, insertInvoiceDelivery, SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
 import { waitUntil } from './helpers/wait.js';
+import { freePort } from './helpers/free-port.js';
 import { createExampleSchema, orderHandlers } from '../examples/orders/handlers.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
@@ -19,9 +20,9 @@ describe.skipIf(skipped)('worker across a Postgres restart', () => {
   let pgServer: PrivatePostgres;
   let db: Db;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     if (unavailable) throw new Error(`the Postgres restart test must run in CI, but no private cluster can be made here: ${unavailable}`);
-    pgServer = startPrivatePostgres(5544 + Math.floor(Math.random() * 300));
+    pgServer = startPrivatePostgres(await freePort());
   });
   afterAll(async () => {
     await db?.close().catch(() => {});

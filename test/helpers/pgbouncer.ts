@@ -1,10 +1,10 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { asPostgresUser } from './private-postgres.js';
+import { freePort } from './free-port.js';
 import { waitUntil } from './wait.js';
 
 /**
@@ -32,14 +32,6 @@ export function findPgBouncer(): string | undefined {
     // not on PATH: /usr/sbin is often missing from a non-root PATH
   }
   return CANDIDATES.find((p) => existsSync(p));
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 export interface PgBouncerOptions {
