@@ -1,6 +1,5 @@
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createExampleSchema } from '../../examples/orders/handlers.js';
@@ -11,6 +10,7 @@ import { createSecretBox } from '../../src/outbox/secrets.js';
 import type { Db } from '../../src/store/db.js';
 import { migrate } from '../../src/store/migrate.js';
 import { createPostgresDb } from '../../src/store/postgres.js';
+import { freePort } from '../../test/helpers/free-port.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../../test/helpers/private-postgres.js';
 import { spawnTekil, type TekilProcess } from '../../test/helpers/tekil-process.js';
 import { FORWARDED_SOURCE, HANDLED_SOURCE } from './plan.js';
@@ -33,14 +33,6 @@ export interface ChaosCluster {
   /** The live processes of a group: the supervisor's children, which the controller kills. */
   childPids(group: RoleGroup): number[];
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** Short leases and fast retries: a killed process's work comes back in seconds, not minutes. */
