@@ -41,7 +41,8 @@ describe('worker: forwarding', () => {
     config.sources[SOURCE] = {
       ...config.sources['shop-paymos']!,
       ordering: undefined,
-      // Long backoffs: a test decides when a retry is due (by moving next_attempt_at).
+      // Long backoffs: a test decides when a retry is due (by moving next_attempt_at; full jitter can
+      // still draw a short one, so a test that runs several batches holds its retries back itself).
       retry: { max_attempts: 5, base: 60_000, cap: 60_000 },
       forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET },
     };
@@ -101,6 +102,9 @@ describe('worker: forwarding', () => {
       answer = (_req, res) => reply(res);
       await insert(`evt_f2_${i}`);
       expect(await worker.runOnce()).toBe(1);
+      // Full jitter draws the backoff anywhere in [0, 60 s]: hold the retry back, so the next run
+      // claims only the next delivery.
+      await t.db.query("UPDATE inbox_queue SET next_attempt_at = now() + interval '1 hour' WHERE event_id = $1", [`evt_f2_${i}`]);
     }
     const rows = await Promise.all([0, 1, 2].map((i) => deliveryRow(t.db, `evt_f2_${i}`, SOURCE)));
     expect(rows.map((r) => r?.status)).toEqual(['pending', 'pending', 'pending']);
