@@ -73,6 +73,7 @@ describe('dashboard stats and alerting gauges', () => {
     const { rows } = await t.db.query<{ id: string }>(
       `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts) VALUES ('msg_stats', 'ep_stats', 'failed', 4) RETURNING id`,
     );
+    await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) VALUES ($1, 'ep_stats', true)`, [rows[0]!.id]);
     // ep_stats: a success 5 minutes ago, then failures from 4 minutes ago on. ep_healthy: failed, then recovered.
     const attempts: Array<[string, number, number, boolean]> = [['ep_stats', 5, 10, true], ['ep_stats', 4, 20, false], ['ep_stats', 3, 30, false], ['ep_stats', 2, 1000, false], ['ep_healthy', 3, 40, false], ['ep_healthy', 2, 50, true]];
     await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_healthy', 'https://example.com/ok', 5000, 4)`);

@@ -30,6 +30,7 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   // On Citus they stay on the coordinator, or are distributed together by message id (see deploy.md).
   outbox_messages: 'coordinator',
   outbox_deliveries: 'coordinator',
+  outbox_queue: 'coordinator',
   outbox_attempts: 'coordinator',
   endpoints: 'reference',
   endpoint_secrets: 'reference',

@@ -42,9 +42,9 @@ export async function reviewQueueSize(db: Queryable): Promise<number> {
   return Number(rows[0]?.n ?? 0);
 }
 
-/** Outbound deliveries whose ladder ran out (the partial index on failed rows answers this). */
+/** Outbound deliveries whose ladder ran out: parked in the queue (its partial index on failed rows answers this). */
 export async function failedOutboxDeliveries(db: Queryable): Promise<number> {
-  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'failed'`, [], { name: 'tekil_stats_outbox_failed' });
+  const { rows } = await db.query<{ n: string }>('SELECT count(*) AS n FROM outbox_queue WHERE failed', [], { name: 'tekil_stats_outbox_failed' });
   return Number(rows[0]?.n ?? 0);
 }
 

@@ -6,9 +6,14 @@ import { defineStatement } from '../statement.js';
  * Claims due deliveries. Per endpoint it takes no more than the endpoint's free in-flight slots, so a
  * dead endpoint's backlog cannot fill a batch; endpoint rows are locked (NO KEY UPDATE, which does not
  * block publishing) and skipped when another dispatcher is claiming them, which keeps the cap exact
- * across dispatchers. A claimed row's next_attempt_at becomes its lease's end: if this process dies,
- * the row is due again once the lease runs out. A row whose previous status is still `sending` was
- * abandoned that way.
+ * across dispatchers.
+ *
+ * The queue row (migration 013) gets the lease's end and the delivery record its new status: two
+ * heap-only updates, no index entry. A claim leaves the queue row's due time alone, so a leased row stays
+ * at the front of its endpoint's due rows: the in-flight count reads the endpoint's earliest
+ * `max_in_flight + limit` due rows, which hold every leased one (a row is claimed only after every
+ * earlier due one). If this process dies, the row is due again once the lease runs out, and its record
+ * is still `sending`: the attempt was abandoned.
  */
 const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number }>(
   'tekil_outbox_claim',
@@ -16,24 +21,42 @@ const claimStatement = defineStatement<{ limit: number; lease: string; lease_mar
 WITH eps AS (
   SELECT e.id, e.max_in_flight, e.timeout_ms FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
-    -- The earliest due time from the due index (one probe per endpoint). An EXISTS here lets the
-    -- planner pick a sequential scan that walks every finished delivery, slower with each claim.
-    AND (SELECT min(d.next_attempt_at) FROM outbox_deliveries d
-         WHERE d.endpoint_id = e.id AND d.status IN ('pending', 'sending')) <= now()
+    -- The endpoint's first due row that is not leased, from the due index (a scalar subquery, one
+    -- probe per endpoint: an EXISTS may be planned as a join that reads the whole queue).
+    AND (SELECT q.next_attempt_at FROM outbox_queue q
+         WHERE q.endpoint_id = e.id AND NOT q.failed AND q.next_attempt_at <= now()
+           AND (q.lease_until IS NULL OR q.lease_until <= now())
+         ORDER BY q.next_attempt_at LIMIT 1) IS NOT NULL
   FOR NO KEY UPDATE SKIP LOCKED
-), picked AS (
-  SELECT p.id, p.message_id, eps.id AS endpoint_id, p.status AS previous_status, p.last_attempt_at AS previous_attempt_at, eps.timeout_ms
+), due AS (
+  SELECT eps.id AS endpoint_id, eps.max_in_flight, eps.timeout_ms, w.delivery_id, w.next_attempt_at,
+    coalesce(w.lease_until > now(), false) AS leased
   FROM eps CROSS JOIN LATERAL (
-    SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
-    WHERE d.endpoint_id = eps.id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
-    ORDER BY d.next_attempt_at
-    -- Never lock more than the claim can take: each locked row costs a write.
-    LIMIT least($limit::int, greatest(0, eps.max_in_flight - (
-      SELECT count(*) FROM outbox_deliveries s
-      WHERE s.endpoint_id = eps.id AND s.status = 'sending' AND s.next_attempt_at > now())))
-    FOR UPDATE SKIP LOCKED
-  ) p
+    SELECT q.delivery_id, q.next_attempt_at, q.lease_until FROM outbox_queue q
+    WHERE q.endpoint_id = eps.id AND NOT q.failed AND q.next_attempt_at <= now()
+    ORDER BY q.next_attempt_at
+    LIMIT eps.max_in_flight + $limit::int
+  ) w
+), candidates AS (
+  SELECT c.delivery_id, c.endpoint_id, c.timeout_ms FROM (
+    SELECT due.*,
+      -- The row's place among its endpoint's due rows that are not leased, and the endpoint's free slots.
+      count(*) FILTER (WHERE NOT due.leased) OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.delivery_id ROWS UNBOUNDED PRECEDING) AS n,
+      due.max_in_flight - count(*) FILTER (WHERE due.leased) OVER (PARTITION BY due.endpoint_id) AS free
+    FROM due
+  ) c
+  WHERE NOT c.leased AND c.n <= least($limit::int, c.free)
+), picked AS (
+  -- The record is locked first, as every other writer of both tables does (no deadlock); the status
+  -- test is checked again on a row changed since this statement's snapshot (a cancel, a replay).
+  SELECT d.id, d.message_id, candidates.endpoint_id, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at
+  FROM outbox_deliveries d JOIN candidates ON d.id = candidates.delivery_id
+  WHERE d.status IN ('pending', 'sending')
   LIMIT $limit
+  FOR UPDATE OF d SKIP LOCKED
+), leased AS (
+  UPDATE outbox_queue q SET lease_until = now() + (picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
+  FROM picked WHERE q.delivery_id = picked.id
 )
 UPDATE outbox_deliveries d
 SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),

@@ -5,7 +5,8 @@ import { defineStatement } from '../statement.js';
 
 /**
  * Writes a batch of finished attempts in one statement: every attempt row, and the delivery's new state
- * only where this dispatcher still holds the lease (a replay or a lease takeover meanwhile wins).
+ * (its record, and its queue row: migration 013) only where this dispatcher still holds the lease (a
+ * replay or a lease takeover meanwhile wins).
  */
 const completeStatement = defineStatement<{
   ids: number[]; leases: string[]; nexts: string[]; delays_ms: number[]; status_codes: Array<number | null>; errors: Array<string | null>;
@@ -28,7 +29,14 @@ WITH r AS (
   -- it alone proves the row is still this attempt's. (A status test here would let the planner read
   -- every in-flight row through the in-flight index instead of looking up just this batch's.)
   FROM r WHERE d.id = r.id AND d.lease = r.lease
-  RETURNING d.id
+  RETURNING d.id, r.next, d.next_attempt_at
+), settled AS (
+  -- Off the queue once settled (a DELETE writes no index entry); a retry is due again later, and a
+  -- failed delivery stays, parked, for the failed list and the bulk replay.
+  DELETE FROM outbox_queue q USING upd WHERE q.delivery_id = upd.id AND upd.next = 'succeeded'
+), requeued AS (
+  UPDATE outbox_queue q SET next_attempt_at = upd.next_attempt_at, lease_until = NULL, failed = upd.next = 'failed'
+  FROM upd WHERE q.delivery_id = upd.id AND upd.next <> 'succeeded'
 ), streak AS (
   -- Endpoint failure streaks: reset on success, counted per failed delivery, and the optional disable policy.
   UPDATE endpoints e

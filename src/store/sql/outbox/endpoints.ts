@@ -55,9 +55,15 @@ export const MARK_ENDPOINT_DELETED = `
 UPDATE endpoints SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now()
 WHERE id = $1 AND deleted_at IS NULL RETURNING id`;
 export const DELETE_ENDPOINT_SECRETS = 'DELETE FROM endpoint_secrets WHERE endpoint_id = $1';
+/** $1 endpoint: its unsent deliveries (found through the queue) are cancelled and leave the queue. */
 export const CANCEL_UNSENT_DELIVERIES = `
-UPDATE outbox_deliveries SET status = 'cancelled', completed_at = now(), lease = NULL
-WHERE endpoint_id = $1 AND status IN ('pending', 'sending')`;
+WITH cancelled AS (
+  UPDATE outbox_deliveries d SET status = 'cancelled', completed_at = now(), lease = NULL
+  FROM outbox_queue q
+  WHERE q.endpoint_id = $1 AND NOT q.failed AND d.id = q.delivery_id AND d.status IN ('pending', 'sending')
+  RETURNING d.id
+)
+DELETE FROM outbox_queue q USING cancelled WHERE q.delivery_id = cancelled.id`;
 
 export const INSERT_ENDPOINT_SECRET = 'INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($1, $2)';
 /** $1 endpoint, $2 window in ms: live secrets expire at the window's end (none is lengthened). */

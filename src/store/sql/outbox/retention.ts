@@ -44,7 +44,8 @@ ORDER BY m.created_at LIMIT $2
 FOR UPDATE SKIP LOCKED`;
 
 /**
- * $1 the locked ids: deletes those still settled, with their deliveries and their attempts (the outbox
+ * $1 the locked ids: deletes those still settled, with their deliveries, their attempts and the queue
+ * rows of failed ones (the outbox
  * keeps no foreign keys on its hot paths: migration 012). One row per deleted message.
  */
 export const DELETE_OUTBOX_MESSAGES = `
@@ -54,5 +55,8 @@ WITH message AS (
   DELETE FROM outbox_deliveries od USING message WHERE od.message_id = message.id RETURNING od.id
 ), attempt AS (
   DELETE FROM outbox_attempts a USING delivery WHERE a.delivery_id = delivery.id
+), queued AS (
+  -- A failed delivery's parked queue row (migration 013).
+  DELETE FROM outbox_queue q USING delivery WHERE q.delivery_id = delivery.id
 )
 SELECT id FROM message`;

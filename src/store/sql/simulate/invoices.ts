@@ -40,7 +40,7 @@ SELECT d.status, count(*)::int AS deliveries, coalesce(sum(d.attempts), 0)::int 
  GROUP BY d.status`;
 
 /** Deliveries still in flight: the run is over when none is left. */
-export const UNSETTLED_DELIVERIES = `SELECT count(*)::int AS n FROM outbox_deliveries WHERE status IN ('pending', 'sending')`;
+export const UNSETTLED_DELIVERIES = 'SELECT count(*)::int AS n FROM outbox_queue WHERE NOT failed';
 
 /** Messages already delivered, oldest first: the pool manual replays are drawn from. */
 export const SUCCEEDED_MESSAGES = `SELECT DISTINCT message_id AS id FROM outbox_deliveries WHERE status = 'succeeded' ORDER BY message_id`;
