@@ -49,11 +49,14 @@ WITH eps AS (
 ), picked AS (
   -- The record is locked first, as every other writer of both tables does (no deadlock); the status
   -- test is checked again on a row changed since this statement's snapshot (a cancel, a replay).
+  -- (LATERAL: one primary-key probe per candidate; a join may be planned as a scan of every record.)
   SELECT d.id, d.message_id, candidates.endpoint_id, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at
-  FROM outbox_deliveries d JOIN candidates ON d.id = candidates.delivery_id
-  WHERE d.status IN ('pending', 'sending')
+  FROM candidates CROSS JOIN LATERAL (
+    SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
+    WHERE d.id = candidates.delivery_id AND d.status IN ('pending', 'sending')
+    FOR UPDATE SKIP LOCKED
+  ) d
   LIMIT $limit
-  FOR UPDATE OF d SKIP LOCKED
 ), leased AS (
   UPDATE outbox_queue q SET lease_until = now() + (picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
   FROM picked WHERE q.delivery_id = picked.id
