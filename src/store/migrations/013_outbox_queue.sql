@@ -29,9 +29,11 @@ CREATE TABLE outbox_queue (
 CREATE INDEX outbox_queue_due ON outbox_queue (endpoint_id, next_attempt_at) WHERE NOT failed;
 -- Failed deliveries: the dashboard's count and the bulk replay.
 CREATE INDEX outbox_queue_failed ON outbox_queue (delivery_id) WHERE failed;
+-- As inbox_queue (009): its size swings between zero and millions, so a fixed count of changed rows
+-- triggers vacuum and analyze, not a share of its size.
 ALTER TABLE outbox_queue SET (
-  autovacuum_vacuum_scale_factor = 0.01, autovacuum_vacuum_threshold = 1000,
-  autovacuum_analyze_scale_factor = 0.02, autovacuum_vacuum_insert_scale_factor = 0.05,
+  autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 5000,
+  autovacuum_analyze_scale_factor = 0, autovacuum_analyze_threshold = 5000,
   autovacuum_vacuum_cost_limit = 2000);
 
 -- A sending delivery's record keeps the lease's end in next_attempt_at.
