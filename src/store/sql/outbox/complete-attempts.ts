@@ -26,8 +26,7 @@ WITH r AS (
       completed_at = CASE WHEN r.next = 'pending' THEN NULL ELSE now() END,
       last_status_code = r.status_code, last_error = r.error, lease = NULL
   -- The lease is set only together with status 'sending' and cleared by every change away from it, so
-  -- it alone proves the row is still this attempt's. (A status test here would let the planner read
-  -- every in-flight row through the in-flight index instead of looking up just this batch's.)
+  -- it alone proves the row is still this attempt's.
   FROM r WHERE d.id = r.id AND d.lease = r.lease
   RETURNING d.id, r.next, d.next_attempt_at
 ), settled AS (
