@@ -137,6 +137,12 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await api('POST', '/messages', { type: 'flaky.thing', data: { i } })).body.id);
     await waitUntil(async () => (await api('GET', `/deliveries?endpoint_id=${ep.id}&status=failed`)).body.items.length === 3);
+    // Failed deliveries are listed through the queue, newest first, in pages like every other list.
+    const firstPage = await api('GET', `/deliveries?endpoint_id=${ep.id}&status=failed&limit=2`);
+    const secondPage = await api('GET', `/deliveries?endpoint_id=${ep.id}&status=failed&limit=2&cursor=${firstPage.body.next_cursor}`);
+    expect([...firstPage.body.items, ...secondPage.body.items].map((d: { message_id: string; status: string }) => [d.message_id, d.status]))
+      .toEqual([...ids].reverse().map((id) => [id, 'failed']));
+    expect(secondPage.body.next_cursor).toBeNull();
     expect((await api('GET', `/endpoints/${ep.id}`)).body).toMatchObject({ enabled: true, consecutive_failures: 3 });
 
     flakyHealthy = true;

@@ -1,6 +1,7 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
-import { SELECT_ATTEMPTS, SELECT_MESSAGE, listDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
+import { SELECT_ATTEMPTS, SELECT_MESSAGE, listDeliveriesStatement,
+  listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
@@ -86,7 +87,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   if (cursor !== null && (!/^\d{1,19}$/.test(cursor) || BigInt(cursor) > 9_223_372_036_854_775_807n)) {
     throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
   }
-  const params = listDeliveriesStatement.bind({
+  const values = {
     before_id: cursor,
     endpoint_id: f.endpointId ?? null,
     status: f.status ?? null,
@@ -96,8 +97,12 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
     until: f.until ?? null,
     message_id: f.messageId ?? null,
     limit: limit + 1,
-  });
-  const { rows } = await db.query<OutboxDeliveryRow>(listDeliveriesStatement.text, params);
+  };
+  // Unsettled and failed deliveries are found through the queue (see the statement).
+  const queued = f.status === 'pending' || f.status === 'sending' || f.status === 'failed';
+  const { rows } = queued
+    ? await db.query<OutboxDeliveryRow>(listQueuedDeliveriesStatement.text, listQueuedDeliveriesStatement.bind({ ...values, failed: f.status === 'failed' }))
+    : await db.query<OutboxDeliveryRow>(listDeliveriesStatement.text, listDeliveriesStatement.bind(values));
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
 }

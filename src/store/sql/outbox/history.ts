@@ -44,16 +44,18 @@ export interface DeliveryListParams extends Record<string, unknown> {
   limit: number;
 }
 
-/** Deliveries, newest first, with their message's type and resource id and the last attempt's duration. */
-export const listDeliveriesStatement = defineStatement<DeliveryListParams>(
-  'tekil_outbox_list_deliveries',
-  `
+/**
+ * Deliveries, newest first, with their message's type and resource id and the last attempt's duration.
+ * `source` is where the ids come from: every delivery record, or (for the statuses that keep a queue
+ * row) the queue.
+ */
+const deliveriesFrom = (source: string, extra: string) => `
 SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
   CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
   d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
   m.event_type, m.resource_id,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
-FROM outbox_deliveries d
+FROM ${source}
 JOIN outbox_messages m ON m.id = d.message_id
 JOIN endpoints e ON e.id = d.endpoint_id
 WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
@@ -63,8 +65,22 @@ WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
   AND ($since::timestamptz IS NULL OR d.created_at >= $since)
   AND ($until::timestamptz IS NULL OR d.created_at < $until)
-  AND ($message_id::text IS NULL OR d.message_id = $message_id)
-ORDER BY d.id DESC LIMIT $limit`,
+  AND ($message_id::text IS NULL OR d.message_id = $message_id)${extra}
+ORDER BY d.id DESC LIMIT $limit`;
+
+export const listDeliveriesStatement = defineStatement<DeliveryListParams>('tekil_outbox_list_deliveries', deliveriesFrom('outbox_deliveries d', ''));
+
+/**
+ * The same list for a status that keeps a queue row (pending, sending, failed: migration 013), read
+ * through the queue: no index of the delivery records names the status, so on a large history a rare
+ * status would otherwise be found by reading the records newest first until the page is full. Failed
+ * ones come from the queue's partial index on failed rows, in id order. Sent unnamed, as the other
+ * list, so each call is planned with its values.
+ */
+export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams & { failed: boolean }>(
+  'tekil_outbox_list_queued_deliveries',
+  deliveriesFrom('outbox_queue q JOIN outbox_deliveries d ON d.id = q.delivery_id', `
+  AND q.failed = $failed AND ($before_id::bigint IS NULL OR q.delivery_id < $before_id)`).replace('ORDER BY d.id DESC', 'ORDER BY q.delivery_id DESC'),
 );
 
 export const SELECT_MESSAGE = 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $1';
