@@ -6,8 +6,11 @@
  *            embedded store every role, as `npm start` runs it (the worker shares the one connection),
  *   hmac:    the ceiling's server checking each request's signature (one HMAC) before answering: the
  *            least any webhook receiver does (not run unless named in BENCH_SERVERS),
- *   http:    tekil's receiver app with a writer that answers at once instead of the store (bench/ingest/
- *            http-only.ts): what tekil's own HTTP work allows, between the ceiling and the real receiver,
+ *   http:    tekil's receiver app with a writer that answers without the store (bench/ingest/http-only.ts),
+ *            each turn's requests together as the group commit answers a batch: what tekil's own HTTP work
+ *            allows, between the ceiling and the real receiver,
+ *   httpnow: the same, each request answered at once inside the callback that read it (not run unless
+ *            named in BENCH_SERVERS): what that answering pattern costs on this machine,
  * and the store-only line: tekil's INSERT statement with the same rows, in tekil's mean batch size, back to
  * back without HTTP (the ceiling the store allows), measured in every round like the servers, after a
  * warm-up as long as theirs.
@@ -22,7 +25,8 @@
  *   BENCH_ROUNDS         rounds (default 3)          BENCH_SECONDS  measured seconds per run (default 15)
  *   BENCH_WARMUP         warm-up seconds (default 3) BENCH_CONNECTIONS  wrk connections (default 64)
  *   BENCH_PAYLOADS       signed requests prepared (default 250000)
- *   BENCH_SERVERS        comma list of ceiling,hmac,naive,http,tekil,store (default: all that apply but hmac)
+ *   BENCH_SERVERS        comma list of ceiling,hmac,naive,http,httpnow,tekil,store (default: all that apply but hmac
+ *                        and httpnow)
  *   BENCH_MAX_IN_FLIGHT  tekil's receiver.max_in_flight (default: tekil's default)
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
  *   BENCH_PROCESSES      processes per server: 1 (default), N or auto (one per core), for the ceiling (node:cluster)
@@ -94,7 +98,7 @@ interface Run extends WrkResult {
 }
 
 interface Server {
-  key: 'ceiling' | 'hmac' | 'naive' | 'http' | 'tekil';
+  key: 'ceiling' | 'hmac' | 'naive' | 'http' | 'httpnow' | 'tekil';
   name: string;
   args: string[];
   env: NodeJS.ProcessEnv;
@@ -185,6 +189,7 @@ async function main(): Promise<void> {
       { key: 'hmac', name: 'bare Fastify + HMAC check', args: ['bench/ingest/ceiling.ts'], env: { BENCH_CEILING_HMAC: SECRET }, runs: [] },
       { key: 'naive', name: 'naive (INSERT per request)', args: ['bench/ingest/naive.ts'], env: { BENCH_SECRET: SECRET }, runs: [] },
       { key: 'http', name: 'tekil HTTP only (no store)', args: ['bench/ingest/http-only.ts'], env: tekilEnv, runs: [] },
+      { key: 'httpnow', name: 'tekil HTTP only, each answered at once', args: ['bench/ingest/http-only.ts'], env: { ...tekilEnv, BENCH_HTTP_AT_ONCE: '1' }, runs: [] },
       { key: 'tekil', name: store === 'pglite' ? 'tekil (all roles, embedded)' : 'tekil (receiver)', args: ['bench/ingest/tekil.ts'], env: tekilEnv, runs: [] },
     ];
     const wanted = (process.env.BENCH_SERVERS ?? 'ceiling,naive,http,tekil,store').split(',');
@@ -228,6 +233,8 @@ async function main(): Promise<void> {
     const hmacOnly = med.get('hmac');
     if (hmacOnly && ceiling) process.stdout.write(`bare + HMAC check / HTTP ceiling = ${(hmacOnly.rps / ceiling.rps).toFixed(2)}\n`);
     if (httpOnly && ceiling) process.stdout.write(`tekil HTTP only / HTTP ceiling = ${(httpOnly.rps / ceiling.rps).toFixed(2)} (what tekil's own HTTP work leaves of the ceiling, before the store)\n`);
+    const httpNow = med.get('httpnow');
+    if (httpNow && ceiling) process.stdout.write(`tekil HTTP only, each answered at once / HTTP ceiling = ${(httpNow.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && ceiling) process.stdout.write(`tekil / HTTP ceiling = ${(tekil.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && storeRate) process.stdout.write(`tekil / store-only = ${(tekil.rps / storeRate).toFixed(2)}\n`);
     if (tekil && med.get('naive')) process.stdout.write(`tekil / naive = ${(tekil.rps / med.get('naive')!.rps).toFixed(2)}\n`);
