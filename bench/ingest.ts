@@ -31,7 +31,7 @@
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
  *   BENCH_PROCESSES      processes per server: 1 (default), N or auto (one per core), for the ceiling (node:cluster)
  *                        and tekil (its own supervisor, as `tekil start --processes N`); Postgres only for tekil
- *                        (the HTTP-only line always runs one process)
+ *                        (the HTTP-only lines always run one process)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -189,7 +189,7 @@ async function main(): Promise<void> {
       { key: 'hmac', name: 'bare Fastify + HMAC check', args: ['bench/ingest/ceiling.ts'], env: { BENCH_CEILING_HMAC: SECRET }, runs: [] },
       { key: 'naive', name: 'naive (INSERT per request)', args: ['bench/ingest/naive.ts'], env: { BENCH_SECRET: SECRET }, runs: [] },
       { key: 'http', name: 'tekil HTTP only (no store)', args: ['bench/ingest/http-only.ts'], env: tekilEnv, runs: [] },
-      { key: 'httpnow', name: 'tekil HTTP only, each answered at once', args: ['bench/ingest/http-only.ts'], env: { ...tekilEnv, BENCH_HTTP_AT_ONCE: '1' }, runs: [] },
+      { key: 'httpnow', name: 'tekil HTTP only, at once', args: ['bench/ingest/http-only.ts'], env: { ...tekilEnv, BENCH_HTTP_AT_ONCE: '1' }, runs: [] },
       { key: 'tekil', name: store === 'pglite' ? 'tekil (all roles, embedded)' : 'tekil (receiver)', args: ['bench/ingest/tekil.ts'], env: tekilEnv, runs: [] },
     ];
     const wanted = (process.env.BENCH_SERVERS ?? 'ceiling,naive,http,tekil,store').split(',');
@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     if (hmacOnly && ceiling) process.stdout.write(`bare + HMAC check / HTTP ceiling = ${(hmacOnly.rps / ceiling.rps).toFixed(2)}\n`);
     if (httpOnly && ceiling) process.stdout.write(`tekil HTTP only / HTTP ceiling = ${(httpOnly.rps / ceiling.rps).toFixed(2)} (what tekil's own HTTP work leaves of the ceiling, before the store)\n`);
     const httpNow = med.get('httpnow');
-    if (httpNow && ceiling) process.stdout.write(`tekil HTTP only, each answered at once / HTTP ceiling = ${(httpNow.rps / ceiling.rps).toFixed(2)}\n`);
+    if (httpNow && ceiling) process.stdout.write(`tekil HTTP only, at once / HTTP ceiling = ${(httpNow.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && ceiling) process.stdout.write(`tekil / HTTP ceiling = ${(tekil.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && storeRate) process.stdout.write(`tekil / store-only = ${(tekil.rps / storeRate).toFixed(2)}\n`);
     if (tekil && med.get('naive')) process.stdout.write(`tekil / naive = ${(tekil.rps / med.get('naive')!.rps).toFixed(2)}\n`);

@@ -52,9 +52,9 @@ const STOP_GRACE_MS = 5_000;
 
 /**
  * Claims due deliveries, signs and posts them, and records every attempt. Requests run concurrently up
- * to `dispatcher.concurrency`; finished attempts are written in groups (one statement per group) and
- * the freed slots are refilled by the next claim. Wake-ups come from NOTIFY on publish, a timer for
- * the earliest retry this process scheduled, and a polling fallback.
+ * to `dispatcher.concurrency`; finished attempts are written in groups (one statement per group), and
+ * each freed slot takes the next claimed delivery at the end of the event-loop turn. Wake-ups come
+ * from NOTIFY on publish, a timer for the earliest retry this process scheduled, and a polling fallback.
  */
 export class Dispatcher implements Service {
   readonly name = 'dispatcher';
@@ -115,6 +115,8 @@ export class Dispatcher implements Service {
       if (this.flushing === 0 && this.completions.length > 0) this.flush();
       await new Promise((r) => setTimeout(r, 10));
     }
+    // A claim that was in flight when stop() began has queued its rows since: release them too.
+    await this.releaseQueued();
     // Requests still running after the grace period are cut; their leases run out and another
     // dispatcher (or the next start) records the lost attempt and retries.
     await this.sender.close(this.inFlight > 0).catch(() => {});
@@ -197,8 +199,8 @@ export class Dispatcher implements Service {
   }
 
   /**
-   * Slots freed by answers are refilled together, at the end of the event loop's turn (its check
-   * phase), not each as its answer is read. Node reads each connection's answer in its own callback;
+   * Slots freed by finished attempts are refilled together, at the end of the event loop's turn (its
+   * check phase), not each as its answer is read. Node reads each connection's answer in its own callback;
    * a new request written there, between two reads, wakes the receiver for that one request, and on
    * loopback and virtual machines that wake-up costs more CPU than the request. Written back to back
    * after the turn's reads, the turn's requests share the receiver's wake-ups. In alternating runs of
