@@ -32,6 +32,7 @@ describe.skipIf(!onPostgres)('outbox: stopping while a claim is in flight', () =
     const holder = new pg.Client({ connectionString: t.url! });
     await holder.connect();
     const dispatcher = h.newDispatcher();
+    let stopped: Promise<void> | undefined;
     try {
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE outbox_queue IN ACCESS EXCLUSIVE MODE');
@@ -44,13 +45,14 @@ describe.skipIf(!onPostgres)('outbox: stopping while a claim is in flight', () =
         );
         return rows[0]!.n > 0;
       }, 10_000, 'the dispatcher’s claim waiting on the table lock');
-      const stopped = dispatcher.stop();
+      stopped = dispatcher.stop();
       // stop() releases what is queued now (nothing) before it waits for the claim to finish.
       await new Promise((r) => setTimeout(r, 200));
       await holder.query('COMMIT');
       await stopped;
     } finally {
       await holder.end();
+      await (stopped ?? dispatcher.stop());
     }
 
     expect(sink.requests).toHaveLength(0);
