@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import type { Db, Queryable } from '../src/store/db.js';
 import { createPostgresDb } from '../src/store/postgres.js';
+import { insertDeliveries, type InboxDeliveryRow } from '../src/store/sql/inbox/insert-deliveries.js';
 
 const NAMED_SQL = 'SELECT $1::int + 1 AS next, current_setting($2) AS setting';
 
@@ -66,5 +67,29 @@ describe.skipIf(!onPostgres)('postgres store options', () => {
     expect(result).toEqual({ values: [2, 3], names: [] });
     const pooled = await unprepared.query<{ next: number }>(NAMED_SQL, [7, 'jit'], { name: 'x' });
     expect(pooled.rows[0]!.next).toBe(8);
+  });
+
+  // The receiver's group-commit INSERT: parsing and planning it on every batch cost Postgres about a
+  // fifth of the batch (docs/performance.md), so it is prepared like the worker's statements.
+  it("prepares the receiver's batch INSERT once per connection, and leaves it unnamed with prepared statements off", async () => {
+    const row = (eventId: string): InboxDeliveryRow => ({
+      source: 'shop', eventId, resourceId: null, eventType: 'invoice.paid', occurredAt: null,
+      body: Buffer.from(`{"id":"${eventId}"}`), contentType: 'application/json', headers: '{}',
+    });
+    const one = createPostgresDb({ connectionString: t.url!, max: 1 });
+    const oneUnprepared = createPostgresDb({ connectionString: t.url!, max: 1, preparedStatements: false });
+    try {
+      expect([...(await insertDeliveries(one, [row('evt_p1'), row('evt_p2')]))].length).toBe(2);
+      expect([...(await insertDeliveries(one, [row('evt_p2'), row('evt_p3')]))].length).toBe(1);
+      const named = await one.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO inbox_deliveries%'");
+      expect(named.rows.map((r) => r.name)).toEqual(['inbox_insert_deliveries']);
+
+      expect([...(await insertDeliveries(oneUnprepared, [row('evt_p3'), row('evt_p4')]))].length).toBe(1);
+      const none = await oneUnprepared.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements');
+      expect(none.rows[0]!.n).toBe(0);
+    } finally {
+      await one.close();
+      await oneUnprepared.close();
+    }
   });
 });

@@ -36,7 +36,7 @@ export async function storeOnly(db: Db, rows: readonly InboxDeliveryRow[], optio
         const batch = rows.slice(next, next + batchRows);
         next += batch.length;
         const b0 = performance.now();
-        await insertDeliveries(db, batch, { prepared: db.kind === 'pglite' }); // as the receiver sends it
+        await insertDeliveries(db, batch); // as the receiver sends it
         const ms = performance.now() - b0;
         batchTime += ms;
         maxBatchMs = Math.max(maxBatchMs, ms);

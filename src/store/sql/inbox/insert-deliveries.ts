@@ -21,11 +21,13 @@ export function deliveryKey(source: string, eventId: string): string {
 }
 
 /*
- * Sent unnamed on Postgres, not as prepared statements: the parse is a small part of a multi-row
- * insert, and an idle receiver's single-row inserts are spread over the pool's connections. On the
- * embedded store (one connection) it is prepared (`prepared`): there, parsing and planning it on every
- * batch took about a sixth of the INSERT's time (PGlite alone, batches of 24: 3.4–3.9 ms per INSERT
- * unnamed, 3.0–3.3 ms named).
+ * A named prepared statement on both stores (on Postgres unless `store.prepared_statements` is off):
+ * parsing and planning this INSERT on every batch cost Postgres about a fifth of the batch. In six
+ * alternating pairs of `BENCH_SERVERS=tekil,store npm run bench:ingest` (3 December 2026, 31 rows an
+ * INSERT), Postgres spent 41–45 µs of CPU per row in the store-only line unnamed against 31–38 µs
+ * prepared, and 48–51 against 40–46 µs behind the receiver. On PGlite, batches of 24: 3.4–3.9 ms per
+ * INSERT unnamed, 3.0–3.3 ms named. The plan does not depend on the batch's size (a scan of the
+ * arrays, a sort, the insert), so the generic plan Postgres settles on is as good as a custom one.
  *
  * One statement text for any number of rows (arrays, not a VALUES list), so Postgres sees the same
  * query every time and the parameter count never grows with the batch.
@@ -76,7 +78,7 @@ const insertOne = defineStatement<InboxDeliveryRow>(
  * Inserts distinct deliveries in one statement (one implicit transaction) and returns the keys
  * (see deliveryKey) of the rows that were new. The others were already recorded.
  */
-export async function insertDeliveries(db: Queryable, rows: readonly InboxDeliveryRow[], options: { prepared?: boolean } = {}): Promise<Set<string>> {
+export async function insertDeliveries(db: Queryable, rows: readonly InboxDeliveryRow[]): Promise<Set<string>> {
   const n = rows.length;
   const sources = new Array<string>(n);
   const eventIds = new Array<string>(n);
@@ -102,7 +104,7 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
   const res = await db.query<{ source: string; event_id: string }>(
     insertMany.text,
     insertMany.bind({ sources, eventIds, resourceIds, eventTypes, occurredAt, bodies: packed.bytes, bodyStarts: packed.starts, bodyLengths: packed.lengths, contentTypes, headers }),
-    options.prepared ? { name: insertMany.name } : {},
+    { name: insertMany.name },
   );
   const inserted = new Set<string>();
   for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
