@@ -47,13 +47,17 @@ WITH eps AS (
   ) c
   WHERE NOT c.leased AND c.n <= least($limit::int, c.free)
 ), picked AS (
-  -- The record is locked first, as every other writer of both tables does (no deadlock); the status
-  -- test is checked again on a row changed since this statement's snapshot (a cancel, a replay).
+  -- The record is locked first, as every other writer of both tables does (no deadlock); its tests
+  -- are checked again on a row changed since this statement's snapshot (a cancel, a replay, another
+  -- dispatcher's claim). The queue rows above were read in that snapshot: a claim that committed after
+  -- it, just before this statement took the endpoint's lock, reads there as not leased. The record's
+  -- next_attempt_at is its due time while pending and its lease's end while sending, so testing it here,
+  -- on the latest version, keeps a live lease (or a retry not yet due) from being claimed twice.
   -- (LATERAL: one primary-key probe per candidate; a join may be planned as a scan of every record.)
   SELECT d.id, d.message_id, candidates.endpoint_id, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at
   FROM candidates CROSS JOIN LATERAL (
     SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
-    WHERE d.id = candidates.delivery_id AND d.status IN ('pending', 'sending')
+    WHERE d.id = candidates.delivery_id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
     FOR UPDATE SKIP LOCKED
   ) d
   LIMIT $limit
