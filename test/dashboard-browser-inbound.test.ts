@@ -4,7 +4,7 @@ import { PDFParse } from 'pdf-parse';
 import type { Download, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SOURCE } from './helpers/inbox.js';
-import { panelRunnable, screenshot, startPanel, type Panel } from './helpers/panel.js';
+import { browserRunnable, screenshot, startPanel, type Panel } from './helpers/browser.js';
 import { waitUntil } from './helpers/wait.js';
 
 const ADMIN = 'panel-inbound-admin-token';
@@ -12,7 +12,7 @@ const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000);
 const saved = async (download: Download) => readFileSync((await download.path())!);
 
 /** The Inbound page, a delivery's detail, exports and the Resource timeline, in Chromium against a real tekil. */
-describe.skipIf(!panelRunnable)('panel: Inbound, detail, exports and the resource timeline', () => {
+describe.skipIf(!browserRunnable)('panel: Inbound, detail, exports and the resource timeline', () => {
   let panel: Panel;
   let page: Page;
 

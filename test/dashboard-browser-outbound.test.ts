@@ -8,7 +8,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
-import { browserRunnable, launchChromium, screenshot } from './helpers/browser.js';
+import { browserRunnable, launchChromium, screenshot, signIn as signInAt } from './helpers/browser.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { paymosBody, receiverConfig, signPaymos } from './helpers/receiver.js';
 import { startSink, type Sink } from './helpers/sink.js';
@@ -36,12 +36,7 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
   };
   const deliveryStatus = async (messageId: string) =>
     (await tekil.ctx.db.query<{ status: string }>('SELECT status FROM outbox_deliveries WHERE message_id = $1', [messageId])).rows[0]?.status;
-  const signIn = async (p: Page, token: string) => {
-    await p.goto(tekil.url);
-    await p.locator('#token').fill(token);
-    await p.locator('#sign-in button[type=submit]').click();
-    await p.locator('#page-inbound').waitFor();
-  };
+  const signIn = (p: Page, token: string) => signInAt(p, tekil.url, token);
   const sendWebhook = async (eventId: string, signed = true) => {
     const body = paymosBody(eventId);
     const res = await request(`${tekil.url}/in/shop`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(signed ? signPaymos(body) : {}) } });
@@ -77,18 +72,21 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
 
   it('creates an endpoint, rotates its secret (shown once), pings it and shows the signed attempt', async () => {
     await signIn(page, ADMIN);
-    // The list arrives late (held half a second) and "New endpoint" is clicked before it does: the
-    // late list must not take the screen back from the form.
+    // The list arrives late (held until "New endpoint" has been clicked): the late list must not take
+    // the screen back from the form. The page is busy (aria-busy) until it has dealt with the list.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
     await page.route('**/api/v1/stats/outbox*', async (route) => {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      await held;
       await route.continue();
     });
-    const listArrived = page.waitForResponse(/\/api\/v1\/stats\/outbox/);
     await page.locator('#nav a[data-page=outbound]').click();
+    await page.locator('#outbound[aria-busy="true"]').waitFor({ state: 'attached' });
     await page.locator('#endpoint-new').click();
-    await listArrived;
+    await page.locator('#endpoint-form').waitFor();
+    release();
+    await page.locator('#outbound:not([aria-busy])').waitFor({ state: 'attached' });
     await page.unrouteAll();
-    await page.waitForTimeout(100);
     expect(await page.locator('#endpoint-form').isVisible()).toBe(true);
     await page.locator('#endpoint-url').fill(sink.url);
     await page.locator('#endpoint-description').fill('orders service');
@@ -113,7 +111,7 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     pingId = ((await page.locator('#message-detail').getAttribute('data-message')) ?? '').trim();
     expect(pingId).toMatch(/^evt_/);
     await page.locator(`#endpoint-history tr[data-message="${pingId}"]`).waitFor();
-    await screenshot(page, 'outbound-endpoint');
+    await screenshot(page, 'outbound-endpoint', { fullPage: true });
 
     // The sink got the ping, signed with the new secret (and, inside the rotation window, the old one).
     expect(sink.requests).toHaveLength(1);
@@ -152,7 +150,7 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     const row = page.locator(`#endpoint-rows tr[data-endpoint="${endpointId}"]`);
     await row.locator('td', { hasText: '33.3% (1/3)' }).waitFor();
     expect(await row.locator('td').nth(5).textContent()).not.toBe('');
-    await screenshot(page, 'outbound');
+    await screenshot(page, 'outbound', { fullPage: true });
 
     // The list's CSV export downloads with the session cookie (no token in the link).
     expect(await page.locator('#deliveries-export-csv').getAttribute('href')).toBe('/api/v1/deliveries/export.csv');
@@ -226,7 +224,7 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     expect(await sendWebhook('evt_overview_3')).toBe(200);
     await waitUntil(async () => Number(await inbox.getAttribute('data-total')) > before, 15_000, 'the overview refreshed after a new delivery');
     expect(await page.locator('#chart-receiver .legend').textContent()).toContain('accepted: 2');
-    await screenshot(page, 'overview');
+    await screenshot(page, 'overview', { fullPage: true });
     expect(pageErrors).toEqual([]);
   }, 60_000);
 });

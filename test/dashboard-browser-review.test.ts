@@ -1,12 +1,12 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { panelRunnable, screenshot, startPanel, type Panel } from './helpers/panel.js';
+import { browserRunnable, screenshot, startPanel, type Panel } from './helpers/browser.js';
 import { waitUntil } from './helpers/wait.js';
 
 const ADMIN = 'panel-review-admin-token';
 
 /** The Review queue in Chromium against a real tekil whose worker runs: one replay, a bulk job, a viewer. */
-describe.skipIf(!panelRunnable)('panel: the review queue', () => {
+describe.skipIf(!browserRunnable)('panel: the review queue', () => {
   let panel: Panel;
   let page: Page;
   const dead = ['evt_rq_1', 'evt_rq_2', 'evt_rq_3', 'evt_rq_4'];

@@ -1,23 +1,20 @@
-import { existsSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '../src/logger.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
-import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import { browserRunnable, launchChromium } from './helpers/browser.js';
+import { createTestDb, type TestDb } from './helpers/db.js';
 import { paymosBody, receiverConfig, signPaymos } from './helpers/receiver.js';
 import { waitUntil } from './helpers/wait.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ADMIN = 'dashboard-browser-admin-token';
-/** In CI the browser must be there (.ci/run installs it); elsewhere the test says it is skipped. */
-const runnable = onPostgres && (existsSync(CHROMIUM) || process.env.CI === 'true');
 
 /** The panel in Debian's Chromium against a real tekil (receiver + api) on Postgres. */
-describe.skipIf(!runnable)('the panel in a browser', () => {
+describe.skipIf(!browserRunnable)('the panel in a browser', () => {
   let t: TestDb;
   let tekil: RunningTekil;
   let browser: Browser;
@@ -30,7 +27,7 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     t = await createTestDb();
     const env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: mkdtempSync(join(tmpdir(), 'tekil-browser-')), DATABASE_URL: t.url ?? '' };
     tekil = await startTekil({ config: receiverConfig(), roles: ['receiver', 'api'], env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+    browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 640 } });
   }, 60_000);
   afterAll(async () => {
@@ -68,6 +65,8 @@ describe.skipIf(!runnable)('the panel in a browser', () => {
     await page.locator('#detail').waitFor();
     expect(await page.locator('#detail-body').textContent()).toContain('"event_id": "evt_browser_1"');
     expect(await page.locator('[data-field="status"]').textContent()).toBe('dead');
+    // No worker ran it: the attempts table says so in the delivery page's own words (not Outbound's).
+    expect(await page.locator('#attempts td.empty').textContent()).toBe('No attempt yet.');
     // The kept headers as text; no signature among them.
     const headers = (await page.locator('#detail-headers').textContent()) ?? '';
     expect(headers).toContain('content-type: application/json');

@@ -1,46 +1,24 @@
+// @ts-check
 // tekil's panel, the shell: sign-in and sign-out, the navigation, the router (by location.hash) and the
 // language switch. Each page is its own module; the session lives in an HttpOnly cookie and the CSRF
 // token in memory only.
 
-import { $, api, session, setLanguage, language, translate, t } from './lib.js';
-import { inboundPage } from './inbound.js';
+import { $, api, ApiError, common, find, language, session, setLanguage, translate } from './lib.js';
 import { deliveryPage } from './delivery.js';
+import { inboundPage } from './inbound.js';
+import { outboundPage } from './outbound.js';
+import { overviewPage } from './overview.js';
 import { reviewPage } from './review.js';
 import { timelinePage } from './timeline.js';
-import { mountOutbound } from './outbound.js';
-import { mountOverview } from './overview.js';
-import { outboundWords } from './words-outbound.js';
-import { addMessages } from './lib.js';
 
-addMessages(outboundWords);
+/** @typedef {import('./lib.js').Page} Page */
+
+const { t } = common;
 
 /**
- * A page whose markup is in index.html (`<section id=…>`) and whose module mounts onto it:
- * mounted again at each sign-in, so what it shows follows the signed-in role.
- */
-function mountedPage(id, nav, mount) {
-  let mounted = null;
-  return {
-    id,
-    nav,
-    sectionId: id,
-    async show(section) {
-      mounted ??= mount(section, { api, t, role: session.role });
-      await mounted.open();
-    },
-    leave() {
-      mounted?.close?.();
-    },
-    reset() {
-      mounted?.close?.();
-      mounted = null;
-    },
-  };
-}
-
-/**
- * The pages, by the first part of the hash (`#/inbound?…`, `#/delivery/shop/evt_1`). A page has
- * `show(section, args, query)` and may have `leave()`; `nav` names its entry in the header.
+ * The pages, by the first part of the hash (`#/inbound?…`, `#/delivery/shop/evt_1`). Each builds its
+ * own DOM into its section, which carries its word namespace (`data-words`).
+ * @type {Page[]}
  */
 const pages = [
   // Inbound side
@@ -49,11 +27,12 @@ const pages = [
   reviewPage,
   timelinePage,
   // Outbound side
-  mountedPage('outbound', 'outbound', mountOutbound),
-  mountedPage('overview', 'overview', mountOverview),
+  outboundPage,
+  overviewPage,
 ];
 const DEFAULT_PAGE = 'inbound';
 
+/** @type {Page | null} */
 let current = null;
 
 function parseHash() {
@@ -62,12 +41,14 @@ function parseHash() {
   return { id: id || DEFAULT_PAGE, args, query: Object.fromEntries(new URLSearchParams(query)) };
 }
 
+/** @param {Page} page */
 function sectionOf(page) {
-  let section = $(page.sectionId ?? `page-${page.id}`);
+  let section = find(`page-${page.id}`);
   if (!section) {
     section = document.createElement('section');
     section.id = `page-${page.id}`;
     section.className = 'page';
+    section.dataset.words = page.words;
     $('pages').append(section);
   }
   return section;
@@ -76,21 +57,18 @@ function sectionOf(page) {
 async function route() {
   if (!session.role) return;
   const { id, args, query } = parseHash();
-  const page = pages.find((p) => p.id === id) ?? pages.find((p) => p.id === DEFAULT_PAGE);
+  const page = pages.find((p) => p.id === id) ?? /** @type {Page} */ (pages.find((p) => p.id === DEFAULT_PAGE));
   if (current && current !== page) current.leave?.();
   current = page;
   for (const p of pages) sectionOf(p).hidden = p !== page;
-  for (const a of document.querySelectorAll('#nav a')) a.classList.toggle('active', a.dataset.page === (page.navAs ?? page.id));
+  for (const a of $('nav').querySelectorAll('a')) a.classList.toggle('active', a.dataset.page === (page.navAs ?? page.id));
   $('sign-in').hidden = true;
   sectionOf(page).querySelector(':scope > .page-error')?.remove();
   try {
     await page.show(sectionOf(page), args, query);
   } catch (err) {
-    const message = Object.assign(document.createElement('p'), { className: 'error page-error', textContent: err.message });
-    // A page whose markup is in index.html keeps it (it mounts onto it again): the error goes above it.
-    if (page.sectionId) {
-      sectionOf(page).prepend(message);
-    } else sectionOf(page).replaceChildren(message);
+    const message = Object.assign(document.createElement('p'), { className: 'error page-error', textContent: err instanceof Error ? err.message : String(err) });
+    sectionOf(page).replaceChildren(message);
   }
   translate(sectionOf(page));
 }
@@ -98,7 +76,8 @@ async function route() {
 function buildNav() {
   const nav = $('nav');
   nav.replaceChildren();
-  for (const page of pages.filter((p) => p.nav)) {
+  for (const page of pages) {
+    if (!page.nav) continue;
     const a = document.createElement('a');
     a.href = `#/${page.id}`;
     a.dataset.page = page.id;
@@ -108,6 +87,7 @@ function buildNav() {
   }
 }
 
+/** @param {{ csrf_token: string, role: 'admin' | 'operator' | 'viewer', name: string }} data */
 async function signedIn(data) {
   session.csrfToken = data.csrf_token;
   session.role = data.role;
@@ -121,7 +101,6 @@ async function signedIn(data) {
 function signedOut() {
   current?.leave?.();
   current = null;
-  for (const p of pages) p.reset?.();
   Object.assign(session, { csrfToken: null, role: null, name: null });
   $('who').textContent = '';
   $('sign-out').hidden = true;
@@ -132,11 +111,12 @@ function signedOut() {
 
 async function start() {
   document.documentElement.lang = language();
-  $('lang').value = language();
+  const lang = $('lang', HTMLSelectElement);
+  lang.value = language();
   buildNav();
   translate();
-  $('lang').addEventListener('change', () => {
-    setLanguage($('lang').value);
+  lang.addEventListener('change', () => {
+    setLanguage(lang.value);
     document.documentElement.lang = language();
     translate();
     current?.relabel?.();
@@ -144,12 +124,13 @@ async function start() {
   $('sign-in').addEventListener('submit', async (e) => {
     e.preventDefault();
     try {
-      const data = await api('POST', '/session', { token: $('token').value });
-      $('token').value = '';
+      const token = $('token', HTMLInputElement);
+      const data = await api('POST', '/session', { token: token.value });
+      token.value = '';
       $('sign-in-error').textContent = '';
       await signedIn(data);
     } catch (err) {
-      $('sign-in-error').textContent = err.status === 401 ? t('wrongToken') : err.message;
+      $('sign-in-error').textContent = err instanceof ApiError && err.status === 401 ? t('wrongToken') : String(err instanceof Error ? err.message : err);
     }
   });
   $('sign-out').addEventListener('click', async () => {

@@ -1,8 +1,17 @@
+// @ts-check
 // Hand-drawn SVG charts, built with DOM calls only: the panel's CSP allows no inline style attributes,
 // so every colour and size comes from classes in app.css (and the viewBox scales the drawing).
 
 const SVG = 'http://www.w3.org/2000/svg';
 
+/** @typedef {{ key: string, label: string, values: number[] }} Series */
+/** @typedef {{ key: string, label: string, value: number | null, text: string, className?: string }} BarRow */
+
+/**
+ * @param {string} name
+ * @param {Record<string, string | number>} [attributes]
+ * @param {string} [text]
+ */
 function svgElement(name, attributes = {}, text) {
   const el = document.createElementNS(SVG, name);
   for (const [key, value] of Object.entries(attributes)) el.setAttribute(key, String(value));
@@ -10,6 +19,7 @@ function svgElement(name, attributes = {}, text) {
   return el;
 }
 
+/** @param {Series[]} series */
 function legend(series) {
   const list = document.createElement('ul');
   list.className = 'legend';
@@ -25,13 +35,17 @@ function legend(series) {
 /**
  * Lines over time, one per series, drawn into `container` (replacing what was there).
  * `series`: [{ key, label, values: number[] }], all as long as `times` (Date[]).
+ * @param {HTMLElement} container
+ * @param {{ times: Date[], series: Series[], empty?: string }} chart
  */
 export function lineChart(container, { times, series, empty }) {
   const width = 720;
   const height = 160;
   const pad = { left: 36, right: 8, top: 8, bottom: 20 };
   const max = Math.max(1, ...series.flatMap((s) => s.values));
+  /** @param {number} i */
   const x = (i) => pad.left + (times.length <= 1 ? 0 : (i / (times.length - 1)) * (width - pad.left - pad.right));
+  /** @param {number} v */
   const y = (v) => height - pad.bottom - (v / max) * (height - pad.top - pad.bottom);
   const svg = svgElement('svg', { viewBox: `0 0 ${width} ${height}`, role: 'img', class: 'chart-svg' });
   svg.append(
@@ -41,9 +55,12 @@ export function lineChart(container, { times, series, empty }) {
     svgElement('text', { x: pad.left - 4, y: y(0) + 4, class: 'tick end' }, '0'),
   );
   if (times.length > 0) {
+    /** @param {Date} d */
     const label = (d) => d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-    svg.append(svgElement('text', { x: x(0), y: height - 4, class: 'tick' }, label(times[0])));
-    if (times.length > 1) svg.append(svgElement('text', { x: x(times.length - 1), y: height - 4, class: 'tick end' }, label(times[times.length - 1])));
+    const first = /** @type {Date} */ (times[0]);
+    const last = /** @type {Date} */ (times[times.length - 1]);
+    svg.append(svgElement('text', { x: x(0), y: height - 4, class: 'tick' }, label(first)));
+    if (times.length > 1) svg.append(svgElement('text', { x: x(times.length - 1), y: height - 4, class: 'tick end' }, label(last)));
   }
   for (const s of series) {
     const points = s.values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(' ');
@@ -65,6 +82,8 @@ export function lineChart(container, { times, series, empty }) {
 /**
  * Horizontal bars, one a row: `rows` = [{ key, label, value (0..1), text }]. The bar's length is the
  * value; `text` is written beside it.
+ * @param {HTMLElement} container
+ * @param {{ rows: BarRow[], empty?: string }} chart
  */
 export function barChart(container, { rows, empty }) {
   const width = 720;

@@ -1,28 +1,27 @@
+// @ts-check
 // A delivery's detail: its ids and fields, the kept (non-secret) headers, the body pretty or raw, the
 // attempt timeline, and replay / discard for those who may change things.
 
-import { addMessages, api, canOperate, el, formatTime, pageLink, t, table, word } from './lib.js';
+import { api, canOperate, el, formatTime, pageLink, table, wordsOf } from './lib.js';
 import { lastListHash } from './inbound.js';
 
-addMessages({
-  en: {
-    back: '← Inbound', replay: 'Replay', discard: 'Discard', body: 'Body', pretty: 'Pretty', raw: 'Raw', headers: 'Headers', attemptHistory: 'Attempts',
-    started: 'started', outcome: 'outcome', ms: 'ms', error: 'error', resource: 'resource', lastError: 'last error', occurred: 'occurred',
-    processed: 'processed', nextAttempt: 'next attempt', resultRef: 'result', discarded: 'Discarded.', noAttempts: 'No attempt yet.',
-    base64: 'The body is not UTF-8 text: shown as base64.', timeline: 'Resource timeline',
-    replayed: (status) => `Replayed: now ${status}.`, replayRefused: (message) => `Replay refused: ${message}`,
-    bodyTrimmed: (at) => `Body trimmed by retention (${at}). The record is kept, so copies stay duplicates; there is nothing to replay.`,
-  },
-  tr: {
-    back: '← Gelen', replay: 'Yeniden işle', discard: 'Vazgeç', body: 'Gövde', pretty: 'Biçimli', raw: 'Ham', headers: 'Başlıklar', attemptHistory: 'Denemeler',
-    started: 'başladı', outcome: 'sonuç', ms: 'ms', error: 'hata', resource: 'nesne', lastError: 'son hata', occurred: 'gerçekleşti',
-    processed: 'işlendi', nextAttempt: 'sonraki deneme', resultRef: 'sonuç', discarded: 'Vazgeçildi.', noAttempts: 'Henüz deneme yok.',
-    base64: 'Gövde UTF-8 metin değil: base64 olarak gösteriliyor.', timeline: 'Nesne zaman çizelgesi',
-    replayed: (status) => `Yeniden işlendi: şimdi ${status}.`, replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
-    bodyTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}). Kayıt duruyor, kopyalar yine tekrar sayılır; yeniden işlenecek bir şey yok.`,
-  },
-});
+/**
+ * One attempt of a delivery's handler.
+ * @typedef {{ attempt: number, started_at: string, outcome: string, duration_ms: number | null, error: string | null }} Attempt
+ */
+/**
+ * A delivery with its body, headers and attempts (GET /inbox/{source}/{event_id}).
+ * @typedef {import('./inbound.js').Delivery & {
+ *   body: string, body_encoding: 'utf8' | 'base64', body_trimmed_at: string | null, headers: Record<string, string> | null,
+ *   occurred_at: string | null, processed_at: string | null, next_attempt_at: string | null, result_ref: string | null,
+ *   attempt_history: Attempt[] | null,
+ * }} DeliveryDetail
+ */
 
+const words = wordsOf('delivery');
+const { t, word } = words;
+
+/** @type {import('./lib.js').Column<Attempt>[]} */
 const attemptColumns = [
   { text: '#', value: (a) => String(a.attempt) },
   { label: 'started', value: (a) => formatTime(a.started_at) },
@@ -31,7 +30,10 @@ const attemptColumns = [
   { label: 'error', value: (a) => a.error },
 ];
 
-/** The body as received, and pretty-printed when it is JSON. */
+/**
+ * The body as received, and pretty-printed when it is JSON.
+ * @param {DeliveryDetail} d
+ */
 function bodies(d) {
   if (d.body_trimmed_at) {
     const note = t('bodyTrimmed')(formatTime(d.body_trimmed_at));
@@ -45,7 +47,9 @@ function bodies(d) {
   }
 }
 
+/** @param {DeliveryDetail} d */
 function fieldList(d) {
+  /** @type {[Parameters<typeof word>[1], unknown][]} */
   const fields = [
     ['source', d.source], ['eventId', d.event_id], ['status', d.status], ['type', d.event_type], ['resource', d.resource_id],
     ['attempts', d.attempts], ['occurred', formatTime(d.occurred_at)], ['received', formatTime(d.received_at)],
@@ -54,27 +58,46 @@ function fieldList(d) {
   return el('dl', { id: 'detail-fields' }, fields.flatMap(([key, value]) => [word('dt', key), el('dd', { dataset: { field: key } }, value == null ? '' : String(value))]));
 }
 
+/**
+ * Replays or discards the delivery, then shows it again with what happened.
+ * @param {HTMLElement} section
+ * @param {DeliveryDetail} d
+ * @param {'replay' | 'discard'} path
+ * @param {import('./api-types').ApiBody<'POST /inbox/{source}/{event_id}/replay'> | undefined} body
+ * @param {(answer: any) => string} done
+ */
 async function act(section, d, path, body, done) {
   try {
     const r = await api('POST', `/inbox/${encodeURIComponent(d.source)}/${encodeURIComponent(d.event_id)}/${path}`, body);
     await render(section, d.source, d.event_id);
-    section.querySelector('#detail-message').textContent = done(r);
+    message(section).textContent = done(r);
   } catch (err) {
-    section.querySelector('#detail-message').textContent = path === 'replay' ? t('replayRefused')(err.message) : err.message;
+    const text = err instanceof Error ? err.message : String(err);
+    message(section).textContent = path === 'replay' ? t('replayRefused')(text) : text;
   }
 }
 
+/** @param {HTMLElement} section */
+const message = (section) => /** @type {HTMLElement} */ (section.querySelector('#detail-message'));
+
+/**
+ * @param {HTMLElement} section
+ * @param {string} source
+ * @param {string} eventId
+ */
 async function render(section, source, eventId) {
+  /** @type {DeliveryDetail} */
   const d = await api('GET', `/inbox/${encodeURIComponent(source)}/${encodeURIComponent(eventId)}`);
   const { raw, pretty } = bodies(d);
   const bodyPre = el('pre', { id: 'detail-body' }, pretty);
+  /** @param {'raw' | 'pretty'} which */
   const showBody = (which) => {
     bodyPre.textContent = which === 'raw' ? raw : pretty;
     bodyPre.dataset.view = which;
-    section.querySelector('#body-pretty').classList.toggle('active', which === 'pretty');
-    section.querySelector('#body-raw').classList.toggle('active', which === 'raw');
+    section.querySelector('#body-pretty')?.classList.toggle('active', which === 'pretty');
+    section.querySelector('#body-raw')?.classList.toggle('active', which === 'raw');
   };
-  const attempts = table(attemptColumns, { bodyId: 'attempts', empty: 'noAttempts' });
+  const attempts = table(attemptColumns, { words, bodyId: 'attempts', empty: 'noAttempts' });
   attempts.render(d.attempt_history ?? []);
   // A viewer has no replay or discard button (and the API would refuse them anyway).
   const operate = canOperate();
@@ -118,10 +141,12 @@ async function render(section, source, eventId) {
   showBody('pretty');
 }
 
+/** @type {import('./lib.js').Page} */
 export const deliveryPage = {
   id: 'delivery',
   navAs: 'inbound',
-  async show(section, [source, eventId]) {
+  words: 'delivery',
+  async show(section, [source = '', eventId = '']) {
     await render(section, source, eventId);
   },
 };

@@ -1,26 +1,29 @@
+// @ts-check
 // The Inbound page: every delivery, filtered, paged by cursor (next and previous), new ones and changes
 // of state arriving live over the event stream; exports of the current filter.
 
-import { $, addMessages, api, el, filterForm, formatTime, navigate, pageLink, pick, queryString, t, table, word } from './lib.js';
+import { $, api, el, filterForm, find, formatTime, navigate, pageLink, pick, queryString, table, wordsOf } from './lib.js';
 
-addMessages({
-  en: {
-    inbound: 'Inbound', live: 'live updates', received: 'received', source: 'source', eventId: 'event id', type: 'type', status: 'status',
-    attempts: 'attempts', resourceId: 'resource id', since: 'from', until: 'to', minAttempts: 'attempts ≥', next: 'Next →', previous: '← Previous',
-    exportCsv: 'CSV', exportXlsx: 'Excel', exportPdf: 'PDF', export: 'Export:', noDeliveries: 'No deliveries match.', pageN: (n) => `page ${n}`,
-  },
-  tr: {
-    inbound: 'Gelen', live: 'canlı güncelleme', received: 'alındı', source: 'kaynak', eventId: 'olay kimliği', type: 'tür', status: 'durum',
-    attempts: 'deneme', resourceId: 'nesne kimliği', since: 'başlangıç', until: 'bitiş', minAttempts: 'deneme ≥', next: 'Sonraki →', previous: '← Önceki',
-    exportCsv: 'CSV', exportXlsx: 'Excel', exportPdf: 'PDF', export: 'Dışa aktar:', noDeliveries: 'Eşleşen teslimat yok.', pageN: (n) => `sayfa ${n}`,
-  },
-});
+/** @typedef {import('./lib.js').Filter} Filter */
+/** @typedef {import('./lib.js').FilterField} FilterField */
+/**
+ * A delivery as the list and the event stream give it.
+ * @typedef {{ source: string, event_id: string, event_type: string, resource_id: string | null, status: string, attempts: number, received_at: string, last_error?: string | null }} Delivery
+ */
+
+const words = wordsOf('inbound');
+const { t, word } = words;
 
 export const STATUSES = ['pending', 'processing', 'done', 'stale', 'dead', 'discarded'];
 /** The list's filter parameters, as the API names them. */
-export const FILTERS = ['source', 'type', 'status', 'resource_id', 'event_id', 'since', 'until', 'min_attempts'];
+export const FILTERS = /** @type {const} */ (['source', 'type', 'status', 'resource_id', 'event_id', 'since', 'until', 'min_attempts']);
+/**
+ * The filter form's fields of these names (their labels are delivery field words every such page has).
+ * @param {readonly string[]} names
+ * @returns {FilterField[]}
+ */
 export const filterFields = (names) =>
-  [
+  /** @type {FilterField[]} */ ([
     { name: 'source', label: 'source' },
     { name: 'type', label: 'type' },
     { name: 'status', label: 'status', type: 'select', options: STATUSES },
@@ -29,13 +32,17 @@ export const filterFields = (names) =>
     { name: 'since', label: 'since', type: 'time' },
     { name: 'until', label: 'until', type: 'time' },
     { name: 'min_attempts', label: 'minAttempts', type: 'number' },
-  ].filter((f) => names.includes(f.name));
+  ]).filter((f) => names.includes(f.name));
 
 const PAGE_SIZE = 100;
 /** The hash of the Inbound list last shown: the detail's way back. */
 export let lastListHash = '#/inbound';
 
-/** Whether a delivery from the stream belongs in the list under this filter. */
+/**
+ * Whether a delivery from the stream belongs in the list under this filter.
+ * @param {Filter} filter
+ * @param {Delivery} item
+ */
 function matches(filter, item) {
   if (filter.source && item.source !== filter.source) return false;
   if (filter.type && item.event_type !== filter.type) return false;
@@ -48,6 +55,7 @@ function matches(filter, item) {
   return true;
 }
 
+/** @type {import('./lib.js').Column<Delivery>[]} */
 const columns = [
   { label: 'received', value: (d) => formatTime(d.received_at) },
   { label: 'source', value: (d) => d.source },
@@ -58,14 +66,23 @@ const columns = [
   { label: 'attempts', value: (d) => String(d.attempts) },
 ];
 
+/** @type {EventSource | null} */
 let events = null;
-const state = { filter: {}, cursors: [], rows: new Map(), list: null };
+const state = {
+  /** @type {Filter} */ filter: {},
+  /** @type {string[]} */ cursors: [],
+  /** @type {string | null} */ next: null,
+  /** @type {Map<string, HTMLTableRowElement>} */ rows: new Map(),
+  list: table(columns, { words, bodyId: 'rows', id: 'inbound-table', rowProps, empty: 'noDeliveries' }),
+};
 
+/** @param {Delivery} d */
 function rowProps(d) {
   const key = `${d.source}/${d.event_id}`;
   return { dataset: { key, status: d.status }, on: { click: () => (location.hash = pageLink('delivery', [d.source, d.event_id])) } };
 }
 
+/** @param {Delivery} item */
 function upsert(item) {
   const key = `${item.source}/${item.event_id}`;
   const fresh = state.list.row(item);
@@ -73,7 +90,7 @@ function upsert(item) {
   state.rows.set(key, fresh);
   if (old) old.replaceWith(fresh);
   else if (state.cursors.length === 0 && matches(state.filter, item)) {
-    $('rows').querySelector('td.empty')?.parentElement.remove();
+    $('rows').querySelector('td.empty')?.parentElement?.remove();
     $('rows').prepend(fresh);
   }
 }
@@ -83,45 +100,51 @@ async function loadPage() {
   const page = await api('GET', `/inbox${queryString({ ...state.filter, limit: PAGE_SIZE, cursor })}`);
   state.rows.clear();
   state.list.render(page.items);
-  for (const tr of $('rows').children) if (tr.dataset.key) state.rows.set(tr.dataset.key, tr);
+  for (const tr of $('rows', HTMLTableSectionElement).rows) if (tr.dataset.key) state.rows.set(tr.dataset.key, tr);
   state.next = page.next_cursor;
-  $('next-page').disabled = !page.next_cursor;
-  $('previous-page').disabled = state.cursors.length === 0;
+  $('next-page', HTMLButtonElement).disabled = !page.next_cursor;
+  $('previous-page', HTMLButtonElement).disabled = state.cursors.length === 0;
   $('page-number').textContent = t('pageN')(state.cursors.length + 1);
 }
 
 function startLive() {
   events?.close();
   events = new EventSource('/api/v1/events');
-  events.onopen = () => $('live')?.classList.add('on');
-  events.onerror = () => $('live')?.classList.remove('on');
+  events.onopen = () => find('live')?.classList.add('on');
+  events.onerror = () => find('live')?.classList.remove('on');
   events.addEventListener('delivery', (e) => upsert(JSON.parse(e.data)));
 }
 
+/**
+ * @param {string} format
+ * @param {'exportCsv' | 'exportXlsx' | 'exportPdf'} label
+ */
 function exportLink(format, label) {
   return word('a', label, { id: `export-${format}`, className: 'button', href: `/api/v1/inbox/export.${format}${queryString(pick(state.filter, FILTERS))}`, download: `tekil-inbox.${format}` });
 }
 
+/** @type {import('./lib.js').Page} */
 export const inboundPage = {
   id: 'inbound',
   nav: 'inbound',
+  words: 'inbound',
   async show(section, _args, query) {
     state.filter = pick(query, FILTERS);
     state.cursors = [];
     lastListHash = location.hash || '#/inbound';
-    state.list = table(columns, { bodyId: 'rows', id: 'inbound-table', rowProps, empty: 'noDeliveries' });
+    state.list = table(columns, { words, bodyId: 'rows', id: 'inbound-table', rowProps, empty: 'noDeliveries' });
     section.replaceChildren(
       el(
         'div',
         { id: 'inbound' },
         el('h1', {}, word('span', 'inbound'), ' ', el('span', { id: 'live', dataset: { i18nTitle: 'live' }, title: t('live') }, '●')),
-        filterForm('inbound-filter', filterFields(FILTERS), state.filter, (filter) => navigate(pageLink('inbound', [], filter))),
+        filterForm(words, 'inbound-filter', filterFields(FILTERS), state.filter, (filter) => navigate(pageLink('inbound', [], filter))),
         el(
           'div',
           { className: 'toolbar' },
           word('button', 'previous', { id: 'previous-page', type: 'button', on: { click: () => (state.cursors.pop(), loadPage()) } }),
           el('span', { id: 'page-number' }),
-          word('button', 'next', { id: 'next-page', type: 'button', on: { click: () => (state.cursors.push(state.next), loadPage()) } }),
+          word('button', 'next', { id: 'next-page', type: 'button', on: { click: () => (state.next && state.cursors.push(state.next), loadPage()) } }),
           el('span', { className: 'spacer' }),
           word('span', 'export'),
           exportLink('csv', 'exportCsv'),

@@ -1,34 +1,126 @@
+// @ts-check
 // Shared by every page of the panel: the API client, the session's role, the words, and small DOM
 // helpers. Text from deliveries is only ever set as textContent, never as HTML.
 
-import { browserLanguage, messages } from './i18n.js';
+import { browserLanguage, words } from './i18n.js';
+
+/** @typedef {import('./api-types').ApiMethod} ApiMethod */
+/** @typedef {import('./api-types').ApiPath} ApiPath */
+/** @typedef {keyof typeof words} Namespace */
+/** @typedef {string | ((...args: any[]) => string)} Word */
 
 /** The signed-in caller; the CSRF token is kept in memory only (never in storage). */
-export const session = { csrfToken: null, role: null, name: null };
+export const session = {
+  /** @type {string | null} */ csrfToken: null,
+  /** @type {'admin' | 'operator' | 'viewer' | null} */ role: null,
+  /** @type {string | null} */ name: null,
+};
 
+/** @type {'en' | 'tr'} */
 let lang = browserLanguage();
 export const language = () => lang;
+/** @param {string} next */
 export function setLanguage(next) {
   lang = next === 'tr' ? 'tr' : 'en';
 }
-/** A word of the panel in the chosen language (a function for words with a value in them). */
-export const t = (key) => messages[lang][key] ?? messages.en[key] ?? key;
 
-/** Adds a page's own words (`{ en: {…}, tr: {…} }`) to the shared ones. */
-export function addMessages(words) {
-  for (const l of Object.keys(words)) Object.assign(messages[l], words[l]);
+/**
+ * A word of a namespace in the chosen language: the namespace's own, else a common one (a test keeps
+ * the two apart), else the English, else the key.
+ * @param {Namespace} namespace
+ * @param {string} key
+ * @returns {Word}
+ */
+function lookup(namespace, key) {
+  /** @type {(table: { en: object, tr: object }, l: 'en' | 'tr') => Record<string, Word | undefined>} */
+  const of = (table, l) => /** @type {Record<string, Word | undefined>} */ (table[l]);
+  return of(words[namespace], lang)[key] ?? of(words.common, lang)[key] ?? of(words[namespace], 'en')[key] ?? of(words.common, 'en')[key] ?? key;
 }
 
-export const $ = (id) => document.getElementById(id);
+/**
+ * A page's words: `t(key)` and `word(tag, key)` read the page's namespace (then `common`). An element
+ * made by `word` is kept in the chosen language by translate(), which finds its namespace from the
+ * closest `data-words` (the page's section carries it).
+ * @template {Namespace} N
+ * @param {N} namespace
+ */
+export function wordsOf(namespace) {
+  /**
+   * @template {Extract<keyof ((typeof words)[N]['en'] & (typeof words)['common']['en']), string>} K
+   * @param {K} key
+   * @returns {((typeof words)[N]['en'] & (typeof words)['common']['en'])[K]}
+   */
+  const t = (key) => /** @type {any} */ (lookup(namespace, key));
+  /**
+   * An element whose text is a word of the page.
+   * @template {keyof HTMLElementTagNameMap} T
+   * @param {T} tag
+   * @param {Extract<keyof ((typeof words)[N]['en'] & (typeof words)['common']['en']), string>} key
+   * @param {Props} [props]
+   */
+  const word = (tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
+  return { namespace, t, word };
+}
 
-/** Puts the chosen language's words into every marked element (text only, never markup). */
+/**
+ * A page of the panel, by the first part of the hash (`#/inbound?…`, `#/delivery/shop/evt_1`): it
+ * builds its own DOM into its section (which carries `data-words`, its namespace), and stops what it
+ * runs (streams, timers) when left. `nav` names its entry in the header; `navAs` the entry it belongs to.
+ * @typedef {{
+ *   id: string,
+ *   nav?: Extract<keyof (typeof words)['common']['en'], string>,
+ *   navAs?: string,
+ *   words: Namespace,
+ *   show(section: HTMLElement, args: string[], query: Record<string, string>): Promise<void>,
+ *   leave?(): void,
+ *   relabel?(): void,
+ * }} Page
+ */
+
+/** The shell's words (sign-in, the navigation, the shared controls). */
+export const common = wordsOf('common');
+
+/**
+ * The element with this id, which the page has made: a missing one is the page's bug, and throws. The
+ * caller names what kind it is when it needs more than an HTMLElement: `$('token', HTMLInputElement)`.
+ * @template {HTMLElement} [E=HTMLElement]
+ * @param {string} id
+ * @param {new () => E} [kind]
+ * @returns {E}
+ */
+export const $ = (id, kind) => {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`#${id} is missing`);
+  if (kind && !(found instanceof kind)) throw new Error(`#${id} is not a ${kind.name}`);
+  return /** @type {E} */ (found);
+};
+
+/**
+ * The element with this id if it is there (one a page may have left or not made yet).
+ * @param {string} id
+ */
+export const find = (id) => document.getElementById(id);
+
+/** @param {Element} node */
+const namespaceOf = (node) => /** @type {Namespace} */ (node.closest('[data-words]')?.getAttribute('data-words') ?? 'common');
+
+/**
+ * Puts the chosen language's words into every marked element (text only, never markup), each from
+ * the namespace of the page it is on.
+ * @param {ParentNode} [root]
+ */
 export function translate(root = document) {
-  for (const el of root.querySelectorAll('[data-i18n]')) el.textContent = t(el.dataset.i18n);
-  for (const el of root.querySelectorAll('[data-i18n-title]')) el.title = t(el.dataset.i18nTitle);
-  for (const el of root.querySelectorAll('[data-i18n-placeholder]')) el.placeholder = t(el.dataset.i18nPlaceholder);
+  for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = String(lookup(namespaceOf(node), node.getAttribute('data-i18n') ?? ''));
+  for (const node of root.querySelectorAll('[data-i18n-title]')) /** @type {HTMLElement} */ (node).title = String(lookup(namespaceOf(node), node.getAttribute('data-i18n-title') ?? ''));
+  for (const node of root.querySelectorAll('[data-i18n-placeholder]')) /** @type {HTMLInputElement} */ (node).placeholder = String(lookup(namespaceOf(node), node.getAttribute('data-i18n-placeholder') ?? ''));
 }
 
 export class ApiError extends Error {
+  /**
+   * @param {string} message
+   * @param {number} status
+   * @param {string | undefined} code
+   */
   constructor(message, status, code) {
     super(message);
     this.status = status;
@@ -36,8 +128,17 @@ export class ApiError extends Error {
   }
 }
 
-/** Calls the admin API with the session cookie; a change carries the CSRF header. */
+/**
+ * Calls the admin API with the session cookie; a change carries the CSRF header. `path` is one of the
+ * API's paths (api-types.d.ts, generated from its OpenAPI document); `body` is typed at the call
+ * with `ApiBody<'POST /endpoints'>`. The document describes no answers yet, so the answer is `any`.
+ * @param {ApiMethod} method
+ * @param {ApiPath} path
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
 export async function api(method, path, body) {
+  /** @type {Record<string, string>} */
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && session.csrfToken) headers['x-tekil-csrf'] = session.csrfToken;
@@ -51,16 +152,27 @@ export async function api(method, path, body) {
 export const canOperate = () => session.role !== null && session.role !== 'viewer';
 
 /**
+ * An element's properties for el(): its DOM properties or attributes, `dataset`, and `on` (listeners).
+ * @typedef {{ dataset?: Record<string, string>, on?: Record<string, (event: any) => void>, [name: string]: unknown }} Props
+ */
+/** @typedef {Node | string | number | null | undefined | false} Child */
+
+/**
  * Makes an element: `el('button', { type: 'button', dataset: { i18n: 'replay' } }, 'Replay')`.
  * Children are nodes or text (text is always a text node).
+ * @template {keyof HTMLElementTagNameMap} T
+ * @param {T} tag
+ * @param {Props} [props]
+ * @param {...(Child | Child[])} children
+ * @returns {HTMLElementTagNameMap[T]}
  */
 export function el(tag, props = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key === 'on') for (const [event, fn] of Object.entries(value)) node.addEventListener(event, fn);
-    else if (key in node && key !== 'list') node[key] = value;
+    else if (key === 'on') for (const [event, fn] of Object.entries(/** @type {Record<string, EventListener>} */ (value))) node.addEventListener(event, fn);
+    else if (key in node && key !== 'list') /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node))[key] = value;
     else node.setAttribute(key, value === true ? '' : String(value));
   }
   for (const child of children.flat()) {
@@ -70,58 +182,92 @@ export function el(tag, props = {}, ...children) {
   return node;
 }
 
-/** An element whose text is a word of the panel, kept in the chosen language by translate(). */
-export const word = (tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, t(key));
+/**
+ * An element whose text is a word of a namespace, kept in the chosen language by translate().
+ * @template {keyof HTMLElementTagNameMap} T
+ * @param {Namespace} namespace
+ * @param {T} tag
+ * @param {string} key
+ * @param {Props} [props]
+ */
+const wordIn = (namespace, tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
 
+/**
+ * @param {string | null | undefined} text
+ * @param {string} [className]
+ */
 export function cell(text, className) {
   return el('td', { className }, text ?? '');
 }
 
+/** @param {string | null | undefined} value */
 export const formatTime = (value) => (value ? new Date(value).toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB') : '');
 
 /**
- * A table: `columns` are `{ key, label (word key), value(row) → text, className?(row) }`. Returns the
- * table and a `render(rows, rowProps?)` that replaces its body.
+ * A column of table(): its heading is the word `label` (or the plain `text`); its cell is `value(row)`
+ * as text, or the node `cell(row)`.
+ * @template R
+ * @typedef {{ label?: string, text?: string, value?: (row: R) => string | null | undefined, cell?: (row: R) => Node, className?: (row: R) => string }} Column
  */
-export function table(columns, options = {}) {
+
+/**
+ * A table: `columns` are `{ key, label (word key), value(row) → text, className?(row) }`, their words
+ * the page's (`words`). Returns the table and a `render(rows, rowProps?)` that replaces its body.
+ * @template R
+ * @param {Column<R>[]} columns
+ * @param {{ words: { namespace: Namespace }, id?: string, bodyId?: string, empty?: string, rowProps?: (row: R) => Props }} options
+ */
+export function table(columns, options) {
+  const { namespace } = options.words;
   const body = el('tbody', { id: options.bodyId });
-  const head = el('thead', {}, el('tr', {}, columns.map((c) => (c.label ? word('th', c.label) : el('th', {}, c.text ?? '')))));
+  const head = el('thead', {}, el('tr', {}, columns.map((c) => (c.label ? wordIn(namespace, 'th', c.label) : el('th', {}, c.text ?? '')))));
   const node = el('table', { id: options.id }, head, body);
+  /** @param {R} item */
   const row = (item) => {
     const tr = el('tr', options.rowProps?.(item) ?? {});
-    for (const c of columns) tr.append(c.cell ? el('td', {}, c.cell(item)) : cell(c.value(item), c.className?.(item)));
+    for (const c of columns) tr.append(c.cell ? el('td', {}, c.cell(item)) : cell(c.value?.(item), c.className?.(item)));
     return tr;
   };
   return {
     node,
     body,
     row,
+    /** @param {R[]} items */
     render(items) {
       body.replaceChildren(...items.map(row));
-      if (items.length === 0 && options.empty) body.append(el('tr', {}, el('td', { colSpan: columns.length, className: 'empty', dataset: { i18n: options.empty } }, t(options.empty))));
+      if (items.length === 0 && options.empty) body.append(el('tr', {}, el('td', { colSpan: columns.length, className: 'empty', dataset: { i18n: options.empty } }, String(lookup(namespace, options.empty)))));
     },
   };
 }
 
-/** Asks before a change; resolves true when confirmed. One dialog element, reused. */
+/**
+ * Asks before a change; resolves true when confirmed. One dialog element, reused.
+ * @param {string} message
+ * @returns {Promise<boolean>}
+ */
 export function confirmDialog(message) {
-  let dialog = $('confirm');
+  let dialog = /** @type {HTMLDialogElement | null} */ (find('confirm'));
   if (!dialog) {
     dialog = el(
       'dialog',
       { id: 'confirm' },
-      el('form', { method: 'dialog' }, el('p', { id: 'confirm-text' }), el('menu', {}, word('button', 'cancel', { value: 'cancel', id: 'confirm-cancel' }), word('button', 'confirm', { value: 'ok', id: 'confirm-ok' }))),
+      el('form', { method: 'dialog' }, el('p', { id: 'confirm-text' }), el('menu', {}, common.word('button', 'cancel', { value: 'cancel', id: 'confirm-cancel' }), common.word('button', 'confirm', { value: 'ok', id: 'confirm-ok' }))),
     );
     document.body.append(dialog);
   }
+  const shown = dialog;
   $('confirm-text').textContent = message;
-  translate(dialog);
-  dialog.returnValue = '';
-  dialog.showModal();
-  return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true }));
+  translate(shown);
+  shown.returnValue = '';
+  shown.showModal();
+  return new Promise((resolve) => shown.addEventListener('close', () => resolve(shown.returnValue === 'ok'), { once: true }));
 }
 
-/** The filter fields with a value, as a query string (no token or secret is ever part of it). */
+/**
+ * The filter fields with a value, as a query string (no token or secret is ever part of it).
+ * @param {Record<string, unknown>} params
+ * @returns {'' | `?${string}`}
+ */
 export function queryString(params) {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
@@ -129,46 +275,67 @@ export function queryString(params) {
   return s ? `?${s}` : '';
 }
 
-/** A link inside the panel: `#/page/arg…?query` (the router reads location.hash). */
+/**
+ * A link inside the panel: `#/page/arg…?query` (the router reads location.hash).
+ * @param {string} page
+ * @param {string[]} [args]
+ * @param {Record<string, unknown>} [query]
+ */
 export function pageLink(page, args = [], query = {}) {
   return `#/${[page, ...args].map(encodeURIComponent).join('/')}${queryString(query)}`;
 }
 
-/** ISO time → the value of a `datetime-local` input (the browser's time zone), and back. */
-const toLocalInput = (iso) => {
-  const d = new Date(iso);
+/**
+ * ISO time → the value of a `datetime-local` input (the browser's time zone), and back.
+ * @param {string | Date} time
+ */
+export const toLocalInput = (time) => {
+  const d = new Date(time);
   if (Number.isNaN(d.getTime())) return '';
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 };
+/** @param {string} value */
 const fromLocalInput = (value) => (value ? new Date(value).toISOString() : '');
 
+/** @typedef {{ name: string, label: string, type?: 'text' | 'number' | 'time' | 'select', options?: string[] }} FilterField */
+/** @typedef {Record<string, string>} Filter */
+
 /**
- * A filter form: `fields` are `{ name, label, type: 'text' | 'number' | 'time' | 'select', options? }`;
- * `values` the current filter (by API parameter name). `onApply(filter)` gets the filled-in fields.
+ * A filter form: `fields` are `{ name, label, type: 'text' | 'number' | 'time' | 'select', options? }`,
+ * labelled with the page's `words`; `values` the current filter (by API parameter name).
+ * `onApply(filter)` gets the filled-in fields.
+ * @param {{ namespace: Namespace }} words
+ * @param {string} id
+ * @param {FilterField[]} fields
+ * @param {Filter} values
+ * @param {(filter: Filter) => void} onApply
  */
-export function filterForm(id, fields, values, onApply) {
+export function filterForm(words, id, fields, values, onApply) {
   const inputs = fields.map((f) => {
     const props = { name: f.name, id: `${id}-${f.name}` };
+    /** @type {HTMLInputElement | HTMLSelectElement} */
     let input;
     if (f.type === 'select') {
-      input = el('select', props, el('option', { value: '' }, '—'), f.options.map((o) => el('option', { value: o }, o)));
+      input = el('select', props, el('option', { value: '' }, '—'), (f.options ?? []).map((o) => el('option', { value: o }, o)));
       input.value = values[f.name] ?? '';
     } else if (f.type === 'time') {
-      input = el('input', { ...props, type: 'datetime-local', value: values[f.name] ? toLocalInput(values[f.name]) : '' });
+      const value = values[f.name];
+      input = el('input', { ...props, type: 'datetime-local', value: value ? toLocalInput(value) : '' });
     } else {
       input = el('input', { ...props, type: f.type === 'number' ? 'number' : 'text', min: f.type === 'number' ? '0' : undefined, value: values[f.name] ?? '' });
     }
-    return { f, input, label: el('label', {}, word('span', f.label), input) };
+    return { f, input, label: el('label', {}, wordIn(words.namespace, 'span', f.label), input) };
   });
   const form = el(
     'form',
     { id, className: 'filters' },
     inputs.map((i) => i.label),
-    word('button', 'apply', { type: 'submit' }),
-    word('button', 'clear', { type: 'button', id: `${id}-clear`, on: { click: () => onApply({}) } }),
+    common.word('button', 'apply', { type: 'submit' }),
+    common.word('button', 'clear', { type: 'button', id: `${id}-clear`, on: { click: () => onApply({}) } }),
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
+    /** @type {Filter} */
     const filter = {};
     for (const { f, input } of inputs) {
       const value = f.type === 'time' ? fromLocalInput(input.value) : input.value.trim();
@@ -179,10 +346,18 @@ export function filterForm(id, fields, values, onApply) {
   return form;
 }
 
-/** Keeps only the keys the API accepts as a filter. */
-export const pick = (query, names) => Object.fromEntries(names.filter((n) => query[n] !== undefined && query[n] !== '').map((n) => [n, query[n]]));
+/**
+ * Keeps only the keys the API accepts as a filter.
+ * @param {Record<string, string | undefined>} query
+ * @param {readonly string[]} names
+ * @returns {Filter}
+ */
+export const pick = (query, names) => Object.fromEntries(names.filter((n) => query[n] !== undefined && query[n] !== '').map((n) => [n, String(query[n])]));
 
-/** Goes to a page of the panel; the same address again reloads it (a hash that does not change fires nothing). */
+/**
+ * Goes to a page of the panel; the same address again reloads it (a hash that does not change fires nothing).
+ * @param {string} hash
+ */
 export function navigate(hash) {
   if (location.hash === hash) window.dispatchEvent(new HashChangeEvent('hashchange'));
   else location.hash = hash;

@@ -1,193 +1,251 @@
+// @ts-check
 // The Outbound page: endpoints with their health, create / edit / enable / disable, rotate a secret
 // (shown once), send a test.ping and watch its attempt, message history with every attempt, replay
 // one message or every failed delivery of a time window. Everything goes through the admin API; text
 // from the store is only ever set as textContent. A viewer gets no button that changes anything (and
 // the API would refuse it anyway).
 
-const $ = (id) => document.getElementById(id);
+import { $, api, canOperate, cell, el, formatTime, toLocalInput, wordsOf } from './lib.js';
+import { outboundViews } from './outbound-views.js';
+
+/** @typedef {import('./api-types').ApiBody<'POST /endpoints'>} EndpointInput */
+/**
+ * An endpoint (GET /endpoints/{id}).
+ * @typedef {{ id: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, created_at: string }} Endpoint
+ */
+/**
+ * An endpoint's health over the last hour (GET /stats/outbox).
+ * @typedef {{ endpoint_id: string, attempts: number, succeeded: number, success_rate: number | null, p50_ms: number | null, p99_ms: number | null, failing_since: string | null }} EndpointHealth
+ */
+/**
+ * A message's delivery to one endpoint, with every attempt (GET /messages/{id}).
+ * @typedef {{ attempt: number, started_at: string, status_code: number | null, duration_ms: number, error: string | null, response_body: string | null, succeeded: boolean }} SendAttempt
+ * @typedef {{ endpoint_id: string, status: string, attempt_history: SendAttempt[] }} MessageDelivery
+ * @typedef {{ id: string, event_type: string, payload: unknown, payload_trimmed_at: string | null, deliveries: MessageDelivery[] }} Message
+ */
+/**
+ * A row of an endpoint's message history (GET /deliveries).
+ * @typedef {{ message_id: string, event_type: string, status: string, attempts: number, created_at: string, last_status_code: number | null, last_duration_ms: number | null, last_error: string | null }} DeliveryRow
+ */
+
+const words = wordsOf('outbound');
+const { t } = words;
 const enc = encodeURIComponent;
 
-function cell(text, className) {
-  const td = document.createElement('td');
-  td.textContent = text ?? '';
-  if (className) td.className = className;
-  return td;
-}
-
-const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
+/** @param {number | null | undefined} rate */
 const percent = (rate) => (rate == null ? '–' : `${(rate * 100).toFixed(rate === 1 ? 0 : 1)}%`);
+/** @param {number | null | undefined} v */
 const ms = (v) => (v == null ? '–' : String(Math.round(v)));
-/** An <input type=datetime-local> value for a time, in the browser's zone. */
-const localInput = (date) => new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+/** @param {Endpoint} ep */
+const stateOf = (ep) => (ep.enabled ? t('enabled') : `${t('disabled')}${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`);
+/** @param {unknown} err */
+const messageOf = (err) => (err instanceof Error ? err.message : String(err));
 
 /** How long a ping's or replay's first attempt is watched for, polling every second. */
 const WATCH_MS = 30_000;
 
-export function mountOutbound(root, { api, t, role }) {
-  const canChange = role !== 'viewer';
-  let current = null; // the endpoint whose detail is open
-  let watching = 0; // bumps to stop an older watch loop
-  // Bumps with every change of view: a list or endpoint still loading when the operator has moved on
-  // (clicked "New endpoint" before the list arrived) is dropped instead of taking the screen back.
-  let navigation = 0;
+/** @type {Endpoint | null} the endpoint whose detail is open */
+let current = null;
+/** Bumps to stop an older watch loop (and, on leaving the page, every one). */
+let watching = 0;
+// Bumps with every change of view: a list or endpoint still loading when the operator has moved on
+// (clicked "New endpoint" before the list arrived) is dropped instead of taking the screen back.
+let navigation = 0;
 
-  for (const el of root.querySelectorAll('[data-operate]')) el.hidden = !canChange;
+/** Loads in flight: while there is one, the page is `aria-busy` (a list or endpoint dropped as stale ends its load too). */
+let loading = 0;
+/**
+ * Marks the page busy until the load has been shown or dropped: call the answer when it has.
+ * @returns {() => void}
+ */
+function busy() {
+  const page = $('outbound');
+  loading++;
+  page.setAttribute('aria-busy', 'true');
+  return () => {
+    if (--loading === 0) page.removeAttribute('aria-busy');
+  };
+}
 
-  /** One view of the page at a time; the secret box goes away with any other view. */
-  function view(name) {
-    $('outbound-list').hidden = name !== 'list';
-    $('endpoint-form').hidden = name !== 'form';
-    $('endpoint-detail').hidden = name !== 'detail';
-    $('secret-once').hidden = true;
-    $('secret-value').textContent = '';
+/** One view of the page at a time; the secret box goes away with any other view. @param {'list' | 'form' | 'detail'} name */
+function view(name) {
+  $('outbound-list').hidden = name !== 'list';
+  $('endpoint-form').hidden = name !== 'form';
+  $('endpoint-detail').hidden = name !== 'detail';
+  $('secret-once').hidden = true;
+  $('secret-value').textContent = '';
+}
+
+/** @param {string} secret */
+function showSecret(secret) {
+  $('secret-value').textContent = secret;
+  $('secret-once').hidden = false;
+}
+
+async function openList() {
+  const done = busy();
+  try {
+    await showList();
+  } finally {
+    done();
   }
+}
 
-  function showSecret(secret) {
-    $('secret-value').textContent = secret;
-    $('secret-once').hidden = false;
-  }
-
-  async function openList() {
-    const nav = ++navigation;
-    watching++;
-    current = null;
-    const [{ items }, stats] = await Promise.all([api('GET', '/endpoints'), api('GET', '/stats/outbox?window=1h')]);
-    if (nav !== navigation) return;
-    const health = new Map(stats.endpoints.map((e) => [e.endpoint_id, e]));
-    const body = $('endpoint-rows');
-    body.replaceChildren();
-    const select = $('replay-failed-endpoint');
-    select.replaceChildren(select.options[0]);
-    for (const ep of items) {
+async function showList() {
+  const nav = ++navigation;
+  watching++;
+  current = null;
+  /** @type {[{ items: Endpoint[] }, { endpoints: EndpointHealth[] }]} */
+  const [{ items }, stats] = await Promise.all([api('GET', '/endpoints'), api('GET', '/stats/outbox?window=1h')]);
+  if (nav !== navigation) return;
+  const health = new Map(stats.endpoints.map((e) => [e.endpoint_id, e]));
+  const select = $('replay-failed-endpoint', HTMLSelectElement);
+  select.replaceChildren(/** @type {HTMLOptionElement} */ (select.options[0]));
+  $('endpoint-rows').replaceChildren(
+    ...items.map((ep) => {
       const h = health.get(ep.id);
-      const tr = document.createElement('tr');
-      tr.dataset.endpoint = ep.id;
-      tr.append(
+      select.append(new Option(ep.id, ep.id));
+      return el(
+        'tr',
+        { dataset: { endpoint: ep.id }, on: { click: () => openEndpoint(ep.id) } },
         cell(ep.id),
         cell(ep.url),
-        cell(ep.enabled ? t('enabled') : `${t('disabled')}${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`, ep.enabled ? '' : 'status-dead'),
+        cell(stateOf(ep), ep.enabled ? '' : 'status-dead'),
         cell(h ? `${percent(h.success_rate)} (${h.succeeded}/${h.attempts})` : '–', h?.failing_since ? 'status-dead' : ''),
         cell(h ? `${ms(h.p50_ms)} / ${ms(h.p99_ms)}` : '–'),
-        cell(when(h?.failing_since), 'status-dead'),
+        cell(formatTime(h?.failing_since), 'status-dead'),
         cell(String(ep.consecutive_failures)),
       );
-      tr.onclick = () => openEndpoint(ep.id);
-      body.append(tr);
-      select.append(new Option(ep.id, ep.id));
-    }
-    const now = new Date();
-    $('replay-failed-since').value = localInput(new Date(now.getTime() - 3_600_000));
-    $('replay-failed-until').value = localInput(new Date(now.getTime() + 60_000));
-    $('replay-failed-message').textContent = '';
-    view('list');
-  }
+    }),
+  );
+  const now = Date.now();
+  $('replay-failed-since', HTMLInputElement).value = toLocalInput(new Date(now - 3_600_000));
+  $('replay-failed-until', HTMLInputElement).value = toLocalInput(new Date(now + 60_000));
+  $('replay-failed-message').textContent = '';
+  view('list');
+}
 
-  function openForm(endpoint) {
-    navigation++;
-    view('form');
-    $('endpoint-form-title').textContent = endpoint ? `${t('edit')} ${endpoint.id}` : t('newEndpoint');
-    $('endpoint-url').value = endpoint?.url ?? '';
-    $('endpoint-description').value = endpoint?.description ?? '';
-    $('endpoint-event-types').value = (endpoint?.event_types ?? []).join(', ');
-    $('endpoint-enabled').checked = endpoint?.enabled ?? true;
-    $('endpoint-form-error').textContent = '';
-    $('endpoint-form').onsubmit = async (e) => {
-      e.preventDefault();
-      const input = {
-        url: $('endpoint-url').value.trim(),
-        description: $('endpoint-description').value,
-        event_types: $('endpoint-event-types').value.split(',').map((s) => s.trim()).filter(Boolean),
-      };
-      // Sent only when it changes: enabling again also clears the endpoint's failure streak.
-      const enabled = $('endpoint-enabled').checked;
-      if (!endpoint || enabled !== endpoint.enabled) input.enabled = enabled;
-      try {
-        if (endpoint) {
-          await api('PATCH', `/endpoints/${enc(endpoint.id)}`, input);
-          await openEndpoint(endpoint.id);
-        } else {
-          const created = await api('POST', '/endpoints', input);
-          await openEndpoint(created.id, created.secret);
-        }
-      } catch (err) {
-        $('endpoint-form-error').textContent = err.message;
-      }
+/** @param {Endpoint | null} endpoint the one edited, or null for a new one */
+function openForm(endpoint) {
+  navigation++;
+  view('form');
+  $('endpoint-form-title').textContent = endpoint ? `${t('edit')} ${endpoint.id}` : t('newEndpoint');
+  $('endpoint-url', HTMLInputElement).value = endpoint?.url ?? '';
+  $('endpoint-description', HTMLInputElement).value = endpoint?.description ?? '';
+  $('endpoint-event-types', HTMLInputElement).value = (endpoint?.event_types ?? []).join(', ');
+  $('endpoint-enabled', HTMLInputElement).checked = endpoint?.enabled ?? true;
+  $('endpoint-form-error').textContent = '';
+  $('endpoint-form', HTMLFormElement).onsubmit = async (e) => {
+    e.preventDefault();
+    /** @type {EndpointInput} */
+    const input = {
+      url: $('endpoint-url', HTMLInputElement).value.trim(),
+      description: $('endpoint-description', HTMLInputElement).value,
+      event_types: $('endpoint-event-types', HTMLInputElement).value.split(',').map((s) => s.trim()).filter(Boolean),
     };
-    $('endpoint-cancel').onclick = () => (endpoint ? openEndpoint(endpoint.id) : openList());
-  }
-
-  function field(list, key, value) {
-    const dt = document.createElement('dt');
-    dt.dataset.i18n = key;
-    dt.textContent = t(key);
-    const dd = document.createElement('dd');
-    dd.dataset.field = key;
-    dd.textContent = value ?? '';
-    list.append(dt, dd);
-  }
-
-  /** `secret`: a new endpoint's, shown with its detail this once. */
-  async function openEndpoint(id, secret) {
-    const nav = ++navigation;
-    watching++;
-    const ep = await api('GET', `/endpoints/${enc(id)}`);
-    if (nav !== navigation) return;
-    current = ep;
-    view('detail');
-    if (secret) showSecret(secret);
-    $('endpoint-title').textContent = ep.id;
-    const fields = $('endpoint-fields');
-    fields.replaceChildren();
-    field(fields, 'url', ep.url);
-    field(fields, 'description', ep.description);
-    field(fields, 'eventTypeList', ep.event_types.length ? ep.event_types.join(', ') : '*');
-    field(fields, 'scheme', ep.scheme);
-    field(fields, 'state', ep.enabled ? t('enabled') : `${t('disabled')}${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`);
-    field(fields, 'failedInRow', String(ep.consecutive_failures));
-    field(fields, 'created', when(ep.created_at));
-    const toggle = $('endpoint-toggle');
-    toggle.textContent = ep.enabled ? t('disable') : t('enable');
-    toggle.onclick = () => act(async () => {
-      await api('POST', `/endpoints/${enc(ep.id)}/${ep.enabled ? 'disable' : 'enable'}`);
-      await openEndpoint(ep.id);
-    });
-    // This endpoint's deliveries only; the link carries the filter, the cookie the session.
-    for (const format of ['csv', 'xlsx', 'pdf']) $(`endpoint-export-${format}`).href = `/api/v1/deliveries/export.${format}?endpoint_id=${enc(ep.id)}`;
-    $('endpoint-edit').onclick = () => openForm(ep);
-    $('endpoint-rotate').onclick = () => act(async () => {
-      const rotated = await api('POST', `/endpoints/${enc(ep.id)}/rotate-secret`, {});
-      showSecret(rotated.secret);
-      $('endpoint-message').textContent = t('rotated')(when(rotated.previous_expires_at));
-    });
-    $('endpoint-ping').onclick = () => act(async () => {
-      const ping = await api('POST', `/endpoints/${enc(ep.id)}/ping`);
-      $('endpoint-message').textContent = t('pingSent')(ping.id);
-      await openMessage(ping.id, true);
-    });
-    $('endpoint-message').textContent = '';
-    $('message-detail').hidden = true;
-    await loadHistory();
-  }
-
-  /** Runs a button's action; an API refusal is shown, not thrown. */
-  async function act(action) {
+    // Sent only when it changes: enabling again also clears the endpoint's failure streak.
+    const enabled = $('endpoint-enabled', HTMLInputElement).checked;
+    if (!endpoint || enabled !== endpoint.enabled) input.enabled = enabled;
     try {
-      await action();
+      if (endpoint) {
+        await api('PATCH', `/endpoints/${enc(endpoint.id)}`, input);
+        await openEndpoint(endpoint.id);
+      } else {
+        const created = await api('POST', '/endpoints', input);
+        await openEndpoint(created.id, created.secret);
+      }
     } catch (err) {
-      $('endpoint-message').textContent = err.message;
+      $('endpoint-form-error').textContent = messageOf(err);
     }
-  }
+  };
+  $('endpoint-cancel').onclick = () => (endpoint ? openEndpoint(endpoint.id) : openList());
+}
 
-  async function loadHistory() {
-    if (!current) return;
-    const page = await api('GET', `/deliveries?endpoint_id=${enc(current.id)}&limit=50`);
-    const body = $('endpoint-history');
-    body.replaceChildren();
-    for (const d of page.items) {
-      const tr = document.createElement('tr');
-      tr.dataset.message = d.message_id;
-      tr.append(
-        cell(when(d.created_at)),
+/**
+ * @param {'url' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
+ * @param {string | null} value
+ */
+const field = (key, value) => [words.word('dt', key), el('dd', { dataset: { field: key } }, value ?? '')];
+
+/**
+ * @param {string} id
+ * @param {string} [secret] a new endpoint's, shown with its detail this once
+ */
+async function openEndpoint(id, secret) {
+  const done = busy();
+  try {
+    await showEndpoint(id, secret);
+  } finally {
+    done();
+  }
+}
+
+/**
+ * @param {string} id
+ * @param {string} [secret]
+ */
+async function showEndpoint(id, secret) {
+  const nav = ++navigation;
+  watching++;
+  /** @type {Endpoint} */
+  const ep = await api('GET', `/endpoints/${enc(id)}`);
+  if (nav !== navigation) return;
+  current = ep;
+  view('detail');
+  if (secret) showSecret(secret);
+  $('endpoint-title').textContent = ep.id;
+  $('endpoint-fields').replaceChildren(
+    ...field('url', ep.url),
+    ...field('description', ep.description),
+    ...field('eventTypeList', ep.event_types.length ? ep.event_types.join(', ') : '*'),
+    ...field('scheme', ep.scheme),
+    ...field('state', stateOf(ep)),
+    ...field('failedInRow', String(ep.consecutive_failures)),
+    ...field('created', formatTime(ep.created_at)),
+  );
+  const toggle = $('endpoint-toggle');
+  toggle.textContent = ep.enabled ? t('disable') : t('enable');
+  toggle.onclick = () => act(async () => {
+    await api('POST', `/endpoints/${enc(ep.id)}/${ep.enabled ? 'disable' : 'enable'}`);
+    await openEndpoint(ep.id);
+  });
+  // This endpoint's deliveries only; the link carries the filter, the cookie the session.
+  for (const format of ['csv', 'xlsx', 'pdf']) $(`endpoint-export-${format}`, HTMLAnchorElement).href = `/api/v1/deliveries/export.${format}?endpoint_id=${enc(ep.id)}`;
+  $('endpoint-edit').onclick = () => openForm(ep);
+  $('endpoint-rotate').onclick = () => act(async () => {
+    const rotated = await api('POST', `/endpoints/${enc(ep.id)}/rotate-secret`, {});
+    showSecret(rotated.secret);
+    $('endpoint-message').textContent = t('rotated')(formatTime(rotated.previous_expires_at));
+  });
+  $('endpoint-ping').onclick = () => act(async () => {
+    const ping = await api('POST', `/endpoints/${enc(ep.id)}/ping`);
+    $('endpoint-message').textContent = t('pingSent')(ping.id);
+    await openMessage(ping.id, true);
+  });
+  $('endpoint-message').textContent = '';
+  $('message-detail').hidden = true;
+  await loadHistory();
+}
+
+/** Runs a button's action; an API refusal is shown, not thrown. @param {() => Promise<void>} action */
+async function act(action) {
+  try {
+    await action();
+  } catch (err) {
+    $('endpoint-message').textContent = messageOf(err);
+  }
+}
+
+async function loadHistory() {
+  if (!current) return;
+  /** @type {{ items: DeliveryRow[] }} */
+  const page = await api('GET', `/deliveries?endpoint_id=${enc(current.id)}&limit=50`);
+  $('endpoint-history').replaceChildren(
+    ...page.items.map((d) =>
+      el(
+        'tr',
+        { dataset: { message: d.message_id }, on: { click: () => openMessage(d.message_id, false) } },
+        cell(formatTime(d.created_at)),
         cell(d.message_id),
         cell(d.event_type),
         cell(d.status, `status-${d.status}`),
@@ -195,77 +253,106 @@ export function mountOutbound(root, { api, t, role }) {
         cell(d.last_status_code == null ? '' : String(d.last_status_code)),
         cell(d.last_duration_ms == null ? '' : String(d.last_duration_ms)),
         cell(d.last_error),
-      );
-      tr.onclick = () => openMessage(d.message_id, false);
-      body.append(tr);
-    }
-  }
+      ),
+    ),
+  );
+}
 
-  /** Shows one message's delivery to this endpoint with every attempt; `watch` polls until one lands. */
-  async function openMessage(messageId, watch) {
-    const endpointId = current?.id;
-    const run = ++watching;
-    const deadline = Date.now() + WATCH_MS;
-    for (;;) {
-      const m = await api('GET', `/messages/${enc(messageId)}`);
-      if (run !== watching) return;
-      const delivery = m.deliveries.find((d) => d.endpoint_id === endpointId) ?? m.deliveries[0];
-      renderMessage(m, delivery);
-      const settled = delivery && delivery.attempt_history.length > 0 && !['pending', 'sending'].includes(delivery.status);
-      if (!watch || settled || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
-    await loadHistory();
+/**
+ * Shows one message's delivery to this endpoint with every attempt; `watch` polls until one lands.
+ * @param {string} messageId
+ * @param {boolean} watch
+ */
+async function openMessage(messageId, watch) {
+  const endpointId = current?.id;
+  const run = ++watching;
+  const deadline = Date.now() + WATCH_MS;
+  for (;;) {
+    /** @type {Message} */
+    const m = await api('GET', `/messages/${enc(messageId)}`);
+    if (run !== watching) return;
+    const delivery = m.deliveries.find((d) => d.endpoint_id === endpointId) ?? m.deliveries[0];
+    renderMessage(m, delivery);
+    const settled = delivery && delivery.attempt_history.length > 0 && !['pending', 'sending'].includes(delivery.status);
+    if (!watch || settled || Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, 1000));
   }
+  await loadHistory();
+}
 
-  function renderMessage(m, delivery) {
-    $('message-detail').hidden = false;
-    $('message-detail').dataset.message = m.id;
-    $('message-title').textContent = `${m.event_type} · ${m.id}`;
-    $('message-status').textContent = delivery ? `${t('status')}: ${delivery.status}` : '';
-    $('message-status').dataset.status = delivery?.status ?? '';
-    const attempts = $('message-attempts');
-    attempts.replaceChildren();
-    for (const a of delivery?.attempt_history ?? []) {
-      const tr = document.createElement('tr');
-      tr.dataset.attempt = String(a.attempt);
-      tr.append(
+/**
+ * @param {Message} m
+ * @param {MessageDelivery | undefined} delivery
+ */
+function renderMessage(m, delivery) {
+  const detail = $('message-detail');
+  detail.hidden = false;
+  detail.dataset.message = m.id;
+  $('message-title').textContent = `${m.event_type} · ${m.id}`;
+  $('message-status').textContent = delivery ? `${t('status')}: ${delivery.status}` : '';
+  $('message-status').dataset.status = delivery?.status ?? '';
+  $('message-attempts').replaceChildren(
+    ...(delivery?.attempt_history ?? []).map((a) =>
+      el(
+        'tr',
+        { dataset: { attempt: String(a.attempt) } },
         cell(String(a.attempt)),
-        cell(when(a.started_at)),
+        cell(formatTime(a.started_at)),
         cell(a.status_code == null ? '' : String(a.status_code), a.succeeded ? 'status-done' : 'status-dead'),
         cell(String(a.duration_ms)),
         cell(a.error),
         cell(a.response_body?.slice(0, 200), 'excerpt'),
-      );
-      attempts.append(tr);
-    }
-    // A payload trimmed by retention is gone: nothing to show, nothing to replay (the API answers BODY_TRIMMED).
-    if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(when(m.payload_trimmed_at));
-    else $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
-    $('message-replay').hidden = !canChange || Boolean(m.payload_trimmed_at);
-    $('message-replay').onclick = () => act(async () => {
-      const r = await api('POST', `/messages/${enc(m.id)}/replay`, current ? { endpoint_id: current.id } : {});
-      $('endpoint-message').textContent = t('messageReplayed')(r.replayed);
-      await openMessage(m.id, true);
-    });
-  }
-
-  $('endpoint-new').onclick = () => openForm(null);
-  $('endpoint-back').onclick = () => openList();
-  $('replay-failed').onsubmit = async (e) => {
-    e.preventDefault();
-    const endpointId = $('replay-failed-endpoint').value;
-    try {
-      const r = await api('POST', '/deliveries/replay-failed', {
-        ...(endpointId ? { endpoint_id: endpointId } : {}),
-        since: new Date($('replay-failed-since').value).toISOString(),
-        until: new Date($('replay-failed-until').value).toISOString(),
-      });
-      $('replay-failed-message').textContent = t('failedReplayed')(r.replayed);
-    } catch (err) {
-      $('replay-failed-message').textContent = err.message;
-    }
-  };
-
-  return { open: openList };
+      ),
+    ),
+  );
+  // A payload trimmed by retention is gone: nothing to show, nothing to replay (the API answers BODY_TRIMMED).
+  if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(formatTime(m.payload_trimmed_at));
+  else $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
+  $('message-replay').hidden = !canOperate() || Boolean(m.payload_trimmed_at);
+  $('message-replay').onclick = () => act(async () => {
+    const r = await api('POST', `/messages/${enc(m.id)}/replay`, current ? { endpoint_id: current.id } : {});
+    $('endpoint-message').textContent = t('messageReplayed')(r.replayed);
+    await openMessage(m.id, true);
+  });
 }
+
+/** @param {SubmitEvent} e */
+async function replayFailed(e) {
+  e.preventDefault();
+  const endpointId = $('replay-failed-endpoint', HTMLSelectElement).value;
+  try {
+    /** @type {import('./api-types').ApiBody<'POST /deliveries/replay-failed'>} */
+    const body = {
+      ...(endpointId ? { endpoint_id: endpointId } : {}),
+      since: new Date($('replay-failed-since', HTMLInputElement).value).toISOString(),
+      until: new Date($('replay-failed-until', HTMLInputElement).value).toISOString(),
+    };
+    const r = await api('POST', '/deliveries/replay-failed', body);
+    $('replay-failed-message').textContent = t('failedReplayed')(r.replayed);
+  } catch (err) {
+    $('replay-failed-message').textContent = messageOf(err);
+  }
+}
+
+/** @type {import('./lib.js').Page} */
+export const outboundPage = {
+  id: 'outbound',
+  nav: 'outbound',
+  words: 'outbound',
+  async show(section) {
+    // Built again at each visit, so what it offers follows the signed-in role.
+    section.replaceChildren(
+      outboundViews(words, canOperate(), {
+        newEndpoint: () => openForm(null),
+        back: () => openList(),
+        replayFailed,
+      }),
+    );
+    await openList();
+  },
+  leave() {
+    // A list, endpoint or watch still loading is dropped.
+    navigation++;
+    watching++;
+  },
+};

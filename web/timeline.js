@@ -1,21 +1,18 @@
+// @ts-check
 // The Resource timeline: every event of one resource (an invoice, `inv_…`) in provider order — which
 // were applied, which were stale and why (the ordering guard's reason), their delivery ids and attempts.
 
-import { addMessages, api, el, formatTime, navigate, pageLink, queryString, t, table, word } from './lib.js';
+import { api, el, formatTime, navigate, pageLink, queryString, table, wordsOf } from './lib.js';
 
-addMessages({
-  en: {
-    timeline: 'Resource timeline', resourceId: 'resource id', show: 'Show', providerTime: 'provider time', verdict: 'verdict', reason: 'why',
-    noEvents: 'No deliveries of this resource.', truncated: 'Only the first 1,000 events are shown.',
-    currentState: (s) => `${s.source}: now ${s.state ?? '—'} (applied last: ${s.event_id})`,
-  },
-  tr: {
-    timeline: 'Nesne zaman çizelgesi', resourceId: 'nesne kimliği', show: 'Göster', providerTime: 'sağlayıcı zamanı', verdict: 'karar', reason: 'neden',
-    noEvents: 'Bu nesnenin teslimatı yok.', truncated: 'Yalnızca ilk 1.000 olay gösteriliyor.',
-    currentState: (s) => `${s.source}: şu an ${s.state ?? '—'} (son uygulanan: ${s.event_id})`,
-  },
-});
+/**
+ * One event of the resource, with the ordering guard's verdict.
+ * @typedef {{ source: string, event_id: string, event_type: string, provider_at: string | null, received_at: string, verdict: string, reason: string | null, attempts: number }} TimelineEvent
+ */
 
+const words = wordsOf('timeline');
+const { t, word } = words;
+
+/** @type {import('./lib.js').Column<TimelineEvent>[]} */
 const columns = [
   { label: 'providerTime', value: (e) => formatTime(e.provider_at) },
   { label: 'received', value: (e) => formatTime(e.received_at) },
@@ -27,9 +24,11 @@ const columns = [
   { label: 'attempts', value: (e) => String(e.attempts) },
 ];
 
+/** @type {import('./lib.js').Page} */
 export const timelinePage = {
   id: 'timeline',
   nav: 'timeline',
+  words: 'timeline',
   async show(section, [resourceId = ''], query) {
     const resource = el('input', { id: 'timeline-resource', name: 'resource_id', value: resourceId, required: true, placeholder: 'inv_…' });
     const source = el('input', { id: 'timeline-source', name: 'source', value: query.source ?? '' });
@@ -38,13 +37,13 @@ export const timelinePage = {
       e.preventDefault();
       navigate(pageLink('timeline', [resource.value.trim()], { source: source.value.trim() }));
     });
-    const events = table(columns, { id: 'timeline-table', bodyId: 'timeline-rows', empty: 'noEvents', rowProps: (e) => ({ dataset: { key: `${e.source}/${e.event_id}`, verdict: e.verdict } }) });
+    const events = table(columns, { words, id: 'timeline-table', bodyId: 'timeline-rows', empty: 'noEvents', rowProps: (e) => ({ dataset: { key: `${e.source}/${e.event_id}`, verdict: e.verdict } }) });
     const current = el('ul', { id: 'timeline-current' });
     const note = el('p', { id: 'timeline-note', className: 'note' });
     section.replaceChildren(el('div', { id: 'timeline' }, word('h1', 'timeline'), form, current, note, events.node));
     if (!resourceId) return;
     const data = await api('GET', `/resources/${encodeURIComponent(resourceId)}/timeline${queryString({ source: query.source })}`);
-    current.replaceChildren(...data.current.map((s) => el('li', {}, t('currentState')(s))));
+    current.replaceChildren(...data.current.map((/** @type {import('./words-timeline.js').CurrentState} */ s) => el('li', {}, t('currentState')(s))));
     note.textContent = data.truncated ? t('truncated') : '';
     events.render(data.events);
   },

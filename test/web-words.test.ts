@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+type Table = Record<string, string | ((...args: never[]) => string)>;
+type Words = Record<string, { en: Table; tr: Table }>;
+
+const WEB = new URL('../web/', import.meta.url);
+// The panel's word tables are plain modules (no DOM at import), read here as the browser reads them.
+const { words } = (await import(new URL('i18n.js', WEB).href)) as { words: Words };
+
+/** Which namespace each page module speaks from (the shell's modules speak `common`). */
+const MODULES: Record<string, string> = {
+  'app.js': 'common',
+  'lib.js': 'common',
+  'inbound.js': 'inbound',
+  'delivery.js': 'delivery',
+  'review.js': 'review',
+  'timeline.js': 'timeline',
+  'outbound.js': 'outbound',
+  'outbound-views.js': 'outbound',
+  'overview.js': 'overview',
+};
+
+/** Word keys a module names literally: t('key'), word(tag, 'key'), column labels, empty rows, data-i18n. */
+function keysUsed(source: string): Set<string> {
+  const code = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, ''); // not the comments' examples
+  const patterns = [/\bt\('(\w+)'\)/g, /\bword\('\w+', '(\w+)'/g, /\blabel: '(\w+)'/g, /\bempty: '(\w+)'/g, /\bi18n(?:Title)?: '(\w+)'/g, /\bfield\('(\w+)'/g];
+  return new Set(patterns.flatMap((p) => [...code.matchAll(p)].map((m) => m[1]!)));
+}
+
+describe("the panel's words", () => {
+  const namespaces = Object.keys(words);
+
+  it('every namespace has the same keys in English and Turkish, each a text or a function of the same arity', () => {
+    for (const ns of namespaces) {
+      const { en, tr } = words[ns]!;
+      expect(Object.keys(tr).sort(), ns).toEqual(Object.keys(en).sort());
+      for (const key of Object.keys(en)) {
+        const shape = (w: unknown) => (typeof w === 'function' ? `function/${w.length}` : typeof w);
+        expect(shape(tr[key]), `${ns}.${key}`).toBe(shape(en[key]));
+      }
+    }
+  });
+
+  it('no page key is also a common one, so a page never reads a word it did not mean', () => {
+    const common = new Set(Object.keys(words.common!.en));
+    for (const ns of namespaces.filter((n) => n !== 'common')) {
+      expect(Object.keys(words[ns]!.en).filter((key) => common.has(key)), ns).toEqual([]);
+    }
+  });
+
+  it('each page reads its own namespace: every key a module names is its namespace’s or a common one', () => {
+    for (const [file, ns] of Object.entries(MODULES)) {
+      const known = new Set([...Object.keys(words[ns]!.en), ...Object.keys(words.common!.en)]);
+      const used = keysUsed(readFileSync(new URL(file, WEB), 'utf8'));
+      expect(used.size, file).toBeGreaterThan(0);
+      expect([...used].filter((key) => !known.has(key)), `${file} reads words.${ns}`).toEqual([]);
+    }
+    // Every page module of web/ is in the map above (a new page gets its namespace and is checked too).
+    const pages = readdirSync(WEB).filter((f) => f.endsWith('.js') && !/^(words-|i18n|chart)/.test(f));
+    expect(pages.sort()).toEqual(Object.keys(MODULES).sort());
+  });
+
+  it('a word two pages both use means each page’s own: the delivery page has no attempt yet, Overview no outbound attempt', () => {
+    expect(words.delivery!.en.noAttempts).toBe('No attempt yet.');
+    expect(words.overview!.en.noAttempts).toBe('No outbound attempts in the last hour.');
+    expect(words.delivery!.tr.noAttempts).toBe('Henüz deneme yok.');
+  });
+});

@@ -1,0 +1,585 @@
+// Generated from the admin API's OpenAPI document (src/api/openapi.ts) by `npm run web:types`: do not edit.
+// The panel's types for what it sends: every route with its path and query parameters and its body.
+// The document describes no answers yet, so the panel declares what it reads of them itself.
+
+export interface ApiOperations {
+  /** Create an endpoint; its secret is in this answer only */
+  "POST /endpoints": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      url: string;
+      description?: string;
+      event_types?: string[];
+      ladder?: string | string[];
+      timeout?: number | string;
+      max_in_flight?: number;
+      scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac?: {
+        algorithm?: "sha256" | "sha1" | "sha512";
+        signature_header: string;
+        encoding?: "hex" | "base64";
+        prefix?: string;
+        separator?: string;
+        signed_payload?: string;
+        timestamp_header?: string;
+        id_header?: string;
+        secret_encoding?: "utf8" | "base64";
+      };
+      secret?: string;
+      enabled?: boolean;
+    };
+  };
+  /** List endpoints */
+  "GET /endpoints": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Show one endpoint */
+  "GET /endpoints/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Change an endpoint's settings */
+  "PATCH /endpoints/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      url?: string;
+      description?: string;
+      event_types?: string[];
+      ladder?: string | string[];
+      timeout?: number | string;
+      max_in_flight?: number;
+      scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac?: {
+        algorithm?: "sha256" | "sha1" | "sha512";
+        signature_header: string;
+        encoding?: "hex" | "base64";
+        prefix?: string;
+        separator?: string;
+        signed_payload?: string;
+        timestamp_header?: string;
+        id_header?: string;
+        secret_encoding?: "utf8" | "base64";
+      };
+      enabled?: boolean;
+    } | undefined;
+  };
+  /** Delete an endpoint */
+  "DELETE /endpoints/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Stop sending to an endpoint */
+  "POST /endpoints/{id}/disable": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Resume sending to an endpoint */
+  "POST /endpoints/{id}/enable": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Rotate an endpoint's secret; the old one signs too for `window` */
+  "POST /endpoints/{id}/rotate-secret": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      window?: number | string;
+    } | undefined;
+  };
+  /** Send a test.ping to one endpoint */
+  "POST /endpoints/{id}/ping": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Publish a message (Idempotency-Key header honoured) */
+  "POST /messages": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      type: string;
+      resource_id?: string | null;
+      data?: unknown;
+      extra_destinations?: {
+        url: string;
+        endpoint_id: string;
+      }[];
+    };
+  };
+  /** List published messages */
+  "GET /messages": {
+    path: Record<string, never>;
+    query: {
+      endpoint_id?: string;
+      type?: string;
+      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+      resource_id?: string;
+      since?: string;
+      until?: string;
+      cursor?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Show one message with its deliveries */
+  "GET /messages/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Send a message again (to one endpoint or all) */
+  "POST /messages/{id}/replay": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      endpoint_id?: string;
+    } | undefined;
+  };
+  /** List outbound deliveries with their last attempt */
+  "GET /deliveries": {
+    path: Record<string, never>;
+    query: {
+      endpoint_id?: string;
+      type?: string;
+      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+      resource_id?: string;
+      since?: string;
+      until?: string;
+      cursor?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Export outbound deliveries as CSV */
+  "GET /deliveries/export.csv": {
+    path: Record<string, never>;
+    query: {
+      endpoint_id?: string;
+      type?: string;
+      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+      resource_id?: string;
+      since?: string;
+      until?: string;
+      cursor?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Replay failed deliveries, by endpoint and time window */
+  "POST /deliveries/replay-failed": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      endpoint_id?: string;
+      since?: string;
+      until?: string;
+    } | undefined;
+  };
+  /** List inbound deliveries, newest first, by filter and cursor */
+  "GET /inbox": {
+    path: Record<string, never>;
+    query: {
+      status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+      source?: string;
+      type?: string;
+      resource_id?: string;
+      event_id?: string;
+      min_attempts?: number;
+      since?: string;
+      until?: string;
+      limit?: number;
+      cursor?: string;
+    };
+    body: undefined;
+  };
+  /** Show one delivery with its body, headers and attempts */
+  "GET /inbox/{source}/{event_id}": {
+    path: {
+      source: string;
+      event_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Replay every delivery matching the filter (dead ones unless force) */
+  "POST /inbox/replay": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+      source?: string;
+      type?: string;
+      resource_id?: string;
+      event_id?: string;
+      min_attempts?: number;
+      since?: string;
+      until?: string;
+      force?: boolean;
+    } | undefined;
+  };
+  /** Replay one delivery */
+  "POST /inbox/{source}/{event_id}/replay": {
+    path: {
+      source: string;
+      event_id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      force?: boolean;
+    } | undefined;
+  };
+  /** Discard one delivery from the review queue */
+  "POST /inbox/{source}/{event_id}/discard": {
+    path: {
+      source: string;
+      event_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Every delivery of one resource in provider order: applied, stale (and the ordering guard's reason) or open */
+  "GET /resources/{resource_id}/timeline": {
+    path: {
+      resource_id: string;
+    };
+    query: {
+      source?: string;
+    };
+    body: undefined;
+  };
+  /** Make a named operator token with a role; the token is in this answer only */
+  "POST /operators": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      name: string;
+      role: "viewer" | "operator";
+    };
+  };
+  /** List operators (revoked ones with revoked=true) */
+  "GET /operators": {
+    path: Record<string, never>;
+    query: {
+      revoked?: "true" | "false";
+    };
+    body: undefined;
+  };
+  /** Revoke an operator (by id or name) and end its sessions */
+  "POST /operators/{id}/revoke": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Sign in with a token: sets the session cookie, answers the CSRF token */
+  "POST /session": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      token: string;
+    };
+  };
+  /** Who is signed in, with the CSRF token for changes */
+  "GET /session": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Sign out: ends the session and clears its cookie */
+  "DELETE /session": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Per minute: received, done, stale and dead inbound deliveries; this process's receiver: accepted, duplicate and rejected (totals and per minute) and acknowledgement latency */
+  "GET /stats/inbox": {
+    path: Record<string, never>;
+    query: {
+      window?: number | string;
+      source?: string;
+    };
+    body: undefined;
+  };
+  /** Per endpoint: attempts, success rate, latency p50/p99, last success and failing since, in the window; and failed deliveries */
+  "GET /stats/outbox": {
+    path: Record<string, never>;
+    query: {
+      window?: number | string;
+    };
+    body: undefined;
+  };
+  /** Export inbound deliveries matching the filter as CSV */
+  "GET /inbox/export.csv": {
+    path: Record<string, never>;
+    query: {
+      status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+      source?: string;
+      type?: string;
+      resource_id?: string;
+      event_id?: string;
+      min_attempts?: number;
+      since?: string;
+      until?: string;
+    };
+    body: undefined;
+  };
+  /** Export inbound deliveries matching the filter as XLSX */
+  "GET /inbox/export.xlsx": {
+    path: Record<string, never>;
+    query: {
+      status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+      source?: string;
+      type?: string;
+      resource_id?: string;
+      event_id?: string;
+      min_attempts?: number;
+      since?: string;
+      until?: string;
+    };
+    body: undefined;
+  };
+  /** Export outbound deliveries matching the filter as XLSX */
+  "GET /deliveries/export.xlsx": {
+    path: Record<string, never>;
+    query: {
+      endpoint_id?: string;
+      type?: string;
+      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+      resource_id?: string;
+      since?: string;
+      until?: string;
+      cursor?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Export inbound deliveries matching the filter as PDF */
+  "GET /inbox/export.pdf": {
+    path: Record<string, never>;
+    query: {
+      status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+      source?: string;
+      type?: string;
+      resource_id?: string;
+      event_id?: string;
+      min_attempts?: number;
+      since?: string;
+      until?: string;
+    };
+    body: undefined;
+  };
+  /** Export outbound deliveries matching the filter as PDF */
+  "GET /deliveries/export.pdf": {
+    path: Record<string, never>;
+    query: {
+      endpoint_id?: string;
+      type?: string;
+      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+      resource_id?: string;
+      since?: string;
+      until?: string;
+      cursor?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** How many inbound deliveries a filter matches now (what a job would touch) */
+  "POST /jobs/dry-run": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      filter?: {
+        status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+        source?: string;
+        type?: string;
+        resource_id?: string;
+        event_id?: string;
+        min_attempts?: number;
+        since?: string;
+        until?: string;
+      };
+    } | undefined;
+  };
+  /** Start a bulk replay or discard of the inbound deliveries matching a filter */
+  "POST /jobs": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      kind: "inbox.replay" | "inbox.discard";
+      filter?: {
+        status?: "pending" | "processing" | "done" | "stale" | "dead" | "discarded";
+        source?: string;
+        type?: string;
+        resource_id?: string;
+        event_id?: string;
+        min_attempts?: number;
+        since?: string;
+        until?: string;
+      };
+      force?: boolean;
+    };
+  };
+  /** The latest 50 jobs, newest first */
+  "GET /jobs": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** A job's status and progress */
+  "GET /jobs/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Cancel a job at its next batch; what it did stays done */
+  "POST /jobs/{id}/cancel": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Server-sent events of inbound deliveries arriving and changing state */
+  "GET /events": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** List reconcile runs, newest first */
+  "GET /reconcile/runs": {
+    path: Record<string, never>;
+    query: {
+      source?: string;
+      before?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Run reconcile for a source now (with apply: record what is missing) */
+  "POST /reconcile/runs": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      source: string;
+      since: string;
+      until?: string;
+      apply?: boolean;
+    };
+  };
+  /** Show one run's report: counts per kind and its findings */
+  "GET /reconcile/runs/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** List findings by kind, source and run */
+  "GET /reconcile/findings": {
+    path: Record<string, never>;
+    query: {
+      source?: string;
+      kind?: "missing" | "unprocessed" | "state" | "extra";
+      run?: string;
+      before?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** This API as an OpenAPI 3.1 document */
+  "GET /openapi.json": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: undefined;
+  };
+}
+
+/** A route, as `METHOD /path` with its parameters in braces: `POST /endpoints/{id}/ping`. */
+export type ApiRoute = keyof ApiOperations;
+export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+/** A path the panel may ask for (below /api/v1), with its parameters filled in and maybe a query. */
+export type ApiPath =
+  | "/endpoints"
+  | `/endpoints/${string}`
+  | `/endpoints/${string}/disable`
+  | `/endpoints/${string}/enable`
+  | `/endpoints/${string}/rotate-secret`
+  | `/endpoints/${string}/ping`
+  | "/messages"
+  | `/messages?${string}`
+  | `/messages/${string}`
+  | `/messages/${string}/replay`
+  | "/deliveries"
+  | `/deliveries?${string}`
+  | "/deliveries/export.csv"
+  | `/deliveries/export.csv?${string}`
+  | "/deliveries/replay-failed"
+  | "/inbox"
+  | `/inbox?${string}`
+  | `/inbox/${string}/${string}`
+  | "/inbox/replay"
+  | `/inbox/${string}/${string}/replay`
+  | `/inbox/${string}/${string}/discard`
+  | `/resources/${string}/timeline`
+  | `/resources/${string}/timeline?${string}`
+  | "/operators"
+  | `/operators?${string}`
+  | `/operators/${string}/revoke`
+  | "/session"
+  | "/stats/inbox"
+  | `/stats/inbox?${string}`
+  | "/stats/outbox"
+  | `/stats/outbox?${string}`
+  | "/inbox/export.csv"
+  | `/inbox/export.csv?${string}`
+  | "/inbox/export.xlsx"
+  | `/inbox/export.xlsx?${string}`
+  | "/deliveries/export.xlsx"
+  | `/deliveries/export.xlsx?${string}`
+  | "/inbox/export.pdf"
+  | `/inbox/export.pdf?${string}`
+  | "/deliveries/export.pdf"
+  | `/deliveries/export.pdf?${string}`
+  | "/jobs/dry-run"
+  | "/jobs"
+  | `/jobs/${string}`
+  | `/jobs/${string}/cancel`
+  | "/events"
+  | "/reconcile/runs"
+  | `/reconcile/runs?${string}`
+  | `/reconcile/runs/${string}`
+  | "/reconcile/findings"
+  | `/reconcile/findings?${string}`
+  | "/openapi.json";
+export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];
+export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];
+export type ApiParams<R extends ApiRoute> = ApiOperations[R]['path'];

@@ -1,0 +1,33 @@
+// @ts-check
+// A delivery's detail page's words.
+
+import { deliveryFieldWords } from './words-inbound.js';
+
+export const deliveryWords = {
+  en: {
+    ...deliveryFieldWords.en,
+    back: '← Inbound', replay: 'Replay', discard: 'Discard', body: 'Body', pretty: 'Pretty', raw: 'Raw', headers: 'Headers', attemptHistory: 'Attempts',
+    started: 'started', outcome: 'outcome', ms: 'ms', error: 'error', resource: 'resource', occurred: 'occurred',
+    processed: 'processed', nextAttempt: 'next attempt', resultRef: 'result', discarded: 'Discarded.', noAttempts: 'No attempt yet.',
+    base64: 'The body is not UTF-8 text: shown as base64.',
+    /** @param {string} status */
+    replayed: (status) => `Replayed: now ${status}.`,
+    /** @param {string} message */
+    replayRefused: (message) => `Replay refused: ${message}`,
+    /** @param {string} at */
+    bodyTrimmed: (at) => `Body trimmed by retention (${at}). The record is kept, so copies stay duplicates; there is nothing to replay.`,
+  },
+  tr: {
+    ...deliveryFieldWords.tr,
+    back: '← Gelen', replay: 'Yeniden işle', discard: 'Vazgeç', body: 'Gövde', pretty: 'Biçimli', raw: 'Ham', headers: 'Başlıklar', attemptHistory: 'Denemeler',
+    started: 'başladı', outcome: 'sonuç', ms: 'ms', error: 'hata', resource: 'nesne', occurred: 'gerçekleşti',
+    processed: 'işlendi', nextAttempt: 'sonraki deneme', resultRef: 'sonuç', discarded: 'Vazgeçildi.', noAttempts: 'Henüz deneme yok.',
+    base64: 'Gövde UTF-8 metin değil: base64 olarak gösteriliyor.',
+    /** @param {string} status */
+    replayed: (status) => `Yeniden işlendi: şimdi ${status}.`,
+    /** @param {string} message */
+    replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
+    /** @param {string} at */
+    bodyTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}). Kayıt duruyor, kopyalar yine tekrar sayılır; yeniden işlenecek bir şey yok.`,
+  },
+};

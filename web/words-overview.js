@@ -1,0 +1,21 @@
+// @ts-check
+// The Overview page's words.
+
+export const overviewWords = {
+  en: {
+    reviewQueue: 'review queue', ackP50: 'ack p50 ms', ackP99: 'ack p99 ms', failedOutbound: 'failed outbound',
+    receivedPerMinute: "Answered per minute by this process's receiver: accepted, duplicate, rejected", settledPerMinute: 'Stored and settled per minute',
+    outboundPerEndpoint: 'Outbound per endpoint (last hour): success rate, attempts, latency',
+    processLocal: "Accepted, duplicate and rejected answers and acknowledgement latency are kept in this process's memory since it started (other processes' receivers are not counted); the rest is read from the store.",
+    accepted: 'accepted', duplicate: 'duplicate', rejected: 'rejected', received: 'received', processed: 'processed', stale: 'stale', dead: 'dead',
+    notReceiving: 'This process does not receive webhooks.', noAttempts: 'No outbound attempts in the last hour.',
+  },
+  tr: {
+    reviewQueue: 'inceleme kuyruğu', ackP50: 'onay p50 ms', ackP99: 'onay p99 ms', failedOutbound: 'başarısız giden',
+    receivedPerMinute: 'Bu sürecin alıcısının dakika başına yanıtları: kabul, yinelenen, reddedilen', settledPerMinute: 'Dakika başına kaydedilen ve sonuçlanan',
+    outboundPerEndpoint: 'Uç nokta başına giden (son bir saat): başarı oranı, deneme, gecikme',
+    processLocal: 'Kabul, yinelenen ve reddedilen yanıtlar ile onay gecikmesi bu sürecin belleğinde, başladığından beri tutulur (diğer süreçlerin alıcıları sayılmaz); gerisi depodan okunur.',
+    accepted: 'kabul', duplicate: 'yinelenen', rejected: 'reddedilen', received: 'alındı', processed: 'işlendi', stale: 'eskimiş', dead: 'ölü',
+    notReceiving: 'Bu süreç webhook almıyor.', noAttempts: 'Son bir saatte giden deneme yok.',
+  },
+};
