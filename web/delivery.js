@@ -2,7 +2,8 @@
 // A delivery's detail: its ids and fields, the kept (non-secret) headers, the body pretty or raw, the
 // attempt timeline, and replay / discard for those who may change things.
 
-import { api, canOperate, el, formatTime, pageLink, table, wordsOf } from './lib.js';
+import { api, canOperate, el, formatTime, pageLink, wordsOf } from './lib.js';
+import { table } from './widgets.js';
 import { lastListHash } from './inbound.js';
 
 /**
@@ -21,7 +22,7 @@ import { lastListHash } from './inbound.js';
 const words = wordsOf('delivery');
 const { t, word } = words;
 
-/** @type {import('./lib.js').Column<Attempt>[]} */
+/** @type {import('./widgets.js').Column<Attempt>[]} */
 const attemptColumns = [
   { text: '#', value: (a) => String(a.attempt) },
   { label: 'started', value: (a) => formatTime(a.started_at) },

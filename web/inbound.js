@@ -2,10 +2,11 @@
 // The Inbound page: every delivery, filtered, paged by cursor (next and previous), new ones and changes
 // of state arriving live over the event stream; exports of the current filter.
 
-import { $, api, el, filterForm, find, formatTime, navigate, pageLink, pick, queryString, table, wordsOf } from './lib.js';
+import { $, api, el, find, formatTime, navigate, pageLink, pick, queryString, wordsOf } from './lib.js';
+import { filterForm, table } from './widgets.js';
 
-/** @typedef {import('./lib.js').Filter} Filter */
-/** @typedef {import('./lib.js').FilterField} FilterField */
+/** @typedef {import('./widgets.js').Filter} Filter */
+/** @typedef {import('./widgets.js').FilterField} FilterField */
 /**
  * A delivery as the list and the event stream give it.
  * @typedef {{ source: string, event_id: string, event_type: string, resource_id: string | null, status: string, attempts: number, received_at: string, last_error?: string | null }} Delivery
@@ -55,7 +56,7 @@ function matches(filter, item) {
   return true;
 }
 
-/** @type {import('./lib.js').Column<Delivery>[]} */
+/** @type {import('./widgets.js').Column<Delivery>[]} */
 const columns = [
   { label: 'received', value: (d) => formatTime(d.received_at) },
   { label: 'source', value: (d) => d.source },

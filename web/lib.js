@@ -190,7 +190,7 @@ export function el(tag, props = {}, ...children) {
  * @param {string} key
  * @param {Props} [props]
  */
-const wordIn = (namespace, tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
+export const wordIn = (namespace, tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
 
 /**
  * @param {string | null | undefined} text
@@ -202,66 +202,6 @@ export function cell(text, className) {
 
 /** @param {string | null | undefined} value */
 export const formatTime = (value) => (value ? new Date(value).toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB') : '');
-
-/**
- * A column of table(): its heading is the word `label` (or the plain `text`); its cell is `value(row)`
- * as text, or the node `cell(row)`.
- * @template R
- * @typedef {{ label?: string, text?: string, value?: (row: R) => string | null | undefined, cell?: (row: R) => Node, className?: (row: R) => string }} Column
- */
-
-/**
- * A table: `columns` are `{ key, label (word key), value(row) → text, className?(row) }`, their words
- * the page's (`words`). Returns the table and a `render(rows, rowProps?)` that replaces its body.
- * @template R
- * @param {Column<R>[]} columns
- * @param {{ words: { namespace: Namespace }, id?: string, bodyId?: string, empty?: string, rowProps?: (row: R) => Props }} options
- */
-export function table(columns, options) {
-  const { namespace } = options.words;
-  const body = el('tbody', { id: options.bodyId });
-  const head = el('thead', {}, el('tr', {}, columns.map((c) => (c.label ? wordIn(namespace, 'th', c.label) : el('th', {}, c.text ?? '')))));
-  const node = el('table', { id: options.id }, head, body);
-  /** @param {R} item */
-  const row = (item) => {
-    const tr = el('tr', options.rowProps?.(item) ?? {});
-    for (const c of columns) tr.append(c.cell ? el('td', {}, c.cell(item)) : cell(c.value?.(item), c.className?.(item)));
-    return tr;
-  };
-  return {
-    node,
-    body,
-    row,
-    /** @param {R[]} items */
-    render(items) {
-      body.replaceChildren(...items.map(row));
-      if (items.length === 0 && options.empty) body.append(el('tr', {}, el('td', { colSpan: columns.length, className: 'empty', dataset: { i18n: options.empty } }, String(lookup(namespace, options.empty)))));
-    },
-  };
-}
-
-/**
- * Asks before a change; resolves true when confirmed. One dialog element, reused.
- * @param {string} message
- * @returns {Promise<boolean>}
- */
-export function confirmDialog(message) {
-  let dialog = /** @type {HTMLDialogElement | null} */ (find('confirm'));
-  if (!dialog) {
-    dialog = el(
-      'dialog',
-      { id: 'confirm' },
-      el('form', { method: 'dialog' }, el('p', { id: 'confirm-text' }), el('menu', {}, common.word('button', 'cancel', { value: 'cancel', id: 'confirm-cancel' }), common.word('button', 'confirm', { value: 'ok', id: 'confirm-ok' }))),
-    );
-    document.body.append(dialog);
-  }
-  const shown = dialog;
-  $('confirm-text').textContent = message;
-  translate(shown);
-  shown.returnValue = '';
-  shown.showModal();
-  return new Promise((resolve) => shown.addEventListener('close', () => resolve(shown.returnValue === 'ok'), { once: true }));
-}
 
 /**
  * The filter fields with a value, as a query string (no token or secret is ever part of it).
@@ -285,66 +225,7 @@ export function pageLink(page, args = [], query = {}) {
   return `#/${[page, ...args].map(encodeURIComponent).join('/')}${queryString(query)}`;
 }
 
-/**
- * ISO time → the value of a `datetime-local` input (the browser's time zone), and back.
- * @param {string | Date} time
- */
-export const toLocalInput = (time) => {
-  const d = new Date(time);
-  if (Number.isNaN(d.getTime())) return '';
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-};
-/** @param {string} value */
-const fromLocalInput = (value) => (value ? new Date(value).toISOString() : '');
-
-/** @typedef {{ name: string, label: string, type?: 'text' | 'number' | 'time' | 'select', options?: string[] }} FilterField */
-/** @typedef {Record<string, string>} Filter */
-
-/**
- * A filter form: `fields` are `{ name, label, type: 'text' | 'number' | 'time' | 'select', options? }`,
- * labelled with the page's `words`; `values` the current filter (by API parameter name).
- * `onApply(filter)` gets the filled-in fields.
- * @param {{ namespace: Namespace }} words
- * @param {string} id
- * @param {FilterField[]} fields
- * @param {Filter} values
- * @param {(filter: Filter) => void} onApply
- */
-export function filterForm(words, id, fields, values, onApply) {
-  const inputs = fields.map((f) => {
-    const props = { name: f.name, id: `${id}-${f.name}` };
-    /** @type {HTMLInputElement | HTMLSelectElement} */
-    let input;
-    if (f.type === 'select') {
-      input = el('select', props, el('option', { value: '' }, '—'), (f.options ?? []).map((o) => el('option', { value: o }, o)));
-      input.value = values[f.name] ?? '';
-    } else if (f.type === 'time') {
-      const value = values[f.name];
-      input = el('input', { ...props, type: 'datetime-local', value: value ? toLocalInput(value) : '' });
-    } else {
-      input = el('input', { ...props, type: f.type === 'number' ? 'number' : 'text', min: f.type === 'number' ? '0' : undefined, value: values[f.name] ?? '' });
-    }
-    return { f, input, label: el('label', {}, wordIn(words.namespace, 'span', f.label), input) };
-  });
-  const form = el(
-    'form',
-    { id, className: 'filters' },
-    inputs.map((i) => i.label),
-    common.word('button', 'apply', { type: 'submit' }),
-    common.word('button', 'clear', { type: 'button', id: `${id}-clear`, on: { click: () => onApply({}) } }),
-  );
-  form.addEventListener('submit', (e) => {
-    e.preventDefault();
-    /** @type {Filter} */
-    const filter = {};
-    for (const { f, input } of inputs) {
-      const value = f.type === 'time' ? fromLocalInput(input.value) : input.value.trim();
-      if (value !== '') filter[f.name] = value;
-    }
-    onApply(filter);
-  });
-  return form;
-}
+/** A list's filter, by API parameter name, as its form and the address hold it. @typedef {Record<string, string>} Filter */
 
 /**
  * Keeps only the keys the API accepts as a filter.

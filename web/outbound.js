@@ -5,7 +5,9 @@
 // from the store is only ever set as textContent. A viewer gets no button that changes anything (and
 // the API would refuse it anyway).
 
-import { $, api, canOperate, cell, el, formatTime, toLocalInput, wordsOf } from './lib.js';
+import { $, api, canOperate, cell, el, formatTime, wordsOf } from './lib.js';
+import { toLocalInput } from './widgets.js';
+import { messageDetail } from './outbound-message.js';
 import { outboundViews } from './outbound-views.js';
 
 /** @typedef {import('./api-types').ApiBody<'POST /endpoints'>} EndpointInput */
@@ -16,12 +18,6 @@ import { outboundViews } from './outbound-views.js';
 /**
  * An endpoint's health over the last hour (GET /stats/outbox).
  * @typedef {{ endpoint_id: string, attempts: number, succeeded: number, success_rate: number | null, p50_ms: number | null, p99_ms: number | null, failing_since: string | null }} EndpointHealth
- */
-/**
- * A message's delivery to one endpoint, with every attempt (GET /messages/{id}).
- * @typedef {{ attempt: number, started_at: string, status_code: number | null, duration_ms: number, error: string | null, response_body: string | null, succeeded: boolean }} SendAttempt
- * @typedef {{ endpoint_id: string, status: string, attempt_history: SendAttempt[] }} MessageDelivery
- * @typedef {{ id: string, event_type: string, payload: unknown, payload_trimmed_at: string | null, deliveries: MessageDelivery[] }} Message
  */
 /**
  * A row of an endpoint's message history (GET /deliveries).
@@ -41,12 +37,9 @@ const stateOf = (ep) => (ep.enabled ? t('enabled') : `${t('disabled')}${ep.disab
 /** @param {unknown} err */
 const messageOf = (err) => (err instanceof Error ? err.message : String(err));
 
-/** How long a ping's or replay's first attempt is watched for, polling every second. */
-const WATCH_MS = 30_000;
-
 /** @type {Endpoint | null} the endpoint whose detail is open */
 let current = null;
-/** Bumps to stop an older watch loop (and, on leaving the page, every one). */
+/** Bumps to stop an older watch loop of a message (and, on leaving the page, every one). */
 let watching = 0;
 // Bumps with every change of view: a list or endpoint still loading when the operator has moved on
 // (clicked "New endpoint" before the list arrived) is dropped instead of taking the screen back.
@@ -236,6 +229,14 @@ async function act(action) {
   }
 }
 
+const openMessage = messageDetail({
+  endpointId: () => current?.id,
+  watch: () => ++watching,
+  watched: (run) => run === watching,
+  act,
+  loadHistory,
+});
+
 async function loadHistory() {
   if (!current) return;
   /** @type {{ items: DeliveryRow[] }} */
@@ -256,64 +257,6 @@ async function loadHistory() {
       ),
     ),
   );
-}
-
-/**
- * Shows one message's delivery to this endpoint with every attempt; `watch` polls until one lands.
- * @param {string} messageId
- * @param {boolean} watch
- */
-async function openMessage(messageId, watch) {
-  const endpointId = current?.id;
-  const run = ++watching;
-  const deadline = Date.now() + WATCH_MS;
-  for (;;) {
-    /** @type {Message} */
-    const m = await api('GET', `/messages/${enc(messageId)}`);
-    if (run !== watching) return;
-    const delivery = m.deliveries.find((d) => d.endpoint_id === endpointId) ?? m.deliveries[0];
-    renderMessage(m, delivery);
-    const settled = delivery && delivery.attempt_history.length > 0 && !['pending', 'sending'].includes(delivery.status);
-    if (!watch || settled || Date.now() > deadline) break;
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-  await loadHistory();
-}
-
-/**
- * @param {Message} m
- * @param {MessageDelivery | undefined} delivery
- */
-function renderMessage(m, delivery) {
-  const detail = $('message-detail');
-  detail.hidden = false;
-  detail.dataset.message = m.id;
-  $('message-title').textContent = `${m.event_type} · ${m.id}`;
-  $('message-status').textContent = delivery ? `${t('status')}: ${delivery.status}` : '';
-  $('message-status').dataset.status = delivery?.status ?? '';
-  $('message-attempts').replaceChildren(
-    ...(delivery?.attempt_history ?? []).map((a) =>
-      el(
-        'tr',
-        { dataset: { attempt: String(a.attempt) } },
-        cell(String(a.attempt)),
-        cell(formatTime(a.started_at)),
-        cell(a.status_code == null ? '' : String(a.status_code), a.succeeded ? 'status-done' : 'status-dead'),
-        cell(String(a.duration_ms)),
-        cell(a.error),
-        cell(a.response_body?.slice(0, 200), 'excerpt'),
-      ),
-    ),
-  );
-  // A payload trimmed by retention is gone: nothing to show, nothing to replay (the API answers BODY_TRIMMED).
-  if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(formatTime(m.payload_trimmed_at));
-  else $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
-  $('message-replay').hidden = !canOperate() || Boolean(m.payload_trimmed_at);
-  $('message-replay').onclick = () => act(async () => {
-    const r = await api('POST', `/messages/${enc(m.id)}/replay`, current ? { endpoint_id: current.id } : {});
-    $('endpoint-message').textContent = t('messageReplayed')(r.replayed);
-    await openMessage(m.id, true);
-  });
 }
 
 /** @param {SubmitEvent} e */

@@ -3,7 +3,8 @@
 // one matching the filter as a background job: a dry-run count first, then the job with its progress
 // and a cancel. A viewer sees the queue and the dry-run count only.
 
-import { $, api, ApiError, canOperate, confirmDialog, el, filterForm, find, formatTime, navigate, pageLink, pick, queryString, table, wordsOf } from './lib.js';
+import { $, api, ApiError, canOperate, el, find, formatTime, navigate, pageLink, pick, queryString, wordsOf } from './lib.js';
+import { confirmDialog, filterForm, table } from './widgets.js';
 import { FILTERS, filterFields } from './inbound.js';
 
 /** @typedef {import('./inbound.js').Delivery} Delivery */
@@ -16,10 +17,10 @@ const { t, word } = words;
 const REVIEW_FILTERS = FILTERS.filter((f) => f !== 'status');
 const PAGE_SIZE = 100;
 const state = {
-  /** @type {import('./lib.js').Filter} */ filter: {},
+  /** @type {import('./widgets.js').Filter} */ filter: {},
   /** @type {string[]} */ cursors: [],
   /** @type {string | null} */ next: null,
-  list: table(/** @type {import('./lib.js').Column<Delivery>[]} */ ([]), { words }),
+  list: table(/** @type {import('./widgets.js').Column<Delivery>[]} */ ([]), { words }),
   /** @type {ReturnType<typeof setInterval> | undefined} */ poll: undefined,
 };
 
@@ -27,7 +28,7 @@ const state = {
 const checkboxes = (checked = false) => [...document.querySelectorAll(`#review-rows input[type=checkbox]${checked ? ':checked' : ''}`)].filter((c) => c instanceof HTMLInputElement);
 const selected = () => checkboxes(true).map((c) => c.value.split('\u0000'));
 
-/** @type {() => import('./lib.js').Column<Delivery>[]} */
+/** @type {() => import('./widgets.js').Column<Delivery>[]} */
 const columns = () => [
   ...(canOperate() ? [{ text: '', cell: (/** @type {Delivery} */ d) => el('input', { type: 'checkbox', value: `${d.source}\u0000${d.event_id}`, on: { click: (e) => e.stopPropagation() } }) }] : []),
   { label: 'received', value: (d) => formatTime(d.received_at) },

@@ -2,7 +2,8 @@
 // The Resource timeline: every event of one resource (an invoice, `inv_…`) in provider order — which
 // were applied, which were stale and why (the ordering guard's reason), their delivery ids and attempts.
 
-import { api, el, formatTime, navigate, pageLink, queryString, table, wordsOf } from './lib.js';
+import { api, el, formatTime, navigate, pageLink, queryString, wordsOf } from './lib.js';
+import { table } from './widgets.js';
 
 /**
  * One event of the resource, with the ordering guard's verdict.
@@ -12,7 +13,7 @@ import { api, el, formatTime, navigate, pageLink, queryString, table, wordsOf } 
 const words = wordsOf('timeline');
 const { t, word } = words;
 
-/** @type {import('./lib.js').Column<TimelineEvent>[]} */
+/** @type {import('./widgets.js').Column<TimelineEvent>[]} */
 const columns = [
   { label: 'providerTime', value: (e) => formatTime(e.provider_at) },
   { label: 'received', value: (e) => formatTime(e.received_at) },
