@@ -65,7 +65,7 @@ function fieldList(d) {
  * @param {DeliveryDetail} d
  * @param {'replay' | 'discard'} path
  * @param {import('./api-types').ApiBody<'POST /inbox/{source}/{event_id}/replay'> | undefined} body
- * @param {(answer: any) => string} done
+ * @param {(answer: { status: string }) => string} done
  */
 async function act(section, d, path, body, done) {
   try {

@@ -7,7 +7,7 @@ import { browserLanguage, words } from './i18n.js';
 /** @typedef {import('./api-types').ApiMethod} ApiMethod */
 /** @typedef {import('./api-types').ApiPath} ApiPath */
 /** @typedef {keyof typeof words} Namespace */
-/** @typedef {string | ((...args: any[]) => string)} Word */
+/** @typedef {string | ((...args: never[]) => string)} Word */
 
 /** The signed-in caller; the CSRF token is kept in memory only (never in storage). */
 export const session = {
@@ -50,7 +50,7 @@ export function wordsOf(namespace) {
    * @param {K} key
    * @returns {((typeof words)[N]['en'] & (typeof words)['common']['en'])[K]}
    */
-  const t = (key) => /** @type {any} */ (lookup(namespace, key));
+  const t = (key) => /** @type {never} */ (lookup(namespace, key));
   /**
    * An element whose text is a word of the page.
    * @template {keyof HTMLElementTagNameMap} T
@@ -153,7 +153,7 @@ export const canOperate = () => session.role !== null && session.role !== 'viewe
 
 /**
  * An element's properties for el(): its DOM properties or attributes, `dataset`, and `on` (listeners).
- * @typedef {{ dataset?: Record<string, string>, on?: Record<string, (event: any) => void>, [name: string]: unknown }} Props
+ * @typedef {{ dataset?: Record<string, string>, on?: Record<string, (event: Event) => void>, [name: string]: unknown }} Props
  */
 /** @typedef {Node | string | number | null | undefined | false} Child */
 

@@ -10,7 +10,7 @@ import { el } from './lib.js';
 /**
  * @param {OutboundWords} words
  * @param {boolean} operate whether the caller may change things
- * @param {{ newEndpoint: () => void, back: () => void, replayFailed: (e: SubmitEvent) => void }} on
+ * @param {{ newEndpoint: () => void, back: () => void, replayFailed: (e: Event) => void }} on
  */
 export function outboundViews({ word }, operate, on) {
   /** @param {string} id @param {string} [href] */

@@ -259,7 +259,7 @@ async function loadHistory() {
   );
 }
 
-/** @param {SubmitEvent} e */
+/** @param {Event} e */
 async function replayFailed(e) {
   e.preventDefault();
   const endpointId = $('replay-failed-endpoint', HTMLSelectElement).value;
