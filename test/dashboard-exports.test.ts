@@ -105,6 +105,29 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     expect(text).toContain('msg_export_1');
   });
 
+  it('characters XML 1.0 forbids (an event type holding \\uFFFE) are replaced in every format, and Excel still opens', async () => {
+    const forbidden = 'odd\uFFFE\u0001\uFFFF.type';
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, event_type, body) VALUES ('xmlchars', 'evt_xml_1', $1, '\\x7b7d')`, [forbidden]);
+    const replaced = 'odd\uFFFD\uFFFD\uFFFD.type';
+
+    const xlsx = await download(app, '/api/v1/inbox/export.xlsx?source=xmlchars');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    expect(sheet.rowCount).toBe(2);
+    expect(sheet.getRow(2).getCell(4).value).toBe(replaced);
+
+    const csv = (await download(app, '/api/v1/inbox/export.csv?source=xmlchars')).body;
+    expect(csv).toContain(`,${replaced},`);
+
+    const pdf = await download(app, `/api/v1/inbox/export.pdf?source=xmlchars&type=${encodeURIComponent(forbidden)}`);
+    const parser = new PDFParse({ data: new Uint8Array(pdf.rawPayload) });
+    const text = (await parser.getText()).text;
+    await parser.destroy();
+    expect(text).toContain('Totals: 1 rows');
+    expect(text).not.toMatch(/[\uFFFE\uFFFF\u0001]/);
+  });
+
   it('an empty result is still a valid file', async () => {
     const res = await download(app, '/api/v1/inbox/export.xlsx?source=nobody');
     const workbook = new ExcelJS.Workbook();

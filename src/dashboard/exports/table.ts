@@ -33,7 +33,7 @@ function describeFilter(fields: Record<string, unknown>): string {
   const parts = Object.entries(fields)
     .filter(([k, v]) => v !== undefined && k !== 'since' && k !== 'until')
     .map(([k, v]) => `${k} = ${String(v)}`);
-  return parts.length ? parts.join(', ') : 'everything';
+  return parts.length ? exportText(parts.join(', ')) : 'everything';
 }
 
 function describePeriod(since: Date | undefined, until: Date | undefined): string {
@@ -53,12 +53,31 @@ const inboxColumns: readonly ExportColumn[] = [
   { key: 'last_error', header: 'last error', width: 40 },
 ];
 
+/**
+ * What XML 1.0 does not allow anywhere in a document: C0 controls other than tab, LF and CR, lone
+ * surrogates, U+FFFE and U+FFFF. One of them in a cell made the whole .xlsx unreadable, and stored text
+ * (an event type, an error) may hold any of them.
+ */
+const XML_FORBIDDEN = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/** Text every export format can carry: each character XML forbids becomes U+FFFD (the replacement character). */
+export function exportText(text: string): string {
+  return text.replace(XML_FORBIDDEN, '\uFFFD');
+}
+
+/** A stored row with its text made safe for every format (the same cells in CSV, Excel and PDF). */
+function exportRow(item: object): Record<string, Cell> {
+  const row: Record<string, Cell> = {};
+  for (const [key, value] of Object.entries(item)) row[key] = typeof value === 'string' ? exportText(value) : (value as Cell);
+  return row;
+}
+
 /** Every row of a cursor-paged list, page after page, so an export never holds more than one page. */
 async function* everyPage(page: (cursor: string | undefined) => Promise<{ items: readonly object[]; next_cursor: string | null }>): AsyncGenerator<Record<string, Cell>> {
   let cursor: string | undefined;
   do {
     const result = await page(cursor);
-    for (const item of result.items) yield item as Record<string, Cell>;
+    for (const item of result.items) yield exportRow(item);
     cursor = result.next_cursor ?? undefined;
   } while (cursor);
 }
