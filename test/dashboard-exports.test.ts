@@ -93,7 +93,18 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
     const sheet = workbook.worksheets[0]!;
     expect(sheet.rowCount).toBe(3);
-    expect([sheet.getRow(2).getCell(3).value, sheet.getRow(3).getCell(3).value].sort()).toEqual(['msg_export_2', 'msg_export_3']);
+    expect([sheet.getRow(2).getCell(2).value, sheet.getRow(3).getCell(2).value].sort()).toEqual(['msg_export_2', 'msg_export_3']);
+
+    // One column set per kind: the CSV (the panel's link, the API's, the CLI's) has Excel's columns, in its order.
+    const csv = (await download(app, '/api/v1/deliveries/export.csv?endpoint_id=ep_export&status=succeeded')).body.trim().split('\n');
+    const columns = csv[0]!.split(',');
+    expect(columns).toEqual([
+      'delivery_id', 'message_id', 'event_type', 'resource_id', 'endpoint_id', 'url', 'status', 'attempts',
+      'last_status_code', 'last_duration_ms', 'last_error', 'created_at', 'last_attempt_at', 'completed_at',
+    ]);
+    expect(sheet.getRow(1).cellCount).toBe(columns.length);
+    expect(csv).toHaveLength(3);
+    expect(csv.slice(1).map((line) => line.split(',')[1]).sort()).toEqual(['msg_export_2', 'msg_export_3']);
 
     const pdf = await download(app, '/api/v1/deliveries/export.pdf?endpoint_id=ep_export');
     const parser = new PDFParse({ data: new Uint8Array(pdf.rawPayload) });

@@ -149,30 +149,3 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
       .map((d) => ({ ...d, attempt_history: attempts.rows.filter((a) => Number(a.delivery_id) === Number(d.id)) })),
   };
 }
-
-const CSV_COLUMNS = [
-  'delivery_id', 'message_id', 'event_type', 'resource_id', 'endpoint_id', 'url', 'status', 'attempts',
-  'last_status_code', 'last_duration_ms', 'last_error', 'created_at', 'last_attempt_at', 'completed_at',
-] as const;
-
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const text = v instanceof Date ? v.toISOString() : String(v);
-  // Quote when needed; a leading = + - @ is neutralised so spreadsheets do not run it as a formula.
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-/** The delivery history as CSV, page by page, however many rows match (no page limit). */
-export async function* exportDeliveriesCsv(db: Queryable, f: Omit<HistoryFilter, 'cursor' | 'limit'>): AsyncGenerator<string> {
-  yield `${CSV_COLUMNS.join(',')}\n`;
-  let cursor: string | undefined;
-  do {
-    const page = await listDeliveries(db, { ...f, cursor, limit: MAX_PAGE });
-    yield page.items
-      .map((d) => [d.id, d.message_id, d.event_type, d.resource_id, d.endpoint_id, d.url, d.status, d.attempts, d.last_status_code,
-        d.last_duration_ms, d.last_error, d.created_at, d.last_attempt_at, d.completed_at].map(csvCell).join(',') + '\n')
-      .join('');
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
-}

@@ -10,6 +10,8 @@ export interface ExportColumn {
   header: string;
   /** Width in characters, for the spreadsheet and the report. */
   width: number;
+  /** Left out of the PDF report (a page of A4 holds so many columns); CSV and Excel carry every column. */
+  notInReport?: true;
 }
 
 /**
@@ -92,17 +94,22 @@ export function inboxExportTable(db: Queryable, filter: InboxFilter): ExportTabl
   };
 }
 
+/** The outbound columns, in the order `GET /api/v1/deliveries/export.csv` has always written them. */
 const outboxColumns: readonly ExportColumn[] = [
-  { key: 'created_at', header: 'created at', width: 24 },
-  { key: 'id', header: 'delivery id', width: 10 },
+  { key: 'delivery_id', header: 'delivery id', width: 10 },
   { key: 'message_id', header: 'message id', width: 28 },
   { key: 'event_type', header: 'type', width: 18 },
+  { key: 'resource_id', header: 'resource id', width: 18, notInReport: true },
   { key: 'endpoint_id', header: 'endpoint', width: 22 },
+  { key: 'url', header: 'url', width: 32, notInReport: true },
   { key: 'status', header: 'status', width: 10 },
   { key: 'attempts', header: 'attempts', width: 8 },
   { key: 'last_status_code', header: 'HTTP', width: 6 },
   { key: 'last_duration_ms', header: 'ms', width: 7 },
   { key: 'last_error', header: 'last error', width: 40 },
+  { key: 'created_at', header: 'created at', width: 24 },
+  { key: 'last_attempt_at', header: 'last attempt at', width: 24, notInReport: true },
+  { key: 'completed_at', header: 'completed at', width: 24, notInReport: true },
 ];
 
 export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cursor' | 'limit'>): ExportTable {
@@ -111,7 +118,10 @@ export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cu
     filter: describeFilter({ endpoint_id: filter.endpointId, status: filter.status, type: filter.type, resource_id: filter.resourceId }),
     period: describePeriod(filter.since, filter.until),
     columns: outboxColumns,
-    rows: () => everyPage((cursor) => listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE })),
+    rows: () => everyPage(async (cursor) => {
+      const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
+      return { ...page, items: page.items.map((d) => ({ ...d, delivery_id: d.id })) };
+    }),
   };
 }
 
