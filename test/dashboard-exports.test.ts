@@ -93,7 +93,18 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
     const sheet = workbook.worksheets[0]!;
     expect(sheet.rowCount).toBe(3);
-    expect([sheet.getRow(2).getCell(3).value, sheet.getRow(3).getCell(3).value].sort()).toEqual(['msg_export_2', 'msg_export_3']);
+    expect([sheet.getRow(2).getCell(2).value, sheet.getRow(3).getCell(2).value].sort()).toEqual(['msg_export_2', 'msg_export_3']);
+
+    // One column set per kind: the CSV (the panel's link, the API's, the CLI's) has Excel's columns, in its order.
+    const csv = (await download(app, '/api/v1/deliveries/export.csv?endpoint_id=ep_export&status=succeeded')).body.trim().split('\n');
+    const columns = csv[0]!.split(',');
+    expect(columns).toEqual([
+      'delivery_id', 'message_id', 'event_type', 'resource_id', 'endpoint_id', 'url', 'status', 'attempts',
+      'last_status_code', 'last_duration_ms', 'last_error', 'created_at', 'last_attempt_at', 'completed_at',
+    ]);
+    expect(sheet.getRow(1).cellCount).toBe(columns.length);
+    expect(csv).toHaveLength(3);
+    expect(csv.slice(1).map((line) => line.split(',')[1]).sort()).toEqual(['msg_export_2', 'msg_export_3']);
 
     const pdf = await download(app, '/api/v1/deliveries/export.pdf?endpoint_id=ep_export');
     const parser = new PDFParse({ data: new Uint8Array(pdf.rawPayload) });
@@ -103,6 +114,29 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     expect(text).toContain('Filter: endpoint_id = ep_export');
     expect(text).toContain('Totals: 3 rows (failed 1, succeeded 2)');
     expect(text).toContain('msg_export_1');
+  });
+
+  it('characters XML 1.0 forbids (an event type holding \\uFFFE) are replaced in every format, and Excel still opens', async () => {
+    const forbidden = 'odd\uFFFE\u0001\uFFFF.type';
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, event_type, body) VALUES ('xmlchars', 'evt_xml_1', $1, '\\x7b7d')`, [forbidden]);
+    const replaced = 'odd\uFFFD\uFFFD\uFFFD.type';
+
+    const xlsx = await download(app, '/api/v1/inbox/export.xlsx?source=xmlchars');
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    const sheet = workbook.worksheets[0]!;
+    expect(sheet.rowCount).toBe(2);
+    expect(sheet.getRow(2).getCell(4).value).toBe(replaced);
+
+    const csv = (await download(app, '/api/v1/inbox/export.csv?source=xmlchars')).body;
+    expect(csv).toContain(`,${replaced},`);
+
+    const pdf = await download(app, `/api/v1/inbox/export.pdf?source=xmlchars&type=${encodeURIComponent(forbidden)}`);
+    const parser = new PDFParse({ data: new Uint8Array(pdf.rawPayload) });
+    const text = (await parser.getText()).text;
+    await parser.destroy();
+    expect(text).toContain('Totals: 1 rows');
+    expect(text).not.toMatch(/[\uFFFE\uFFFF\u0001]/);
   });
 
   it('an empty result is still a valid file', async () => {

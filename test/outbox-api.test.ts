@@ -122,6 +122,8 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     const deliveries = await api('GET', `/deliveries?endpoint_id=${ep.id}&limit=5`);
     expect(deliveries.body.items).toHaveLength(5);
     expect(deliveries.body.next_cursor).not.toBeNull();
+    const tampered = `A${String(deliveries.body.next_cursor).slice(1)}`;
+    expect(await api('GET', `/deliveries?cursor=${tampered}`)).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED' } });
 
     const csv = await api('GET', `/deliveries/export.csv?endpoint_id=${ep.id}`);
     expect(csv.status).toBe(200);

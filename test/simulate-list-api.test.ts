@@ -58,6 +58,8 @@ describe('simulator list API', () => {
     expect((await get(url, 'sk_wrong')).status).toBe(401);
     const bad = await get(`${url}?limit=0&status=refunded`);
     expect(bad.status).toBe(400);
+    const forged = await get(`${url}?cursor=${Buffer.from('["a","b"]').toString('base64url')}`);
+    expect(forged).toMatchObject({ status: 400, body: { error: { type: 'invalid_request_error' } } });
     expect(bad.body.error?.type).toBe('invalid_request_error');
   });
 

@@ -41,7 +41,7 @@ export function exportRoutes(routes: ApiRoutes, ctx: Context): void {
       { method: 'GET', url: `/inbox/export.${format}`, tag: 'exports', summary: `Export inbound deliveries matching the filter as ${format.toUpperCase()}`, permission: 'view', query: inboxFilterQuery, produces: formats[format] },
       async ({ query }, _req, reply) => send(reply, ctx, inboxExportTable(ctx.db, toInboxFilter(query)), format, 'tekil-inbox'),
     );
-    // The outbox CSV export predates these and lives with the outbox routes.
+    // The outbound CSV route predates these and lives with the outbox routes (same table, same writer).
     if (format === 'csv') continue;
     routes.add(
       { method: 'GET', url: `/deliveries/export.${format}`, tag: 'exports', summary: `Export outbound deliveries matching the filter as ${format.toUpperCase()}`, permission: 'view', query: historyQuery, produces: formats[format] },

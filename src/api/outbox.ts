@@ -5,7 +5,9 @@ import { durationMs } from '../config/units.js';
 import { outboxParts } from '../outbox/parts.js';
 import { endpointCreateSchema, endpointUpdateSchema, storableText } from '../outbox/endpoints.js';
 import type { ApiRoutes } from './route-spec.js';
-import { exportDeliveriesCsv, getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
+import { tableCsv } from '../dashboard/exports/csv.js';
+import { outboxExportTable } from '../dashboard/exports/table.js';
+import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
@@ -140,7 +142,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       const { cursor: _cursor, limit: _limit, ...filter } = toFilter(query);
       reply.header('content-type', 'text/csv; charset=utf-8');
       reply.header('content-disposition', 'attachment; filename="tekil-deliveries.csv"');
-      return reply.send(Readable.from(exportDeliveriesCsv(db, filter)));
+      return reply.send(Readable.from(tableCsv(outboxExportTable(db, filter))));
     },
   );
   routes.add(

@@ -2,6 +2,7 @@ import type { Db } from '../store/db.js';
 import type { Logger } from '../logger.js';
 import { INBOX_CHANNEL } from '../store/sql/inbox/notify.js';
 import { deliveryChangesSince, type DeliveryChange } from '../store/sql/dashboard/events.js';
+import { WakeLoop } from '../store/wake-loop.js';
 
 export interface EventHubOptions {
   /** How often to look without a notification: state changes made by workers send none. */
@@ -30,16 +31,26 @@ export class EventHub {
   private readonly listeners = new Set<Listener>();
   private readonly sent = new Map<string, number>();
   private watermark = new Date();
-  private timer: NodeJS.Timeout | undefined;
-  private unlisten: (() => Promise<void>) | undefined;
-  private polling: Promise<void> | undefined;
-  private again = false;
+  /** One poll at a time; a wake-up during a poll runs one more after it. */
+  private readonly polls: WakeLoop;
 
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
     private readonly options: EventHubOptions = defaultEventHubOptions,
-  ) {}
+  ) {
+    this.polls = new WakeLoop(db, {
+      channel: INBOX_CHANNEL,
+      pollIntervalMs: options.pollIntervalMs,
+      run: () => this.pollOnce(),
+      onError: (err) => {
+        logger.warn({ err }, 'event stream: poll failed');
+        return options.pollIntervalMs;
+      },
+      // The interval still runs meanwhile: the stream is only slower.
+      onListenFailed: (err, retryInMs) => logger.warn({ err, retryInMs }, 'event stream: LISTEN failed, polling until it is set up'),
+    });
+  }
 
   async subscribe(listener: Listener): Promise<() => void> {
     this.listeners.add(listener);
@@ -57,44 +68,16 @@ export class EventHub {
 
   private async begin(): Promise<void> {
     this.watermark = new Date(Date.now() - OVERLAP_MS);
-    this.timer = setInterval(() => this.poll(), this.options.pollIntervalMs);
-    this.timer.unref();
-    try {
-      this.unlisten = await this.db.listen(INBOX_CHANNEL, () => this.poll());
-    } catch (err) {
-      // The interval still runs: the stream is only slower.
-      this.logger.warn({ err }, 'event stream: LISTEN failed, polling only');
-    }
+    await this.polls.start();
   }
 
   private async end(): Promise<void> {
-    clearInterval(this.timer);
-    this.timer = undefined;
-    const unlisten = this.unlisten;
-    this.unlisten = undefined;
-    await unlisten?.().catch((err: unknown) => this.logger.warn({ err }, 'event stream: UNLISTEN failed'));
-    await this.polling;
+    await this.polls.stop();
     this.sent.clear();
   }
 
-  /** One poll at a time; a wake-up during a poll runs one more after it. */
-  private poll(): void {
-    if (this.polling) {
-      this.again = true;
-      return;
-    }
-    this.polling = this.pollOnce()
-      .catch((err: unknown) => this.logger.warn({ err }, 'event stream: poll failed'))
-      .finally(() => {
-        this.polling = undefined;
-        if (this.again && this.listeners.size > 0) {
-          this.again = false;
-          this.poll();
-        }
-      });
-  }
-
-  private async pollOnce(): Promise<void> {
+  /** Answers whether more changes are waiting (a full batch that moved on). */
+  private async pollOnce(): Promise<boolean> {
     const since = new Date(this.watermark.getTime() - OVERLAP_MS);
     const changes = await deliveryChangesSince(this.db, since, this.options.lookbackMs, BATCH);
     const now = Date.now();
@@ -108,8 +91,8 @@ export class EventHub {
     }
     // Forget what is older than any poll can see again.
     for (const [key, at] of this.sent) if (at < this.watermark.getTime() - 2 * OVERLAP_MS) this.sent.delete(key);
-    // A full batch means more are waiting (unless it did not move on: then the next interval tries).
-    if (changes.length === BATCH && this.watermark.getTime() > before) this.again = true;
     if (changes.length === 0 && now - this.watermark.getTime() > 2 * OVERLAP_MS) this.watermark = new Date(now - OVERLAP_MS);
+    // A full batch means more are waiting (unless it did not move on: then the next interval tries).
+    return changes.length === BATCH && this.watermark.getTime() > before;
   }
 }

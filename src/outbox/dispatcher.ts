@@ -5,6 +5,7 @@ import type { SendingConfig } from '../config/sending.js';
 import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
+import { WakeLoop, Wakeup } from '../store/wake-loop.js';
 import { claimDeliveries } from '../store/sql/outbox/claim-deliveries.js';
 import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
@@ -69,51 +70,60 @@ export class Dispatcher implements Service {
   private inFlight = 0;
   /** Claimed deliveries waiting for a free request slot (at most one `concurrency` worth). */
   private readonly queue: Array<{ row: OutboxClaimedDelivery; lease: string }> = [];
-  private claiming = false;
-  private claimAgain = false;
+  /** The claim loop: woken by NOTIFY on publish, by kick(), and by polling. */
+  private readonly claims: WakeLoop;
+  /** Wakes stop() while it waits for the last attempts and writes: each of them ends in kick(). */
+  private readonly settled = new Wakeup();
   private claimSeq = 0;
   private pumpScheduled = false;
   /** Completion writers running; two overlap so recording never waits a full round trip. */
   private flushing = 0;
   private flushTimer: NodeJS.Timeout | undefined;
-  private pollTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private followUpTimer: NodeJS.Timeout | undefined;
   private lastNotifyAt = 0;
   private wakeAt = Infinity;
-  private unlisten: (() => Promise<void>) | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.sender = new Sender(options.guard);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
     this.caches = new DispatcherCaches(this.sql, options.box);
     this.metrics = dispatcherMetrics(options.metrics);
+    this.claims = new WakeLoop(options.db, {
+      channel: OUTBOX_CHANNEL,
+      pollIntervalMs: options.sending.dispatcher.poll_interval,
+      run: () => this.claimRound(),
+      onNotify: () => this.onNotify(),
+      onListenFailed: (err, retryInMs) => options.logger.warn({ err, retryInMs }, 'dispatcher: LISTEN failed; polling until it is set up'),
+    });
   }
 
   async start(): Promise<void> {
     this.running = true;
-    try {
-      this.unlisten = await this.options.db.listen(OUTBOX_CHANNEL, () => this.onNotify());
-    } catch (err) {
-      this.options.logger.warn({ err }, 'dispatcher: LISTEN failed; relying on polling');
-    }
-    this.pollTimer = setInterval(() => this.kick(), this.options.sending.dispatcher.poll_interval);
-    this.pollTimer.unref();
-    this.kick();
+    // The loop's first round claims at once.
+    await this.claims.start();
   }
 
   async stop(): Promise<void> {
     this.running = false;
-    clearInterval(this.pollTimer);
     clearTimeout(this.wakeTimer);
     clearTimeout(this.followUpTimer);
     clearTimeout(this.flushTimer);
-    await this.unlisten?.().catch(() => {});
     const deadline = Date.now() + STOP_GRACE_MS;
+    // A claim in flight finishes its round; stop() looks again when it has.
+    void this.claims.stop().finally(() => this.settled.notify());
     await this.releaseQueued();
-    while ((this.inFlight > 0 || this.claiming || this.flushing > 0 || this.completions.length > 0) && Date.now() < deadline) {
-      if (this.flushing === 0 && this.completions.length > 0) this.flush();
-      await new Promise((r) => setTimeout(r, 10));
+    let unwritten = false;
+    while ((this.inFlight > 0 || this.claims.busy || this.flushing > 0 || this.completions.length > 0) && Date.now() < deadline) {
+      if (this.flushing === 0 && this.completions.length > 0) {
+        // The first time, the write whose timer was cleared above; after that, a write that failed
+        // (flush() does not retry while stopping): tried again a poll interval later, or sooner if
+        // another attempt finishes meanwhile.
+        if (unwritten) await this.settled.wait(Math.min(this.options.sending.dispatcher.poll_interval, deadline - Date.now()));
+        unwritten = true;
+        this.flush();
+      }
+      await this.settled.wait(deadline - Date.now());
     }
     // A claim that was in flight when stop() began has queued its rows since: release them too.
     await this.releaseQueued();
@@ -145,12 +155,9 @@ export class Dispatcher implements Service {
 
   /** Asks for a claim soon; several asks while one claim runs collapse into one more. */
   kick(): void {
-    if (!this.running) return;
-    if (this.claiming) {
-      this.claimAgain = true;
-      return;
-    }
-    void this.claimLoop();
+    // While stopping, every finished attempt and every write ends here: stop() looks again.
+    if (!this.running) return this.settled.notify();
+    this.claims.wake();
   }
 
   /** Number of requests in flight in this process. */
@@ -158,44 +165,38 @@ export class Dispatcher implements Service {
     return this.inFlight;
   }
 
-  private async claimLoop(): Promise<void> {
-    this.claiming = true;
+  /** One round of the claim loop: claims while there is room for the claimed deliveries. */
+  private async claimRound(): Promise<boolean> {
     const { concurrency, batch_size, lease_margin } = this.options.sending.dispatcher;
-    try {
-      do {
-        this.claimAgain = false;
-        while (this.running) {
-          // Claiming ahead keeps request slots busy while the database round trips of claiming and
-          // recording run; bigger claims also mean fewer of them.
-          const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length, batch_size);
-          if (limit <= 0) break;
-          // A claim costs about the same for a few rows as for many: while the queue still holds a
-          // round of work, wait until there is room for a full batch (pump kicks when it runs low).
-          if (limit < Math.min(batch_size, 2 * concurrency) && this.queue.length >= concurrency) break;
-          const lease = `${this.id}:${++this.claimSeq}`;
-          let rows: OutboxClaimedDelivery[];
-          try {
-            rows = await claimDeliveries(this.sql, limit, lease, lease_margin);
-          } catch (err) {
-            this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
-            return;
-          }
-          const abandoned = rows.filter((r) => r.previous_status === 'sending');
-          if (abandoned.length > 0) {
-            this.options.logger.warn({ deliveries: abandoned.length }, 'dispatcher: retrying deliveries whose dispatcher stopped mid-attempt');
-            await recordAbandoned(
-              this.sql,
-              abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
-            ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
-          }
-          for (const row of rows) this.queue.push({ row, lease });
-          this.pump();
-          if (rows.length < limit) break;
-        }
-      } while (this.claimAgain && this.running);
-    } finally {
-      this.claiming = false;
+    while (this.running) {
+      // Claiming ahead keeps request slots busy while the database round trips of claiming and
+      // recording run; bigger claims also mean fewer of them.
+      const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length, batch_size);
+      if (limit <= 0) break;
+      // A claim costs about the same for a few rows as for many: while the queue still holds a
+      // round of work, wait until there is room for a full batch (pump kicks when it runs low).
+      if (limit < Math.min(batch_size, 2 * concurrency) && this.queue.length >= concurrency) break;
+      const lease = `${this.id}:${++this.claimSeq}`;
+      let rows: OutboxClaimedDelivery[];
+      try {
+        rows = await claimDeliveries(this.sql, limit, lease, lease_margin);
+      } catch (err) {
+        this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
+        return false;
+      }
+      const abandoned = rows.filter((r) => r.previous_status === 'sending');
+      if (abandoned.length > 0) {
+        this.options.logger.warn({ deliveries: abandoned.length }, 'dispatcher: retrying deliveries whose dispatcher stopped mid-attempt');
+        await recordAbandoned(
+          this.sql,
+          abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
+        ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
+      }
+      for (const row of rows) this.queue.push({ row, lease });
+      this.pump();
+      if (rows.length < limit) break;
     }
+    return false;
   }
 
   /**
@@ -226,7 +227,7 @@ export class Dispatcher implements Service {
       launched = true;
     }
     // The queue running low asks for the next claim (a claim in progress continues by itself).
-    if (launched && !this.claiming && this.queue.length < concurrency) this.kick();
+    if (launched && !this.claims.busy && this.queue.length < concurrency) this.kick();
   }
 
   /** On shutdown, claimed deliveries that never started go back to pending at once. */

@@ -1,5 +1,6 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
+import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
 import { SELECT_ATTEMPTS, SELECT_MESSAGE, listDeliveriesStatement,
   listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
@@ -30,21 +31,17 @@ function pageLimit(limit: number | undefined): number {
   return Math.min(Math.max(Math.trunc(limit ?? 50), 1), MAX_PAGE);
 }
 
-function decodeCursor(cursor: string | undefined): string | null {
-  if (!cursor) return null;
-  const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  if (!/^[\w.-]{1,64}$/.test(text)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
-  return text;
+/** A list's cursor is the last id of the previous page (one key part). */
+function cursorKey(cursor: string | undefined): string | null {
+  return cursor ? decodeCursor(cursor, 1)[0]! : null;
 }
 
 /** A message list's cursor is the last message id of the previous page. */
 function messageCursor(cursor: string | undefined): string | null {
-  const id = decodeCursor(cursor);
-  if (id !== null && !/^evt_[0-9a-z]{1,40}$/.test(id)) throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+  const id = cursorKey(cursor);
+  if (id !== null && !/^evt_[0-9a-z]{1,40}$/.test(id)) throw invalidCursor('its key is not a message id');
   return id;
 }
-
-const encodeCursor = (key: string | number): string => Buffer.from(String(key), 'utf8').toString('base64url');
 
 export interface MessageSummary {
   id: string;
@@ -70,7 +67,7 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
   });
   const { rows } = await db.query<MessageSummary>(listMessagesStatement.text, params);
   const items = rows.slice(0, limit);
-  return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
+  return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
 
 export interface OutboxDeliveryRow extends OutboxDelivery {
@@ -82,10 +79,10 @@ export interface OutboxDeliveryRow extends OutboxDelivery {
 /** Deliveries, newest first, with their message's type and resource id and the last attempt's duration. */
 export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {
   const limit = pageLimit(f.limit);
-  const cursor = decodeCursor(f.cursor);
+  const cursor = cursorKey(f.cursor);
   // Delivery ids are bigint: a number past its range is not a cursor tekil made.
   if (cursor !== null && (!/^\d{1,19}$/.test(cursor) || BigInt(cursor) > 9_223_372_036_854_775_807n)) {
-    throw new TekilError('VALIDATION_FAILED', 'cursor: not a cursor from a previous page');
+    throw invalidCursor('its key is not a delivery id');
   }
   const values = {
     before_id: cursor,
@@ -104,7 +101,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
     ? await db.query<OutboxDeliveryRow>(listQueuedDeliveriesStatement.text, listQueuedDeliveriesStatement.bind({ ...values, failed: f.status === 'failed' }))
     : await db.query<OutboxDeliveryRow>(listDeliveriesStatement.text, listDeliveriesStatement.bind(values));
   const items = rows.slice(0, limit);
-  return { items, next_cursor: rows.length > limit ? encodeCursor(items[items.length - 1]!.id) : null };
+  return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
 
 export interface MessageDetail {
@@ -148,31 +145,4 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
       .reverse()
       .map((d) => ({ ...d, attempt_history: attempts.rows.filter((a) => Number(a.delivery_id) === Number(d.id)) })),
   };
-}
-
-const CSV_COLUMNS = [
-  'delivery_id', 'message_id', 'event_type', 'resource_id', 'endpoint_id', 'url', 'status', 'attempts',
-  'last_status_code', 'last_duration_ms', 'last_error', 'created_at', 'last_attempt_at', 'completed_at',
-] as const;
-
-function csvCell(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const text = v instanceof Date ? v.toISOString() : String(v);
-  // Quote when needed; a leading = + - @ is neutralised so spreadsheets do not run it as a formula.
-  const safe = /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
-  return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
-}
-
-/** The delivery history as CSV, page by page, however many rows match (no page limit). */
-export async function* exportDeliveriesCsv(db: Queryable, f: Omit<HistoryFilter, 'cursor' | 'limit'>): AsyncGenerator<string> {
-  yield `${CSV_COLUMNS.join(',')}\n`;
-  let cursor: string | undefined;
-  do {
-    const page = await listDeliveries(db, { ...f, cursor, limit: MAX_PAGE });
-    yield page.items
-      .map((d) => [d.id, d.message_id, d.event_type, d.resource_id, d.endpoint_id, d.url, d.status, d.attempts, d.last_status_code,
-        d.last_duration_ms, d.last_error, d.created_at, d.last_attempt_at, d.completed_at].map(csvCell).join(',') + '\n')
-      .join('');
-    cursor = page.next_cursor ?? undefined;
-  } while (cursor);
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Queryable } from '../store/db.js';
 import { listInvoicesPage } from '../store/sql/simulate/invoices.js';
 import { invoiceStatuses } from '../provider/invoice-events.js';
+import { decodeCursor, encodeCursor } from '../cursor.js';
 
 /**
  * The provider's own list of invoices, the record a merchant reconciles its webhooks against:
@@ -47,10 +48,6 @@ const listQuery = z
   })
   .strict();
 
-/** The cursor is the last id of the page, opaque to clients. */
-export const encodeCursor = (lastId: string): string => Buffer.from(lastId, 'utf8').toString('base64url');
-export const decodeCursor = (cursor: string): string => Buffer.from(cursor, 'base64url').toString('utf8');
-
 function sameKey(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
@@ -84,11 +81,18 @@ export function buildListApi(options: ListApiOptions): FastifyInstance {
     const parsed = listQuery.safeParse(request.query);
     if (!parsed.success) return refuse(reply, 400, 'invalid_request_error', parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
     const q = parsed.data;
+    // The cursor is the last id of the page, opaque to clients.
+    let after: string | null = null;
+    try {
+      if (q.cursor !== undefined) after = decodeCursor(q.cursor, 1)[0]!;
+    } catch (err) {
+      return refuse(reply, 400, 'invalid_request_error', `cursor: ${(err as Error).message}`);
+    }
     const { rows } = await options.db.query<{ id: string; status: string; amount: string; paid_amount: string; currency: string; updated_at: Date; order_id: string | null }>(
       listInvoicesPage.text,
       listInvoicesPage.bind({
         statuses: q.status ?? null,
-        after: q.cursor === undefined ? null : decodeCursor(q.cursor),
+        after,
         since: q.updated_since ?? null,
         until: q.updated_until ?? null,
         // One more than asked: whether a next page exists without a second query.
@@ -106,7 +110,7 @@ export function buildListApi(options: ListApiOptions): FastifyInstance {
         updated_at: new Date(r.updated_at).toISOString(),
         ...(r.order_id ? { order_id: r.order_id } : {}),
       })),
-      next_cursor: rows.length > q.limit ? encodeCursor(page[page.length - 1]!.id) : null,
+      next_cursor: rows.length > q.limit ? encodeCursor([page[page.length - 1]!.id]) : null,
     };
     return body;
   });

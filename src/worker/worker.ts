@@ -10,6 +10,7 @@ import { embeddedPacing, serverPacing, type IngestActivity } from './embedded-pa
 import { embeddedQueueVacuum, EMBEDDED_VACUUM_EVERY } from './embedded-vacuum.js';
 
 import { INBOX_CHANNEL } from '../store/sql/inbox/notify.js';
+import { WakeLoop } from '../store/wake-loop.js';
 
 export interface WorkerOptions {
   handlers?: HandlerRegistry | undefined;
@@ -24,37 +25,6 @@ export interface WorkerOptions {
 export interface InboxWorker extends Service {
   /** Runs one batch now (tests and benchmarks); answers how many deliveries it claimed. */
   runOnce(): Promise<number>;
-}
-
-/** A promise that resolves on the next wake-up or after `ms`, whichever comes first. */
-class Wakeup {
-  #waiters: Array<() => void> = [];
-  #pending = false;
-
-  notify(): void {
-    this.#pending = true;
-    const waiters = this.#waiters;
-    this.#waiters = [];
-    for (const w of waiters) w();
-  }
-
-  wait(ms: number): Promise<void> {
-    if (this.#pending) {
-      this.#pending = false;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      const self = this;
-      function done() {
-        clearTimeout(timer);
-        self.#waiters = self.#waiters.filter((w) => w !== done);
-        self.#pending = false;
-        resolve();
-      }
-      this.#waiters.push(done);
-    });
-  }
 }
 
 /**
@@ -78,68 +48,54 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   const pacing = db.kind === 'pglite' ? embeddedPacing(config.worker.batch_size, options.ingest) : serverPacing(config.worker.batch_size);
   const queueVacuum = db.kind === 'pglite' ? embeddedQueueVacuum(db, logger, options.embeddedVacuumEvery ?? EMBEDDED_VACUUM_EVERY) : undefined;
   const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, forwarders, logger, metrics, workerId, claimLimit: pacing.claimLimit };
-  const wakeup = new Wakeup();
   const loops = db.kind === 'pglite' ? 1 : config.worker.concurrency;
   let batchSeq = 0;
-  let running = false;
-  let unlisten: (() => Promise<void>) | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
-  const tasks: Array<Promise<void>> = [];
 
   const runOnce = () => processBatch(deps, `${workerId}:${++batchSeq}`);
 
-  async function loop(): Promise<void> {
-    let failures = 0;
-    while (running) {
-      try {
-        const started = performance.now();
-        const claimed = await runOnce();
-        failures = 0;
-        const full = claimed >= pacing.claimLimit;
-        await pacing.afterBatch(performance.now() - started, full);
-        await queueVacuum?.afterBatch(claimed, !full);
-        if (full) continue; // more may be due: no wait
-        await wakeup.wait(config.worker.poll_interval);
-        await pacing.afterWakeup();
-      } catch (err) {
-        failures++;
-        metrics.batchErrors.inc();
-        logger.error({ err, workerId }, 'worker batch failed; its deliveries return after the lease');
-        // Back off while the store is down instead of spinning.
-        await wakeup.wait(Math.min(config.worker.poll_interval * 2 ** Math.min(failures, 5), 30_000));
-      }
-    }
-  }
+  const claims = new WakeLoop(db, {
+    channel: INBOX_CHANNEL,
+    pollIntervalMs: config.worker.poll_interval,
+    concurrency: loops,
+    async run({ slept }) {
+      if (slept) await pacing.afterWakeup();
+      const started = performance.now();
+      const claimed = await runOnce();
+      const full = claimed >= pacing.claimLimit;
+      await pacing.afterBatch(performance.now() - started, full);
+      await queueVacuum?.afterBatch(claimed, !full);
+      return full; // more may be due: no wait
+    },
+    onError(err, failures) {
+      metrics.batchErrors.inc();
+      logger.error({ err, workerId }, 'worker batch failed; its deliveries return after the lease');
+      // Back off while the store is down instead of spinning.
+      return Math.min(config.worker.poll_interval * 2 ** Math.min(failures, 5), 30_000);
+    },
+    onListenFailed: (err, retryInMs) => logger.warn({ err, retryInMs }, 'LISTEN failed; the worker polls until it is set up'),
+  });
 
   return {
     name: 'worker',
     runOnce,
     async start() {
-      running = true;
       if (forwardersClosed) {
         // Started again after stop(): stop closed the forward connections.
         forwarders = createForwarders(config);
         deps.forwarders = forwarders;
         forwardersClosed = false;
       }
-      try {
-        unlisten = await db.listen(INBOX_CHANNEL, () => wakeup.notify());
-      } catch (err) {
-        logger.warn({ err }, 'LISTEN failed; the worker polls only');
-      }
+      await claims.start();
       // Expired leases need no sweeper (the claim takes them back), but nothing notifies when one
       // expires: wake once per lease so they are found even when polling is slow.
-      leaseTimer = setInterval(() => wakeup.notify(), Math.max(50, config.worker.lease));
+      leaseTimer = setInterval(() => claims.wake(), Math.max(50, config.worker.lease));
       leaseTimer.unref();
-      for (let i = 0; i < loops; i++) tasks.push(loop());
       logger.info({ workerId, loops, handlers: deps.handlers.size }, 'worker started');
     },
     async stop() {
-      running = false;
       if (leaseTimer) clearInterval(leaseTimer);
-      for (let i = 0; i < loops; i++) wakeup.notify();
-      await Promise.all(tasks);
-      await unlisten?.().catch(() => {});
+      await claims.stop();
       forwardersClosed = true;
       await Promise.all([...forwarders.values()].map((f) => f.close().catch(() => {})));
     },

@@ -16,8 +16,9 @@ const FONT_SIZE = 7;
 export function tablePdf(table: ExportTable, onError: (err: unknown) => void, now = new Date()): Readable {
   const doc = new PDFDocument({ size: 'A4', layout: 'landscape', margin: MARGIN, bufferPages: true, info: { Title: table.title } });
   const usable = doc.page.width - 2 * MARGIN;
-  const totalWidth = table.columns.reduce((n, c) => n + c.width, 0);
-  const widths = table.columns.map((c) => (c.width / totalWidth) * usable);
+  const columns = table.columns.filter((c) => !c.notInReport);
+  const totalWidth = columns.reduce((n, c) => n + c.width, 0);
+  const widths = columns.map((c) => (c.width / totalWidth) * usable);
 
   const line = (cells: string[], bold = false): void => {
     if (doc.y > doc.page.height - MARGIN - 20) doc.addPage();
@@ -40,7 +41,7 @@ export function tablePdf(table: ExportTable, onError: (err: unknown) => void, no
   // Room for the totals, written once every row has been counted.
   const totalsY = doc.y + 4;
   doc.y = totalsY + 30;
-  line(table.columns.map((c) => c.header), true);
+  line(columns.map((c) => c.header), true);
 
   void (async () => {
     const totals = new Map<string, number>();
@@ -49,7 +50,7 @@ export function tablePdf(table: ExportTable, onError: (err: unknown) => void, no
       count++;
       const status = cellText(row.status);
       totals.set(status, (totals.get(status) ?? 0) + 1);
-      if (count <= PDF_MAX_ROWS) line(table.columns.map((c) => cellText(row[c.key])));
+      if (count <= PDF_MAX_ROWS) line(columns.map((c) => cellText(row[c.key])));
     }
     if (count > PDF_MAX_ROWS) {
       doc.moveDown().font('Helvetica-Oblique').fontSize(9).text(`… and ${count - PDF_MAX_ROWS} more rows (export CSV or Excel for all of them).`);

@@ -10,6 +10,8 @@ export interface ExportColumn {
   header: string;
   /** Width in characters, for the spreadsheet and the report. */
   width: number;
+  /** Left out of the PDF report (a page of A4 holds so many columns); CSV and Excel carry every column. */
+  notInReport?: true;
 }
 
 /**
@@ -33,7 +35,7 @@ function describeFilter(fields: Record<string, unknown>): string {
   const parts = Object.entries(fields)
     .filter(([k, v]) => v !== undefined && k !== 'since' && k !== 'until')
     .map(([k, v]) => `${k} = ${String(v)}`);
-  return parts.length ? parts.join(', ') : 'everything';
+  return parts.length ? exportText(parts.join(', ')) : 'everything';
 }
 
 function describePeriod(since: Date | undefined, until: Date | undefined): string {
@@ -53,12 +55,31 @@ const inboxColumns: readonly ExportColumn[] = [
   { key: 'last_error', header: 'last error', width: 40 },
 ];
 
+/**
+ * What XML 1.0 does not allow anywhere in a document: C0 controls other than tab, LF and CR, lone
+ * surrogates, U+FFFE and U+FFFF. One of them in a cell made the whole .xlsx unreadable, and stored text
+ * (an event type, an error) may hold any of them.
+ */
+const XML_FORBIDDEN = /[^\t\n\r\u0020-\uD7FF\uE000-\uFFFD\u{10000}-\u{10FFFF}]/gu;
+
+/** Text every export format can carry: each character XML forbids becomes U+FFFD (the replacement character). */
+export function exportText(text: string): string {
+  return text.replace(XML_FORBIDDEN, '\uFFFD');
+}
+
+/** A stored row with its text made safe for every format (the same cells in CSV, Excel and PDF). */
+function exportRow(item: object): Record<string, Cell> {
+  const row: Record<string, Cell> = {};
+  for (const [key, value] of Object.entries(item)) row[key] = typeof value === 'string' ? exportText(value) : (value as Cell);
+  return row;
+}
+
 /** Every row of a cursor-paged list, page after page, so an export never holds more than one page. */
 async function* everyPage(page: (cursor: string | undefined) => Promise<{ items: readonly object[]; next_cursor: string | null }>): AsyncGenerator<Record<string, Cell>> {
   let cursor: string | undefined;
   do {
     const result = await page(cursor);
-    for (const item of result.items) yield item as Record<string, Cell>;
+    for (const item of result.items) yield exportRow(item);
     cursor = result.next_cursor ?? undefined;
   } while (cursor);
 }
@@ -73,17 +94,22 @@ export function inboxExportTable(db: Queryable, filter: InboxFilter): ExportTabl
   };
 }
 
+/** The outbound columns, in the order `GET /api/v1/deliveries/export.csv` has always written them. */
 const outboxColumns: readonly ExportColumn[] = [
-  { key: 'created_at', header: 'created at', width: 24 },
-  { key: 'id', header: 'delivery id', width: 10 },
+  { key: 'delivery_id', header: 'delivery id', width: 10 },
   { key: 'message_id', header: 'message id', width: 28 },
   { key: 'event_type', header: 'type', width: 18 },
+  { key: 'resource_id', header: 'resource id', width: 18, notInReport: true },
   { key: 'endpoint_id', header: 'endpoint', width: 22 },
+  { key: 'url', header: 'url', width: 32, notInReport: true },
   { key: 'status', header: 'status', width: 10 },
   { key: 'attempts', header: 'attempts', width: 8 },
   { key: 'last_status_code', header: 'HTTP', width: 6 },
   { key: 'last_duration_ms', header: 'ms', width: 7 },
   { key: 'last_error', header: 'last error', width: 40 },
+  { key: 'created_at', header: 'created at', width: 24 },
+  { key: 'last_attempt_at', header: 'last attempt at', width: 24, notInReport: true },
+  { key: 'completed_at', header: 'completed at', width: 24, notInReport: true },
 ];
 
 export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cursor' | 'limit'>): ExportTable {
@@ -92,7 +118,10 @@ export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cu
     filter: describeFilter({ endpoint_id: filter.endpointId, status: filter.status, type: filter.type, resource_id: filter.resourceId }),
     period: describePeriod(filter.since, filter.until),
     columns: outboxColumns,
-    rows: () => everyPage((cursor) => listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE })),
+    rows: () => everyPage(async (cursor) => {
+      const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
+      return { ...page, items: page.items.map((d) => ({ ...d, delivery_id: d.id })) };
+    }),
   };
 }
 
