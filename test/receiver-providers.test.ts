@@ -3,8 +3,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { parseConfig } from '../src/config/index.js';
 import { joinIdParts } from '../src/receiver/extract.js';
+import { outboxParts } from '../src/outbox/parts.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { countRows, receiverApp } from './helpers/receiver.js';
+import { countRows, receiverApp, testContext } from './helpers/receiver.js';
 
 /**
  * PayTR and iyzico notifications through the real HTTP receiver (a listening socket), on the store
@@ -134,6 +135,16 @@ describe('PayTR and iyzico through the HTTP receiver', () => {
     const wrong = await post('formhook', `order=A&state=paid&sig=${sign('k-other', 'A', 'paid')}`, FORM);
     expect(wrong.status).toBe(401);
     expect(JSON.parse(wrong.text)).toMatchObject({ error: 'SIGNATURE_INVALID' });
+  });
+
+  it('an outbox endpoint refuses a body signature or a named secret it could not sign with', async () => {
+    const { endpoints } = outboxParts(testContext(t.db, parseConfig({ sending: { allow_networks: ['127.0.0.0/8'] } })));
+    const base = { url: 'http://127.0.0.1:9/hook', scheme: 'hmac' };
+    await expect(endpoints.create(t.db, { ...base, hmac: { signature: 'form:hash', signed_payload: '{form:a}' } })).rejects.toThrow(/signs in a header/);
+    await expect(endpoints.create(t.db, { ...base, hmac: { signature_header: 'X-S', signed_payload: '{body}{secret:salt}' } })).rejects.toThrow(/one secret/);
+    // The iyzico header as the generic scheme makes it (the simulator's way) is fine.
+    const { endpoint } = await endpoints.create(t.db, { ...base, hmac: { signature_header: 'X-IYZ-SIGNATURE-V3', signed_payload: '{secret:key}{body:iyziEventType}{body:paymentId}' } });
+    await endpoints.remove(t.db, endpoint.id);
   });
 
   it('joins composite parts unambiguously', () => {

@@ -19,7 +19,7 @@ export type {
   VerifyInput,
   VerifyResult,
 } from './types.js';
-export { hmacOptionProblems, hmacSchemeOptions, type HmacSchemeOptions } from './hmac.js';
+export { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSchemeOptions } from './hmac.js';
 export { schemeNames, type SchemeName } from './types.js';
 export { newDeliveryId } from './common.js';
 export { isComposite, plainLocators, type LocatorSpec } from './request-fields.js';
