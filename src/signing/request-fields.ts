@@ -3,18 +3,16 @@ import { rawJsonValue } from '../receiver/raw-json.js';
 import { getHeader } from './common.js';
 import type { IncomingHeaders } from './types.js';
 
-/**
- * Where a value lives in a request: `body:<dotted.path>` in a JSON body, `form:<field>` in an
- * `application/x-www-form-urlencoded` body, or `header:<name>`.
- */
-export type Locator = `body:${string}` | `form:${string}` | `header:${string}`;
-
 /** Several locators whose values together make one id (`merchant_oid` and `status`). */
 export interface CompositeLocator {
   all: readonly string[];
 }
 
-/** One place to look: a locator, or a composite whose every part must be found. */
+/**
+ * One place to look: a locator (`body:<dotted.path>` in a JSON body, `form:<field>` in an
+ * `application/x-www-form-urlencoded` body, `header:<name>`), or a composite whose every part must
+ * be found.
+ */
 export type LocatorSpec = string | CompositeLocator;
 
 export function isComposite(spec: LocatorSpec): spec is CompositeLocator {
