@@ -184,6 +184,14 @@ describe('the generic hmac scheme with field templates', () => {
     expect(() => scheme.verify({ body, headers: {}, secrets: ['k'], toleranceSec: 0 })).not.toThrow();
   });
 
+  it('takes an ack of any 2xx with a media type, and nothing else', () => {
+    const source = (ack: unknown) => ({ sources: { s: { scheme: 'standard', secrets: ['whsec_eA=='], ack } } });
+    expect(parseConfig(source({ body: 'OK' })).sources.s!.ack).toEqual({ status: 200, content_type: 'text/plain', body: 'OK' });
+    expect(parseConfig(source({ status: 202, content_type: 'application/json', body: '{}' })).sources.s!.ack!.status).toBe(202);
+    expect(() => parseConfig(source({ status: 302, body: 'OK' }))).toThrow(/ack/);
+    expect(() => parseConfig(source({ content_type: 'OK', body: 'OK' }))).toThrow(/media type/);
+  });
+
   it('refuses templates that cannot work', () => {
     expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature: 'form:sig', signed_payload: '{body}' } } } })).toThrow(/\{body\}/);
     expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature_header: 'X-S', signed_payload: '{form:a}{secret:salt}' } } } })).toThrow(/named_secrets/);
