@@ -14,6 +14,7 @@ type OutputFormat = 'headers' | 'curl' | 'json';
 interface SignOptions {
   scheme?: SchemeName;
   secret: string[];
+  namedSecret: string[];
   source?: string;
   config?: string;
   hmac?: string;
@@ -26,6 +27,7 @@ interface SignOptions {
 interface SigningSetup {
   scheme: SignatureScheme;
   secrets: string[];
+  namedSecrets: Record<string, string>;
   /** Where the event id sits in a body (a source's `event_id`, else the scheme's defaults). */
   eventIdLocators: readonly string[];
 }
@@ -61,7 +63,8 @@ async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
     return {
       scheme,
       secrets: opts.secret.length ? opts.secret : source.secrets,
-      eventIdLocators: source.event_id ?? scheme.defaults.event_id,
+      namedSecrets: { ...source.named_secrets, ...parseNamedSecrets(opts.namedSecret) },
+      eventIdLocators: (source.event_id ?? scheme.defaults.event_id).filter((l): l is string => typeof l === 'string'),
     };
   }
   if (opts.scheme === undefined) throw new TekilError('VALIDATION_FAILED', 'give --scheme (with --secret) or --source');
@@ -70,7 +73,23 @@ async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
     throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac \'{"signature_header": …}\' (or use --source)');
   }
   const scheme = createScheme(opts.scheme, opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac));
-  return { scheme, secrets: opts.secret, eventIdLocators: scheme.defaults.event_id };
+  return {
+    scheme,
+    secrets: opts.secret,
+    namedSecrets: parseNamedSecrets(opts.namedSecret),
+    eventIdLocators: scheme.defaults.event_id.filter((l): l is string => typeof l === 'string'),
+  };
+}
+
+/** `--named-secret salt=…` (repeatable) → { salt: … }. */
+function parseNamedSecrets(values: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const value of values) {
+    const eq = value.indexOf('=');
+    if (eq <= 0 || !/^[A-Za-z0-9_]+$/.test(value.slice(0, eq))) throw new TekilError('VALIDATION_FAILED', `--named-secret: expected name=value, e.g. salt=…`);
+    out[value.slice(0, eq)] = value.slice(eq + 1);
+  }
+  return out;
 }
 
 /** The event id the body already carries where the source looks for one, so the header agrees with it. */
@@ -126,9 +145,10 @@ export function registerSignCommand(program: Command): void {
   addConfigOption(
     program
       .command('sign')
-      .description('Print the headers a provider would send with a body, signed with a scheme and secret(s).')
+      .description('Print the headers a provider would send with a body, signed with a scheme and secret(s); for a signature carried in the body (paytr), the signed body.')
       .addOption(new Option('--scheme <scheme>', 'signature scheme').choices(schemeNames))
       .option('--secret <secret>', 'signing secret; repeat for a rotation (one signature per secret)', collect, [])
+      .option('--named-secret <name=value>', 'a further secret a template signs, e.g. salt=… for --scheme paytr; repeatable', collect, [])
       .option('--source <name>', 'take scheme, secrets and hmac options from this configured source')
       .option('--hmac <json>', 'options of the generic hmac scheme as JSON, e.g. \'{"signature_header":"X-Signature"}\'')
       .option('--id <id>', 'delivery id for schemes that carry one (default: the body\'s event id, else a fresh one)')
@@ -141,20 +161,30 @@ export function registerSignCommand(program: Command): void {
 Examples:
   tekil sign --scheme standard --secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw --body event.json
   tekil sign --source demo --format json --body - < event.json
+  tekil sign --scheme paytr --secret "$MERCHANT_KEY" --named-secret salt="$MERCHANT_SALT" \\
+    --body notification.form > signed.form
   curl -sS http://127.0.0.1:8787/in/demo -H 'content-type: application/json' \\
     $(tekil sign --source demo --format curl --body event.json) --data-binary @event.json
 
-The body is signed byte for byte as read; send it with --data-binary so curl does not alter it.`,
+The body is signed byte for byte as read; send it with --data-binary so curl does not alter it.
+A scheme that carries its signature in the body (paytr: the form field hash) prints the signed
+body instead of headers (--format json: {"headers": …, "body": …}).`,
       ),
   ).action(async (opts: SignOptions) => {
-    const { scheme, secrets, eventIdLocators } = await resolveSetup(opts);
+    const { scheme, secrets, namedSecrets, eventIdLocators } = await resolveSetup(opts);
     const body = await readBody(opts.body);
     const timestamp = parseTimestampOption(opts.timestamp);
     let id = opts.id;
     if (id === undefined && scheme.idHeader !== undefined) {
       id = eventIdFromBody(body, eventIdLocators) ?? (scheme.idPrefix ? newDeliveryId(scheme.idPrefix) : randomUUID());
     }
-    const headers = scheme.sign({ body, secrets, ...(id !== undefined ? { id } : {}), ...(timestamp !== undefined ? { timestamp } : {}) });
+    const input = { body, secrets, namedSecrets, ...(id !== undefined ? { id } : {}), ...(timestamp !== undefined ? { timestamp } : {}) };
+    const headers = scheme.sign(input);
+    if (scheme.signBody) {
+      const signed = scheme.signBody(input);
+      process.stdout.write(opts.format === 'json' ? `${JSON.stringify({ headers, body: signed.toString('utf8') }, null, 2)}\n` : signed);
+      return;
+    }
     process.stdout.write(formatHeaders(headers, opts.format));
   });
 }

@@ -2,16 +2,17 @@ import { Option, type Command } from 'commander';
 import { TekilError } from '../errors.js';
 import { parseDuration } from '../config/units.js';
 import { createLogger } from '../logger.js';
-import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
+import { endpointSchemes } from '../outbox/types.js';
 import { allFaults, parseFaults } from '../simulate/faults.js';
 import { parseHmacOption, parsePort } from './config.js';
 
 interface SimulateOptions {
   target: string;
   callbackUrl?: string;
-  scheme: EndpointScheme;
+  scheme: (typeof endpointSchemes)[number] | 'paytr' | 'iyzico';
   hmac?: string;
   secret?: string;
+  salt?: string;
   invoices: number;
   timeScale: number;
   timeout: number;
@@ -53,9 +54,10 @@ export function registerSimulateCommand(program: Command): void {
     .description('Act as a payment provider at its worst: walk invoices through their lifecycle, send each event signed through the outbox with faults, and serve the provider list API.')
     .requiredOption('--target <url>', 'where the events go, e.g. http://127.0.0.1:8787/in/shop-paymos')
     .option('--callback-url <url>', 'a second URL that gets every event with the same ids')
-    .addOption(new Option('--scheme <name>', 'signature scheme').choices(endpointSchemes).default('paymos'))
+    .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico']).default('paymos'))
     .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
-    .option('--secret <whsec_…>', 'signing secret (generated and printed when absent)')
+    .option('--secret <whsec_…>', 'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key')
+    .option('--salt <salt>', 'for --scheme paytr: the merchant salt (generated and printed when absent)')
     .option('--invoices <n>', 'invoices to create', positiveInt('invoices'), 100)
     .option('--time-scale <factor>', 'multiply the ladder and the pause between lifecycle steps (sending.time_scale)', parseScale, 0.01)
     .option('--timeout <duration>', 'how long the provider waits for an answer', parseTimeout, 10_000)
@@ -82,6 +84,7 @@ export function registerSimulateCommand(program: Command): void {
         scheme: opts.scheme,
         hmac: opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac),
         secret: opts.secret,
+        salt: opts.salt,
         invoices: opts.invoices,
         timeScale: opts.timeScale,
         timeoutMs: opts.timeout,
@@ -99,10 +102,10 @@ export function registerSimulateCommand(program: Command): void {
       });
       try {
         if (!opts.json) {
-          process.stdout.write(`signing secret: ${sim.secret}\nlist API: ${sim.listUrl} (Authorization: Bearer ${sim.apiKey})\n`);
+          process.stdout.write(`signing secret: ${sim.secret}\n${sim.salt ? `merchant salt: ${sim.salt}\n` : ''}list API: ${sim.listUrl} (Authorization: Bearer ${sim.apiKey})\n`);
         }
         const summary = await sim.run();
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...summary, listUrl: sim.listUrl, apiKey: sim.apiKey, secret: sim.secret }, null, 2)}\n` : formatSummary(summary));
+        process.stdout.write(opts.json ? `${JSON.stringify({ ...summary, listUrl: sim.listUrl, apiKey: sim.apiKey, secret: sim.secret, ...(sim.salt ? { salt: sim.salt } : {}) }, null, 2)}\n` : formatSummary(summary));
         if (opts.serve) {
           process.stdout.write(`serving ${sim.listUrl} until Ctrl-C\n`);
           await new Promise<void>((resolve) => {

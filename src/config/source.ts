@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
 import { retentionSchema } from './retention.js';
-import { hmacOptionProblems, hmacSchemeOptions } from '../signing/hmac.js';
+import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
 
 // The signing options are the signing module's; configuration re-exports them for its readers.
@@ -10,13 +10,34 @@ export { hmacSchemeOptions, type HmacSchemeOptions } from '../signing/hmac.js';
 export { schemeNames, type SchemeName } from '../signing/types.js';
 
 /**
- * Where a value lives in a request: `body:<dotted.path>` in the parsed JSON body, or
- * `header:<name>` (case-insensitive).
+ * Where a value lives in a request: `body:<dotted.path>` in the parsed JSON body, `form:<field>` in
+ * a form body (`application/x-www-form-urlencoded`), or `header:<name>` (case-insensitive).
  */
 export const locator = z
   .string()
-  .regex(/^(body:[^\s]+|header:[A-Za-z0-9-]+)$/, 'expected "body:<dotted.path>" or "header:<name>"');
+  .regex(/^(body:[^\s]+|form:[^\s]+|header:[A-Za-z0-9-]+)$/, 'expected "body:<dotted.path>", "form:<field>" or "header:<name>"');
 const locatorList = z.union([locator, z.array(locator).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]));
+/** Several locators whose values together are one id: `{ all: [form:merchant_oid, form:status] }`. */
+const compositeLocator = z.object({ all: z.array(locator).min(2, 'a composite id joins at least two locators') }).strict();
+/** An id's locators: one, a list (the first that finds a value), and composites among them. */
+const idLocatorList = z
+  .union([locator, compositeLocator, z.array(z.union([locator, compositeLocator])).min(1)])
+  .transform((v) => (Array.isArray(v) ? v : [v]));
+
+/** The answer to an accepted or duplicate delivery, for providers that want a specific one (PayTR: `OK`). */
+export const ackSchema = z
+  .object({
+    status: z.number().int().min(200).max(299).default(200),
+    content_type: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;.*)?$/, 'expected a media type, e.g. text/plain').default('text/plain'),
+    body: z.string().max(4096).default(''),
+  })
+  .strict();
+export type AckConfig = z.infer<typeof ackSchema>;
+
+/** PayTR's credentials (Mağaza Paneli > Destek & Kurulum > Entegrasyon Bilgileri). */
+const paytrSchema = z.object({ merchant_key: z.string().min(1), merchant_salt: z.string().min(1) }).strict();
+/** iyzico's credentials; `merchant_id` signs subscription notifications. */
+const iyzicoSchema = z.object({ secret_key: z.string().min(1), merchant_id: z.string().min(1).optional() }).strict();
 
 /** Retry policy of a source's processing: exponential backoff with full jitter, bounded attempts. */
 export const retrySchema = z
@@ -169,12 +190,17 @@ export type GithubReconcileConfig = z.infer<typeof githubReconcileSchema>;
 export const sourceSchema = z
   .object({
     scheme: z.enum(schemeNames),
-    secrets: z.array(z.string().min(1, 'a secret must not be empty')).min(1, 'expected at least one secret'),
+    /** The signing keys; absent for `paytr` and `iyzico`, whose own block holds them. */
+    secrets: z.array(z.string().min(1, 'a secret must not be empty')).min(1, 'expected at least one secret').optional(),
+    /** Further secrets by name, signed as `{secret:<name>}` in an hmac template (`salt`). */
+    named_secrets: z.record(z.string().regex(/^[A-Za-z0-9_]+$/, 'secret names use letters, digits and _'), z.string().min(1)).optional(),
+    paytr: paytrSchema.optional(),
+    iyzico: iyzicoSchema.optional(),
     /** Seconds either side of now a signed timestamp may be; 0 disables the check. */
     tolerance: z.number().int().nonnegative().default(300),
     hmac: hmacSchemeOptions.optional(),
-    event_id: locatorList.optional(),
-    resource_id: locatorList.optional(),
+    event_id: idLocatorList.optional(),
+    resource_id: idLocatorList.optional(),
     event_type: locatorList.optional(),
     occurred_at: locatorList.optional(),
     retry: retrySchema.default(retrySchema.parse({})),
@@ -183,6 +209,8 @@ export const sourceSchema = z
     reconcile: reconcileSchema.optional(),
     /** Trim bodies / delete records of settled deliveries after an age; absent: the top-level `retention`. */
     retention: retentionSchema.optional(),
+    /** The answer to accepted and duplicate deliveries; absent: the scheme's (PayTR: `OK`), else JSON. */
+    ack: ackSchema.optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -190,5 +218,24 @@ export const sourceSchema = z
       ctx.addIssue({ code: 'custom', path: ['hmac'], message: 'scheme "hmac" needs an "hmac" block (signature_header, encoding, …)' });
     }
     for (const problem of s.hmac ? hmacOptionProblems(s.hmac) : []) ctx.addIssue({ code: 'custom', path: ['hmac'], message: problem });
+    for (const name of s.hmac ? templateSecretNames(s.hmac.signed_payload) : []) {
+      if (s.named_secrets?.[name] === undefined) ctx.addIssue({ code: 'custom', path: ['named_secrets', name], message: `hmac.signed_payload signs {secret:${name}}: set named_secrets.${name}` });
+    }
+    for (const preset of ['paytr', 'iyzico'] as const) {
+      if (s.scheme === preset && !s[preset]) ctx.addIssue({ code: 'custom', path: [preset], message: `scheme "${preset}" needs a "${preset}" block (${preset === 'paytr' ? 'merchant_key, merchant_salt' : 'secret_key'})` });
+      if (s.scheme !== preset && s[preset]) ctx.addIssue({ code: 'custom', path: [preset], message: `a "${preset}" block needs scheme "${preset}"` });
+    }
+    const preset = s.scheme === 'paytr' || s.scheme === 'iyzico';
+    if (preset && s.secrets) ctx.addIssue({ code: 'custom', path: ['secrets'], message: `scheme "${s.scheme}" takes its secrets from its "${s.scheme}" block` });
+    if (!preset && !s.secrets) ctx.addIssue({ code: 'custom', path: ['secrets'], message: 'expected at least one secret' });
+  })
+  .transform(({ paytr, iyzico, secrets, named_secrets, ...rest }) => {
+    // The presets' credentials become the source's keys and named secrets, as a generic source has them.
+    if (paytr) return { ...rest, paytr, secrets: [paytr.merchant_key], named_secrets: { ...named_secrets, salt: paytr.merchant_salt } };
+    if (iyzico) {
+      const named = { ...named_secrets, ...(iyzico.merchant_id ? { merchant_id: iyzico.merchant_id } : {}) };
+      return { ...rest, iyzico, secrets: [iyzico.secret_key], ...(Object.keys(named).length ? { named_secrets: named } : {}) };
+    }
+    return { ...rest, secrets: secrets ?? [], ...(named_secrets ? { named_secrets } : {}) };
   });
 export type SourceConfig = z.infer<typeof sourceSchema>;

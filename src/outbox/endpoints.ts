@@ -24,7 +24,7 @@ import type { DestinationGuard } from '../http/destination-guard.js';
 import { newEndpointId } from './ids.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
-import { hmacOptionProblems, hmacSchemeOptions, type HmacSchemeOptions } from '../signing/index.js';
+import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSchemeOptions } from '../signing/index.js';
 import { endpointSchemes, type Endpoint } from './types.js';
 
 /** Text stored in a text column: Postgres refuses NUL in text, so it is refused here with a clear 400. */
@@ -69,6 +69,11 @@ function schemeOptions(scheme: string, hmac: HmacSchemeOptions | null | undefine
   }
   if (!hmac) throw new TekilError('VALIDATION_FAILED', 'scheme "hmac" needs hmac: its signature_header, algorithm, encoding, …', { hint: 'see docs/sending.md, "Signatures"' });
   const problems = hmacOptionProblems(hmac);
+  // The dispatcher sends the message's bytes as published and signs in a header, with the endpoint's
+  // secret alone: a signature written into the body, or a named secret, would leave requests unsigned.
+  if (hmac.signature !== undefined && !hmac.signature.startsWith('header:')) problems.push('hmac.signature: an endpoint signs in a header (signature_header or signature: header:<name>)');
+  const named = templateSecretNames(hmac.signed_payload);
+  if (named.length) problems.push(`hmac.signed_payload: an endpoint has one secret, {secret:key}; {secret:${named[0]}} is for receiving`);
   if (problems.length) throw new TekilError('VALIDATION_FAILED', problems.join('; '));
   return hmac;
 }

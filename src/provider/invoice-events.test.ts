@@ -24,7 +24,7 @@ describe('invoice events in every scheme', () => {
     occurredAt: new Date('2026-11-30T12:00:00Z'),
   };
 
-  it.each(schemeNames)('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
+  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico'))('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
     const options = name === 'hmac' ? { hmac } : {};
     const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
     const scheme = createScheme(name, options.hmac);
@@ -36,5 +36,25 @@ describe('invoice events in every scheme', () => {
     // github scheme configures `resource_id: body:data.id`.
     expect(fields.resourceId).toBe(name === 'github' ? null : 'inv_01');
     expect(fields.eventType).toBe('invoice.paid');
+  });
+
+  // PayTR and iyzico carry no event id of their own: the delivery is the signed fields that name it.
+  it('paytr: a signed form whose order and outcome are the delivery', () => {
+    const req = signedInvoiceRequest('paytr', ['merchant-key'], event, { namedSecrets: { salt: 'merchant-salt' } });
+    const scheme = createScheme('paytr');
+    expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded');
+    const verified = scheme.verify({ body: req.body, headers: req.headers, secrets: ['merchant-key'], namedSecrets: { salt: 'merchant-salt' }, toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: req.headers, headerEventId: verified.headerEventId });
+    expect(fields).toMatchObject({ eventId: 'inv01:success', resourceId: 'inv01', eventType: 'success' });
+    expect(new URLSearchParams(req.body.toString()).get('total_amount')).toBe('4990');
+  });
+
+  it('iyzico: a direct-format notification', () => {
+    const req = signedInvoiceRequest('iyzico', ['iyzico-secret'], event);
+    const scheme = createScheme('iyzico');
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    scheme.verify({ body: req.body, headers, secrets: ['iyzico-secret'], toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers });
+    expect(fields).toMatchObject({ eventId: 'API_AUTH:inv_01:SUCCESS', resourceId: 'inv_01', eventType: 'API_AUTH' });
   });
 });

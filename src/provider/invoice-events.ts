@@ -58,8 +58,51 @@ export function invoiceEventBody(scheme: SchemeName, e: InvoiceEvent): Buffer {
     case 'hmac':
       body = { id: e.eventId, type, occurred_at: e.occurredAt.toISOString(), data: { id: e.invoiceId, ...invoice } };
       break;
+    case 'paytr':
+      return paytrNotificationForm(e);
+    case 'iyzico':
+      body = {
+        iyziEventTime: e.occurredAt.getTime(),
+        iyziEventType: 'API_AUTH',
+        iyziReferenceCode: e.eventId,
+        paymentId: e.invoiceId,
+        paymentConversationId: e.orderId ?? e.invoiceId,
+        status: IYZICO_STATUS[e.status],
+        merchantId: '100000',
+      };
+      break;
   }
   return Buffer.from(JSON.stringify(body));
+}
+
+/** The invoice's states in iyzico's payment status words (documented: SUCCESS, FAILURE, INIT_THREEDS, CALLBACK_THREEDS, …). */
+const IYZICO_STATUS: Record<InvoiceStatus, string> = {
+  awaiting_payment: 'INIT_THREEDS',
+  confirming: 'INIT_THREEDS',
+  underpaid_waiting: 'CALLBACK_THREEDS',
+  paid: 'SUCCESS',
+  paid_over: 'SUCCESS',
+  underpaid: 'FAILURE',
+  expired: 'FAILURE',
+};
+
+/**
+ * PayTR's notification form without its `hash` (the scheme's signBody adds it): PayTR knows two
+ * outcomes, `success` and `failed`, and sends the amount in kuruş (34.56 → 3456), 0 on failure.
+ */
+function paytrNotificationForm(e: InvoiceEvent): Buffer {
+  const success = e.status === 'paid' || e.status === 'paid_over';
+  const form = new URLSearchParams({
+    merchant_oid: e.invoiceId.replace(/[^A-Za-z0-9]/g, ''),
+    status: success ? 'success' : 'failed',
+    total_amount: success ? String(Math.round(Number(e.paidAmount) * 100)) : '0',
+    payment_type: 'card',
+    currency: e.currency === 'TRY' ? 'TL' : e.currency,
+    payment_amount: String(Math.round(Number(e.amount) * 100)),
+    test_mode: '1',
+    ...(success ? {} : { failed_reason_code: '2', failed_reason_msg: 'Ödeme onaylanmadı' }),
+  });
+  return Buffer.from(form.toString());
 }
 
 export interface SignedRequest {
@@ -76,13 +119,22 @@ export function signedInvoiceRequest(
   scheme: SchemeName,
   secrets: readonly string[],
   e: InvoiceEvent,
-  options: { timestamp?: number; hmac?: HmacSchemeOptions } = {},
+  options: { timestamp?: number; hmac?: HmacSchemeOptions; namedSecrets?: Record<string, string> } = {},
 ): SignedRequest {
-  const body = invoiceEventBody(scheme, e);
+  const unsigned = invoiceEventBody(scheme, e);
   const signer = createScheme(scheme, options.hmac);
+  const input = {
+    body: unsigned,
+    secrets,
+    id: e.eventId,
+    ...(options.namedSecrets ? { namedSecrets: options.namedSecrets } : {}),
+    ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
+  };
+  // A signature carried in the body (PayTR's hash field) is written into it.
+  const body = signer.signBody ? signer.signBody(input) : unsigned;
   const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    ...signer.sign({ body, secrets, id: e.eventId, ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }) }),
+    'content-type': scheme === 'paytr' ? 'application/x-www-form-urlencoded' : 'application/json',
+    ...signer.sign(input),
   };
   if (scheme === 'github') {
     headers['x-github-event'] = invoiceEventType(e.status);

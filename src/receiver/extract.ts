@@ -3,6 +3,7 @@ import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
 import { rawJsonValue } from './raw-json.js';
 import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
+import { isComposite, parseFormFields, singleFormValue, type LocatorSpec } from '../signing/request-fields.js';
 
 /** Longest event or resource id accepted; longer ones are almost certainly not ids. */
 export const MAX_ID_LENGTH = 255;
@@ -33,8 +34,14 @@ class LazyRequest {
   text = '';
   /** True once a body locator was consulted and the body turned out not to be JSON. */
   notJson = false;
+  private form: Map<string, string[]> | undefined;
 
   constructor(readonly input: ExtractionInput) {}
+
+  formFields(): Map<string, string[]> {
+    this.form ??= parseFormFields(this.input.body);
+    return this.form;
+  }
 
   bodyJson(): unknown {
     if (!this.parsed) {
@@ -52,7 +59,7 @@ class LazyRequest {
 }
 
 /**
- * Turns `body:a.b.c` or `header:Name` into a lookup function, once per source. With `numbersAsText`
+ * Turns `body:a.b.c`, `form:field` or `header:Name` into a lookup function, once per source. With `numbersAsText`
  * a number in the body comes back as its text exactly as written (ids: no float round trip).
  */
 export function compileLocator(locator: string, numbersAsText = false): Lookup {
@@ -63,6 +70,10 @@ export function compileLocator(locator: string, numbersAsText = false): Lookup {
       return Array.isArray(v) ? v[0] : v;
     };
   }
+  if (locator.startsWith('form:')) {
+    const name = locator.slice('form:'.length);
+    return (req) => singleFormValue(req.formFields(), name);
+  }
   if (locator.startsWith('body:')) {
     const path = parsePath(locator.slice('body:'.length));
     if (!numbersAsText) return (req) => readPath(req.bodyJson(), path);
@@ -71,12 +82,36 @@ export function compileLocator(locator: string, numbersAsText = false): Lookup {
       return typeof value === 'number' ? (rawJsonValue(req.text, path) ?? String(value)) : value;
     };
   }
-  throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": expected "body:<dotted.path>" or "header:<name>"`);
+  throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": expected "body:<dotted.path>", "form:<field>" or "header:<name>"`);
+}
+
+/**
+ * The parts of a composite id joined so that different parts never make the same id: each part's
+ * `\` and `:` are escaped before the parts are joined with `:` (`A:1` + `B` is `A\:1:B`, `A` + `1:B`
+ * is `A:1\:B`).
+ */
+export function joinIdParts(parts: readonly string[]): string {
+  return parts.map((p) => p.replaceAll('\\', '\\\\').replaceAll(':', '\\:')).join(':');
+}
+
+/** A composite: every part found (as an id), joined; else nothing. */
+function compileComposite(locators: readonly string[]): Lookup {
+  const lookups = locators.map((l) => compileLocator(l, true));
+  return (req) => {
+    const parts: string[] = [];
+    for (const lookup of lookups) {
+      const v = lookup(req);
+      const part = typeof v === 'number' && Number.isFinite(v) ? String(v) : v;
+      if (typeof part !== 'string' || part === '') return undefined;
+      parts.push(part);
+    }
+    return joinIdParts(parts);
+  };
 }
 
 /** A list of locators: the value of the first one that finds something. */
-function compileList(locators: readonly string[], numbersAsText = false): Lookup {
-  const lookups = locators.map((l) => compileLocator(l, numbersAsText));
+function compileList(locators: readonly LocatorSpec[], numbersAsText = false): Lookup {
+  const lookups = locators.map((l) => (isComposite(l) ? compileComposite(l.all) : compileLocator(l, numbersAsText)));
   return (req) => {
     for (const lookup of lookups) {
       const v = lookup(req);

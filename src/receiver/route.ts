@@ -82,7 +82,7 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     else headers['content-type'] = contentType;
     // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
     // list in the wrong place (a proxy or a provider may send webhook-signature twice).
-    const verified = source.scheme.verify({ body, headers: headerLines(req), secrets: source.secrets, toleranceSec: source.toleranceSec });
+    const verified = source.scheme.verify({ body, headers: headerLines(req), secrets: source.secrets, namedSecrets: source.namedSecrets, toleranceSec: source.toleranceSec });
     const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
     let outcome;
     try {
@@ -103,6 +103,8 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     }
     metrics.count(source.name, outcome);
     metrics.observeAck(source.name, reply.elapsedTime / 1000);
+    // A provider that wants its own answer (PayTR: the text `OK`) gets it for a copy too, or it keeps sending.
+    if (source.ack) return reply.code(source.ack.status).type(source.ack.content_type).send(source.ack.body);
     reply.type('application/json');
     return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
   });

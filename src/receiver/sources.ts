@@ -1,6 +1,7 @@
 import type { TekilConfig } from '../config/schema.js';
 import { createScheme } from '../signing/index.js';
-import type { SignatureScheme } from '../signing/types.js';
+import type { Acknowledgement, SignatureScheme } from '../signing/types.js';
+import { plainLocators } from '../signing/request-fields.js';
 import { createExtractor, type Extractor } from './extract.js';
 import { createHeaderPicker, locatorHeaders } from './headers.js';
 import type { IncomingHeaders } from '../signing/types.js';
@@ -10,7 +11,10 @@ export interface ReceiverSource {
   name: string;
   scheme: SignatureScheme;
   secrets: readonly string[];
+  namedSecrets: Readonly<Record<string, string>> | undefined;
   toleranceSec: number;
+  /** The answer to accepted and duplicate deliveries; undefined: the JSON status. */
+  ack: Acknowledgement | undefined;
   extract: Extractor;
   pickHeaders(headers: IncomingHeaders): string;
 }
@@ -24,10 +28,12 @@ export function compileSources(config: TekilConfig): Map<string, ReceiverSource>
       name,
       scheme,
       secrets: cfg.secrets,
+      namedSecrets: cfg.named_secrets,
       toleranceSec: cfg.tolerance,
+      ack: cfg.ack ?? scheme.ack,
       extract: createExtractor(cfg, d),
       pickHeaders: createHeaderPicker(
-        locatorHeaders([cfg.event_id ?? d.event_id, cfg.resource_id ?? d.resource_id, cfg.event_type ?? d.event_type, cfg.occurred_at ?? d.occurred_at]),
+        locatorHeaders([plainLocators(cfg.event_id ?? d.event_id), plainLocators(cfg.resource_id ?? d.resource_id), cfg.event_type ?? d.event_type, cfg.occurred_at ?? d.occurred_at]),
       ),
     });
   }

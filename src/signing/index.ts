@@ -1,6 +1,8 @@
 import { createGithubScheme } from './github.js';
 import { createHmacScheme } from './hmac.js';
+import { createIyzicoScheme } from './iyzico.js';
 import { createPaymosScheme } from './paymos.js';
+import { createPaytrScheme } from './paytr.js';
 import { createShopifyScheme } from './shopify.js';
 import { createStandardScheme } from './standard.js';
 import { createStripeScheme } from './stripe.js';
@@ -8,6 +10,7 @@ import type { HmacSchemeOptions } from './hmac.js';
 import type { SchemeName, SignatureScheme } from './types.js';
 
 export type {
+  Acknowledgement,
   FieldDefaults,
   IncomingHeaders,
   SchemeFactory,
@@ -16,9 +19,10 @@ export type {
   VerifyInput,
   VerifyResult,
 } from './types.js';
-export { hmacOptionProblems, hmacSchemeOptions, type HmacSchemeOptions } from './hmac.js';
+export { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSchemeOptions } from './hmac.js';
 export { schemeNames, type SchemeName } from './types.js';
 export { newDeliveryId } from './common.js';
+export { isComposite, plainLocators, type LocatorSpec } from './request-fields.js';
 
 /**
  * The scheme a source is configured with. Schemes hold no state besides their options, so callers
@@ -38,5 +42,9 @@ export function createScheme(name: SchemeName, hmacOptions?: HmacSchemeOptions):
       return createShopifyScheme();
     case 'hmac':
       return createHmacScheme(hmacOptions);
+    case 'paytr':
+      return createPaytrScheme();
+    case 'iyzico':
+      return createIyzicoScheme();
   }
 }

@@ -1,6 +1,7 @@
 import type { HmacSchemeOptions } from './hmac.js';
+import type { LocatorSpec } from './request-fields.js';
 
-export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac'] as const;
+export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico'] as const;
 export type SchemeName = (typeof schemeNames)[number];
 
 /** Request headers with lower-cased names, as Node and Fastify deliver them. */
@@ -12,6 +13,8 @@ export interface VerifyInput {
   headers: IncomingHeaders;
   /** Every active secret of the source; a signature made with any of them is accepted. */
   secrets: readonly string[];
+  /** The source's other secrets by name (`salt`), for templates that sign `{secret:<name>}`. */
+  namedSecrets?: Readonly<Record<string, string>>;
   /** Seconds either side of `now`; 0 disables the timestamp check. */
   toleranceSec: number;
   /** Milliseconds since the epoch; defaults to Date.now(). */
@@ -29,6 +32,8 @@ export interface SignInput {
   body: Buffer | string;
   /** One secret, or several: during a rotation every secret contributes a signature. */
   secrets: readonly string[];
+  /** The source's other secrets by name (`salt`), for templates that sign `{secret:<name>}`. */
+  namedSecrets?: Readonly<Record<string, string>>;
   /** Delivery id, for schemes that carry one in a header. */
   id?: string;
   /** Seconds since the epoch; defaults to now. */
@@ -36,8 +41,8 @@ export interface SignInput {
 }
 
 export interface FieldDefaults {
-  event_id: string[];
-  resource_id: string[];
+  event_id: LocatorSpec[];
+  resource_id: LocatorSpec[];
   event_type: string[];
   occurred_at: string[];
 }
@@ -55,8 +60,23 @@ export interface SignatureScheme {
   readonly idHeader?: string;
   /** How fresh delivery ids for this scheme look (`msg_`, `evt_`); absent means a bare UUID. */
   readonly idPrefix?: string;
+  /** The answer the scheme's provider expects to a delivery it may stop sending (PayTR: `OK`). */
+  readonly ack?: Acknowledgement;
   verify(input: VerifyInput): VerifyResult;
+  /** The headers a provider sends; for a signature carried in the body, its id and time headers only. */
   sign(input: SignInput): Record<string, string>;
+  /**
+   * For schemes whose signature travels in the body (PayTR's `hash` field): the body with the
+   * signature written into it. Absent for schemes that sign in a header.
+   */
+  signBody?(input: SignInput): Buffer;
+}
+
+/** The answer sent for an accepted or duplicate delivery, when a provider wants a specific one. */
+export interface Acknowledgement {
+  status: number;
+  content_type: string;
+  body: string;
 }
 
 export type SchemeFactory = (options?: HmacSchemeOptions) => SignatureScheme;

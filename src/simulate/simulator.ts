@@ -7,9 +7,9 @@ import { createLogger, type Logger } from '../logger.js';
 import { createMetricsRegistry } from '../metrics.js';
 import { createDispatcherService, outboxParts } from '../outbox/parts.js';
 import { publish } from '../outbox/publish.js';
-import type { EndpointScheme } from '../outbox/types.js';
+import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
 import type { LadderSpec } from '../outbox/ladders.js';
-import type { HmacSchemeOptions } from '../signing/index.js';
+import { createScheme, hmacSchemeOptions, type HmacSchemeOptions } from '../signing/index.js';
 import { invoiceEventBody, invoiceEventType } from '../provider/invoice-events.js';
 import type { Context, Service } from '../service.js';
 import { resolveSettings } from '../settings.js';
@@ -37,11 +37,13 @@ export interface SimulatorOptions {
   target: string;
   /** A second URL that receives every event with the same ids (an invoice's callback URL). */
   callbackUrl?: string | undefined;
-  scheme: EndpointScheme;
+  scheme: SimulatedScheme;
   /** For scheme `hmac`: how it signs (header, algorithm, encoding, …). */
   hmac?: HmacSchemeOptions | undefined;
-  /** The signing secret (`whsec_…`); one is generated when absent. */
+  /** The signing secret (`whsec_…`; PayTR's merchant key, iyzico's secret key); one is generated when absent. */
   secret?: string | undefined;
+  /** For scheme `paytr`: the merchant salt; one is generated when absent. */
+  salt?: string | undefined;
   invoices: number;
   /** Multiplies the ladder's gaps (`sending.time_scale`): 0.001 makes minutes into tens of ms. */
   timeScale: number;
@@ -71,12 +73,28 @@ export interface SimulatorOptions {
   settleTimeoutMs?: number | undefined;
 }
 
+/** The outbox's schemes, and the two providers whose requests the simulator signs itself. */
+export const simulatedSchemes = [...endpointSchemes, 'paytr', 'iyzico'] as const;
+export type SimulatedScheme = (typeof simulatedSchemes)[number];
+
+/**
+ * iyzico's direct-format signature (X-IYZ-SIGNATURE-V3) as the outbox's generic scheme makes it:
+ * the endpoint's secret is the iyzico secret key.
+ */
+const IYZICO_DIRECT_HMAC: HmacSchemeOptions = hmacSchemeOptions.parse({
+  signature_header: 'X-IYZ-SIGNATURE-V3',
+  encoding: 'hex',
+  signed_payload: '{secret:key}{body:iyziEventType}{body:paymentId}{body:paymentConversationId}{body:status}',
+});
+
 export interface Simulator {
   runId: string;
   /** The list API's base URL (`…/v1/invoices`), when it listens. */
   listUrl: string | undefined;
   apiKey: string;
   secret: string;
+  /** PayTR's merchant salt (scheme `paytr` only). */
+  salt: string | undefined;
   db: Db;
   /** Creates the invoices, walks them to their ends under the faults, replays, waits, and reports. */
   run(): Promise<SimulationSummary>;
@@ -106,6 +124,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     throw new TekilError('VALIDATION_FAILED', 'drop + delay + duplicate rates add up to more than 1', { hint: 'each request meets at most one of them' });
   }
   if (!Number.isInteger(options.invoices) || options.invoices < 1) throw new TekilError('VALIDATION_FAILED', 'invoices: a whole number of at least 1');
+  if ((options.scheme === 'paytr' || options.scheme === 'iyzico') && options.faults.rotate) {
+    throw new TekilError('VALIDATION_FAILED', `rotate: ${options.scheme} has one key per merchant and no rotation window`);
+  }
   const config = simulatorConfig(options);
   const env: NodeJS.ProcessEnv = {
     ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
@@ -133,16 +154,28 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
     // The store is the simulator's own: endpoints of earlier runs would receive this run's events too.
     for (const old of await endpoints.list(db)) await endpoints.remove(db, old.id);
-    const { endpoint, secret } = await endpoints.create(db, {
+    // PayTR signs in the body: the simulator writes the hash into each form as it publishes it, and the
+    // outbox's own Standard Webhooks headers ride along unread. iyzico's header is the outbox's hmac scheme.
+    const endpointScheme: EndpointScheme = options.scheme === 'paytr' ? 'standard' : options.scheme === 'iyzico' ? 'hmac' : options.scheme;
+    const endpointHmac = options.scheme === 'iyzico' ? IYZICO_DIRECT_HMAC : options.hmac;
+    const paytrKey = options.scheme === 'paytr' ? (options.secret ?? `paytr_key_${randomBytes(12).toString('hex')}`) : undefined;
+    const salt = options.scheme === 'paytr' ? (options.salt ?? `paytr_salt_${randomBytes(12).toString('hex')}`) : undefined;
+    const paytr = createScheme('paytr');
+    const eventBody = (e: Parameters<typeof invoiceEventBody>[1]): Buffer => {
+      const body = invoiceEventBody(options.scheme, e);
+      return paytrKey && salt ? paytr.signBody!({ body, secrets: [paytrKey], namedSecrets: { salt } }) : body;
+    };
+    const { endpoint, secret: endpointSecret } = await endpoints.create(db, {
       url: proxy.url,
       description: `tekil simulate ${runId} → ${options.target}`,
-      scheme: options.scheme,
-      ...(options.hmac ? { hmac: options.hmac } : {}),
+      scheme: endpointScheme,
+      ...(endpointHmac ? { hmac: endpointHmac } : {}),
       timeout: `${options.timeoutMs}ms`,
       ladder: options.ladder ?? 'paymos',
       max_in_flight: options.concurrency ?? 32,
-      ...(options.secret ? { secret: options.secret } : {}),
+      ...(options.secret && !paytrKey ? { secret: options.secret } : {}),
     });
+    const secret = paytrKey ?? endpointSecret;
     const dispatcher: Service = createDispatcherService(ctx);
     await dispatcher.start();
     closers.push(() => dispatcher.stop());
@@ -163,6 +196,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       listUrl,
       apiKey,
       secret,
+      salt,
       db,
       async run() {
         const started = Date.now();
@@ -188,14 +222,14 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
           stepGapMs,
           startedAt: new Date(started),
           // The scheme's natural envelope (Paymos `{event_id, event_type, …, data: {invoice_id, …}}`, a
-          // Stripe event, …) as exact bytes, carrying the event id the outbox assigns and retries with.
+          // Stripe event, PayTR's signed form, …) as exact bytes, carrying the event id the outbox assigns and retries with.
           publishOne: (tx, invoice, status, occurredAt) =>
             publish(tx, {
               type: invoiceEventType(status),
               resourceId: invoice.id,
               occurredAt,
               body: (eventId) =>
-                invoiceEventBody(options.scheme, { eventId, invoiceId: invoice.id, status, amount: invoice.amount, paidAmount: paidAmountAt(status, invoice.amount), currency: invoice.currency, occurredAt, orderId: invoice.orderId }),
+                eventBody({ eventId, invoiceId: invoice.id, status, amount: invoice.amount, paidAmount: paidAmountAt(status, invoice.amount), currency: invoice.currency, occurredAt, orderId: invoice.orderId }),
               extraDestinations: extras,
             }),
           halfway: async () => {

@@ -281,7 +281,7 @@ function release(deps: BatchDeps, job: Job): InboxCompletion {
 
 function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): InboxCompletion {
   const policy: RetryConfig = job.source?.retry ?? defaultRetry;
-  const secrets = [...(job.source?.secrets ?? []), ...(job.source?.forward ? [job.source.forward.secret] : [])];
+  const secrets = [...(job.source?.secrets ?? []), ...Object.values(job.source?.named_secrets ?? {}), ...(job.source?.forward ? [job.source.forward.secret] : [])];
   const summary = alreadySanitized ? (err as Error).message : sanitizeError(err, { secrets, body: job.body.toString('utf8') });
   const decision = decideRetry(policy, job.row.attempts, { permanent, notBeforeMs });
   if (decision.kind === 'dead') {
