@@ -42,11 +42,14 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
   let metrics: PublishBatchMetrics;
 
   let arrived = 0;
-  /** Waits until `n` requests have reached the server since the last call, and a moment more for their bodies and handlers. */
+  /**
+   * Waits until `n` requests have been handed to their handler since the last call. Counted in the last
+   * hook before the handler, which then queues its message with the batcher in the same turn: once the
+   * count is reached and the turn has ended, the `n` messages wait in the batcher.
+   */
   const arrivals = async (n: number) => {
-    await waitUntil(() => arrived >= n);
+    await waitUntil(() => arrived >= n, 10_000, `${n} publishing requests to reach their handler`);
     arrived = 0;
-    await new Promise((resolve) => setTimeout(resolve, 100));
   };
 
   const post = async (body: unknown, key?: string): Promise<Answer> => {
@@ -87,10 +90,10 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     const ctx: Context = { config, settings: resolveSettings(config, {}), db: t.db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
     metrics = publishBatchMetrics(ctx.metrics);
     app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
-    base = await app.listen({ host: '127.0.0.1', port: 0 });
-    app.server.on('request', (req: { url?: string }) => {
+    app.addHook('preHandler', async (req) => {
       if (req.url === '/api/v1/messages') arrived++;
     });
+    base = await app.listen({ host: '127.0.0.1', port: 0 });
     const created = await app.inject({ method: 'POST', url: '/api/v1/endpoints', headers: { authorization: `Bearer ${TOKEN}` }, payload: { url: sink.url } });
     endpointId = created.json<{ id: string }>().id;
   });
@@ -129,7 +132,7 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     const release = await holdStore();
     let answered = 0;
     const pending = Array.from({ length: 20 }, (_, i) => post({ type: 'invoice.paid', resource_id: `inv_h${i}` }).finally(() => answered++));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await arrivals(20); // every one is past its handler's start, waiting on the batcher
     expect(answered).toBe(0);
     await release();
     const answers = await Promise.all(pending);
@@ -205,10 +208,11 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     ]);
   });
   it('a full queue answers OVERLOADED at once; what was queued is still published', async () => {
-    const b = new PublishBatcher(t.db, { maxMessages: 500, maxBytes: 1 << 20, queueMaxMessages: 2, gatherTurn: !onPostgres });
+    const own = publishBatchMetrics(createMetricsRegistry(false));
+    const b = new PublishBatcher(t.db, { maxMessages: 500, maxBytes: 1 << 20, queueMaxMessages: 2, gatherTurn: !onPostgres, metrics: own });
     const release = await holdStore();
     const first = b.publish({ type: 'invoice.paid', resourceId: 'inv_q0' }); // in flight, waiting on the held store
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil(async () => (await histogram(own)).count === 1, 10_000, 'the first message’s flush to start'); // out of the queue
     const queued = [b.publish({ type: 'invoice.paid', resourceId: 'inv_q1' }), b.publish({ type: 'invoice.paid', resourceId: 'inv_q2' })];
     const refused = await b.publish({ type: 'invoice.paid', resourceId: 'inv_q3' }).catch((err: unknown) => err);
     expect(isTekilError(refused, 'OVERLOADED')).toBe(true);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Queryable } from '../src/store/db.js';
 import { pgErrorCode } from '../src/store/pg-error.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
+import { waitUntil } from './helpers/wait.js';
 import { createPgliteDb } from '../src/store/pglite.js';
 import { migrate } from '../src/store/migrate.js';
 import { claimDueDeliveries } from '../src/worker/claim-due-deliveries.js';
@@ -115,8 +116,7 @@ describe('named statements', () => {
     const unlisten = await t.db.listen('tekil_named_test', (payload) => received.push(payload));
     try {
       await t.db.query("SELECT pg_notify('tekil_named_test', $1)", ['hello'], { name: 'tekil_test_notify' });
-      const deadline = Date.now() + 5000;
-      while (!received.includes('hello') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      await waitUntil(() => received.includes('hello'), 5_000, 'the notification');
       expect(received).toContain('hello');
     } finally {
       await unlisten();

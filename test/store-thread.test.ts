@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isStoreUnavailable, pgErrorCode, PG_UNIQUE_VIOLATION } from '../src/store/pg-error.js';
 import { createThreadedPgliteDb } from '../src/store/pglite-thread.js';
-import type { Db } from '../src/store/db.js';
+import type { Db, Queryable } from '../src/store/db.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { waitUntil } from './helpers/wait.js';
 
@@ -70,13 +70,22 @@ describe.skipIf(onPostgres)('the embedded store on its own thread', () => {
     // A statement outside waits for the open transaction: it sees both of its rows or neither.
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
+    let inside!: (tx: Queryable) => void;
+    const halfway = new Promise<Queryable>((resolve) => (inside = resolve));
     const open = db.transaction(async (tx) => {
       await tx.query('INSERT INTO things (id) VALUES (12)');
+      inside(tx);
       await held;
       await tx.query('INSERT INTO things (id) VALUES (13)');
     });
-    const outside = db.query<{ n: number }>('SELECT count(*)::int AS n FROM things WHERE id >= 12');
-    setTimeout(release, 50);
+    const tx = await halfway;
+    let outsideSettled = false;
+    const outside = db.query<{ n: number }>('SELECT count(*)::int AS n FROM things WHERE id >= 12').finally(() => (outsideSettled = true));
+    // The thread takes requests in order: once a statement of the transaction sent after the outside
+    // one has answered, the outside one has reached the store and had its chance to run.
+    await tx.query('SELECT 1');
+    expect(outsideSettled).toBe(false);
+    release();
     await open;
     expect((await outside).rows[0]!.n).toBe(2);
     const ids = (await db.query<{ id: number }>('SELECT id FROM things WHERE id BETWEEN 10 AND 13 ORDER BY id')).rows.map((r) => r.id);

@@ -1,5 +1,4 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { GroupCommitQueue, type Queued } from './group-commit.js';
 
 interface Item extends Queued {
@@ -14,40 +13,51 @@ function item(): Item & { resolve(): void } {
 
 describe('GroupCommitQueue.busyMs', () => {
   it('counts the time a flush is in flight, once however many overlap, and not the idle time', async () => {
-    const flushMs = 40;
-    const queue = new GroupCommitQueue<ReturnType<typeof item>>({ maxItems: 1, maxBytes: 10, queueMaxItems: 10, maxInFlight: 2, noun: 'items' }, async (batch) => {
-      await sleep(flushMs);
-      return () => batch.forEach((i) => i.resolve());
-    });
-    queue.start();
-    expect(queue.busyMs).toBe(0);
+    // The queue reads performance.now(): a fake one, moved by hand, makes every reading exact, and
+    // each flush stays in flight until the test ends it.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    try {
+      const open: Array<() => void> = [];
+      const queue = new GroupCommitQueue<ReturnType<typeof item>>({ maxItems: 1, maxBytes: 10, queueMaxItems: 10, maxInFlight: 2, noun: 'items' }, (batch) =>
+        new Promise((resolve) => open.push(() => resolve(() => batch.forEach((i) => i.resolve())))),
+      );
+      queue.start();
+      vi.advanceTimersByTime(100);
+      expect(queue.busyMs).toBe(0); // idle since it was made
 
-    // Two flushes side by side (two slots): about one flush's time, not two.
-    const a = item();
-    const b = item();
-    const t0 = performance.now();
-    queue.add(a);
-    queue.add(b);
-    await Promise.all([a.done, b.done]);
-    const wall = performance.now() - t0;
-    const afterOverlap = queue.busyMs;
-    expect(afterOverlap).toBeGreaterThanOrEqual(flushMs - 2);
-    // Counted twice, it would be about twice the wall time.
-    expect(afterOverlap).toBeLessThanOrEqual(wall + 1);
+      // Two flushes side by side (two slots): their shared time counts once.
+      const a = item();
+      const b = item();
+      queue.add(a);
+      queue.add(b);
+      expect(open).toHaveLength(2);
+      vi.advanceTimersByTime(40);
+      expect(queue.busyMs).toBe(40); // grows while they are in flight
+      open.shift()!();
+      await a.done;
+      vi.advanceTimersByTime(10);
+      expect(queue.busyMs).toBe(50); // the other one is still in flight
+      open.shift()!();
+      await b.done;
+      expect(queue.busyMs).toBe(50);
 
-    // Idle: nothing is added.
-    await sleep(flushMs);
-    expect(queue.busyMs).toBe(afterOverlap);
+      // Idle: nothing is added.
+      vi.advanceTimersByTime(1_000);
+      expect(queue.busyMs).toBe(50);
 
-    // While a flush is in flight the reading grows with it.
-    const c = item();
-    queue.add(c);
-    await sleep(flushMs / 2);
-    const midway = queue.busyMs;
-    expect(midway).toBeGreaterThan(afterOverlap + flushMs / 4);
-    await c.done;
-    expect(queue.busyMs).toBeGreaterThanOrEqual(afterOverlap + flushMs - 2);
-    await queue.stop();
+      // A later flush adds its own time.
+      const c = item();
+      queue.add(c);
+      vi.advanceTimersByTime(20);
+      expect(queue.busyMs).toBe(70);
+      open.shift()!();
+      await c.done;
+      vi.advanceTimersByTime(5);
+      expect(queue.busyMs).toBe(70);
+      await queue.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
 
