@@ -78,14 +78,15 @@ describe.concurrent('tekil prove against tekil', () => {
       ...timings,
     });
     expect(notPassed(report)).toEqual([]);
-    expect(report.counts.passed).toBe(12);
+    expect(report.counts.passed).toBe(14);
 
-    // The database agrees: nine invoices paid (the four refused requests left nothing), each credited once.
+    // The database agrees: eleven invoices paid (the four refused requests left nothing), each credited
+    // once, paid-again's second invoice.paid included.
     const invoices = await t.db.query<{ id: string; status: string; paid_effects: number }>(
       `SELECT id, status, paid_effects FROM example_invoices WHERE id LIKE $1`,
       [`inv_${report.runId}%`],
     );
-    expect(invoices.rows.map((r) => [r.status, Number(r.paid_effects)])).toEqual(Array.from({ length: 9 }, () => ['paid', 1]));
+    expect(invoices.rows.map((r) => [r.status, Number(r.paid_effects)])).toEqual(Array.from({ length: 11 }, () => ['paid', 1]));
     // The crash check really crashed a run: one delivery needed a second attempt.
     const retried = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND attempts > 1`, [`evt_${report.runId}%`]);
     expect(retried.rows[0]!.n).toBeGreaterThanOrEqual(1);
@@ -127,7 +128,7 @@ describe.concurrent('tekil prove against tekil', () => {
       ...timings,
     });
     expect(notPassed(report)).toEqual([]);
-    expect(report.counts.passed).toBe(12);
+    expect(report.counts.passed).toBe(14);
     // Every forward tekil made for this run's events is on record as done or stale, none pending or dead.
     const open = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status NOT IN ('done', 'stale')`, [`evt_${report.runId}%`]);
     expect(open.rows[0]!.n).toBe(0);
