@@ -78,6 +78,11 @@ describe.concurrent('tekil prove against tekil', () => {
     });
     expect(notPassed(report)).toEqual([]);
     expect(report.counts.passed).toBe(14);
+    // tekil answers the first request at once; the copy still waits for the provider's timeout, and
+    // lands while the handler is held (twice the timeout).
+    const busy = report.rows.find((r) => r.id === 'busy-duplicate')!;
+    expect(busy.figures).toMatchObject({ provider_timeout_ms: 2_000, slow_ms: 4_000, first: 'HTTP 200' });
+    expect(Number(busy.figures.copy_sent_after_ms)).toBeGreaterThanOrEqual(2_000);
 
     // The database agrees: eleven invoices paid (the four refused requests left nothing), each credited
     // once, paid-again's second invoice.paid included.
