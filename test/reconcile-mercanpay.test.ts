@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { startFakeMercanPay, type FakeApi, type MercanPayInvoiceFixture } from './helpers/provider-apis.js';
+import { startFakeMercanPay, type FakeApi, type FakeInvoicesControl, type MercanPayInvoiceFixture } from './helpers/provider-apis.js';
 import { waitUntil } from './helpers/wait.js';
 import { parseConfig } from '../src/config/index.js';
 import { isTekilError } from '../src/errors.js';
@@ -52,7 +52,7 @@ const source = (reconcile: Record<string, unknown>) => ({
 
 describe('reconcile against a list API shaped like MercanPay (preset: mercanpay)', () => {
   let t: TestDb;
-  let api: FakeApi;
+  let api: FakeApi & Pick<FakeInvoicesControl, 'failAfter'>;
   let running: RunningTekil;
   let dataDir: string;
   /** The handler's effect: how many times each invoice was credited. */
@@ -115,6 +115,21 @@ describe('reconcile against a list API shaped like MercanPay (preset: mercanpay)
     expect(seen.map((r) => r.url.searchParams.getAll('status'))).toEqual([['paid'], ['paid'], ['paid'], ['paid'], ['overpaid']]);
     // Newest first, each page before the last id of the one before; a status starts with no cursor.
     expect(seen.map((r) => r.url.searchParams.get('before'))).toEqual([null, 'inv_m05', 'inv_m02', 'inv_d02', null]);
+  });
+
+  it('a run that fails in the last status resumes there: the cursor names the status and the page', async () => {
+    // The four paid pages succeed; the first overpaid page fails.
+    api.failAfter(4);
+    const first = await runReconcile(deps(), { source: 'mercan', window, apply: false, trigger: 'cli' }).catch((e: unknown) => e);
+    expect(isTekilError(first, 'RECONCILE_PROVIDER_FAILED')).toBe(true);
+    const failed = (await t.db.query<{ id: string; cursor: string | null; pages: number }>(`SELECT id, cursor, pages FROM reconcile_runs ORDER BY id DESC LIMIT 1`)).rows[0]!;
+    expect(failed).toMatchObject({ cursor: '1:', pages: 4 });
+    api.failAfter(null);
+    const from = api.requests.length;
+    const resumed = await runReconcile(deps(), { source: 'mercan', window, apply: false, trigger: 'cli' });
+    expect(resumed.run).toMatchObject({ id: failed.id, status: 'completed', resumed: 1, pages: 5, items: 12 });
+    // Only the overpaid listing was asked for again, from its first page.
+    expect(api.requests.slice(from).map((r) => [r.url.searchParams.get('status'), r.url.searchParams.get('before')])).toEqual([['overpaid', null]]);
   });
 
   it('--apply records each missing invoice in the webhook envelope, and the handler credits each once', async () => {

@@ -187,11 +187,13 @@ export interface MercanPayInvoiceFixture {
  * `{data, next_before}`, newest (highest id) first. Strict as a real API may be: exactly one status
  * per call, and any other query parameter (`cursor`, `updated_since`) is a 400.
  */
-export async function startFakeMercanPay(options: { key: string; invoices: () => MercanPayInvoiceFixture[] }): Promise<FakeApi> {
-  return serve((req, url) => {
+export async function startFakeMercanPay(options: { key: string; invoices: () => MercanPayInvoiceFixture[] }): Promise<FakeApi & Pick<FakeInvoicesControl, 'failAfter'>> {
+  let pagesLeft: number | null = null;
+  const api = await serve((req, url) => {
     const denied = unauthorized(req, options.key);
     if (denied) return denied;
     if (url.pathname !== '/api/invoices') return { status: 404, body: { error: 'not found' } };
+    if (pagesLeft !== null && pagesLeft-- <= 0) return { status: 500, body: { error: 'internal' } };
     const unknown = [...url.searchParams.keys()].filter((k) => !['status', 'limit', 'before'].includes(k));
     if (unknown.length) return { status: 400, body: { error: `unknown parameter ${unknown[0]}` } };
     const statuses = url.searchParams.getAll('status');
@@ -205,5 +207,10 @@ export async function startFakeMercanPay(options: { key: string; invoices: () =>
     const data = all.slice(0, limit);
     const last = data[data.length - 1];
     return { status: 200, body: { data, next_before: all.length > limit && last ? last.id : null } };
+  });
+  return Object.assign(api, {
+    failAfter(pages: number | null) {
+      pagesLeft = pages;
+    },
   });
 }
