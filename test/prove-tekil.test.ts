@@ -60,8 +60,6 @@ describe.concurrent('tekil prove against tekil', () => {
     const closers = closersFor(ctx);
     const t = await freshDb(closers);
     const config = await loadConfigFile(new URL('../examples/orders/tekil.yaml', import.meta.url).pathname, { PAYMOS_WEBHOOK_SECRET: SECRET });
-    // The provider's callback URL: a second source with the same settings and handlers.
-    config.sources['shop-paymos-callback'] = config.sources['shop-paymos']!;
     const control = new ProveControl();
     const tekil = await start(t, config, control);
     closers.push(() => tekil.close());
@@ -70,7 +68,8 @@ describe.concurrent('tekil prove against tekil', () => {
 
     const report = await runProve({
       url: `${tekil.url}/in/shop-paymos`,
-      callbackUrl: `${tekil.url}/in/shop-paymos-callback`,
+      // The provider's callback URL: an alias of the same source, so one deduplication covers both.
+      callbackUrl: `${tekil.url}/in/shop-paymos/callback`,
       scheme: 'paymos',
       secret: SECRET,
       effectsUrl: `${endpoints.url}/_prove/effects`,
@@ -78,14 +77,23 @@ describe.concurrent('tekil prove against tekil', () => {
       ...timings,
     });
     expect(notPassed(report)).toEqual([]);
-    expect(report.counts.passed).toBe(12);
+    expect(report.counts.passed).toBe(14);
+    // tekil answers the first request at once; the copy still waits for the provider's timeout, and
+    // lands while the handler is held (twice the timeout).
+    const busy = report.rows.find((r) => r.id === 'busy-duplicate')!;
+    expect(busy.figures).toMatchObject({ provider_timeout_ms: 2_000, slow_ms: 4_000, first: 'HTTP 200' });
+    expect(Number(busy.figures.copy_sent_after_ms)).toBeGreaterThanOrEqual(2_000);
 
-    // The database agrees: nine invoices paid (the four refused requests left nothing), each credited once.
+    // The database agrees: eleven invoices paid (the four refused requests left nothing), each credited
+    // once, paid-again's second invoice.paid included.
     const invoices = await t.db.query<{ id: string; status: string; paid_effects: number }>(
       `SELECT id, status, paid_effects FROM example_invoices WHERE id LIKE $1`,
       [`inv_${report.runId}%`],
     );
-    expect(invoices.rows.map((r) => [r.status, Number(r.paid_effects)])).toEqual(Array.from({ length: 9 }, () => ['paid', 1]));
+    expect(invoices.rows.map((r) => [r.status, Number(r.paid_effects)])).toEqual(Array.from({ length: 11 }, () => ['paid', 1]));
+    // The second URL's copies were answered duplicate: every event of the run is stored once, under one source.
+    const sources = await t.db.query<{ source: string; n: number }>(`SELECT source, count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 GROUP BY source`, [`evt_${report.runId}%`]);
+    expect(sources.rows.map((r) => r.source)).toEqual(['shop-paymos']);
     // The crash check really crashed a run: one delivery needed a second attempt.
     const retried = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND attempts > 1`, [`evt_${report.runId}%`]);
     expect(retried.rows[0]!.n).toBeGreaterThanOrEqual(1);
@@ -127,7 +135,7 @@ describe.concurrent('tekil prove against tekil', () => {
       ...timings,
     });
     expect(notPassed(report)).toEqual([]);
-    expect(report.counts.passed).toBe(12);
+    expect(report.counts.passed).toBe(14);
     // Every forward tekil made for this run's events is on record as done or stale, none pending or dead.
     const open = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status NOT IN ('done', 'stale')`, [`evt_${report.runId}%`]);
     expect(open.rows[0]!.n).toBe(0);

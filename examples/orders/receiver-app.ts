@@ -31,6 +31,8 @@ export interface ReceiverAppOptions {
   recordKeyBeforeWork?: boolean;
   /** Apply every event's state as it arrives, even backwards (only the broken receivers do this). */
   applyInArrivalOrder?: boolean;
+  /** Credit every invoice.paid, even for an invoice already paid (only the broken receivers do this). */
+  creditEveryPaid?: boolean;
   host?: string;
 }
 
@@ -99,8 +101,11 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
     if (fail) return 500;
     // The commit: the effect, the state and the processed key together.
     const invoice = invoices.get(e.invoiceId) ?? { count: 0, state: 'awaiting_payment' };
+    // The second lock, behind the event id: "mark paid only if not yet paid", so invoice.paid under a
+    // new event id for a paid invoice credits nothing.
+    const credits = e.status === 'paid' && (options.creditEveryPaid || invoice.state !== 'paid');
     if (options.applyInArrivalOrder || !terminal.has(invoice.state)) invoice.state = e.status;
-    if (e.status === 'paid') invoice.count++;
+    if (credits) invoice.count++;
     invoices.set(e.invoiceId, invoice);
     if (key !== undefined) processed.add(key);
     return 200;

@@ -80,7 +80,7 @@ export function registerProveCommand(program: Command): void {
     .requiredOption('--secret <secret>', "the receiver's signing secret for this scheme")
     .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
     .requiredOption('--effects <url>', 'GET → {"<resource id>": {"count": n, "state": "…"}}')
-    .option('--control <url>', 'base of POST fail-next / slow-next?ms=N (staging only); without it busy-duplicate and crash are skipped')
+    .option('--control <url>', 'base of POST fail-next / slow-next?ms=N (staging only); without it busy-duplicate, crash and replay-after-fix are skipped')
     .option('--callback-url <url>', 'a second URL of the same receiver, for second-endpoint')
     .option('--provider-list <url>', "the provider's list API (e.g. tekil simulate's …/v1/invoices): reconcile also compares every listed resource")
     .option('--provider-key <key>', 'bearer key of --provider-list')

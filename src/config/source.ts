@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
 import { retentionSchema } from './retention.js';
+import { reconcilePresetNames, withReconcilePreset } from './reconcile-presets.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
 
@@ -144,23 +145,28 @@ const githubReconcileSchema = z
 const genericReconcileSchema = z
   .object({
     provider: z.literal('generic'),
+    /** A provider's shape in one word (`mercanpay`): fills in the keys left out (src/config/reconcile-presets.ts). */
+    preset: z.enum(reconcilePresetNames).optional(),
     /** The list URL, e.g. `https://api.paymos.example/v1/invoices`. */
     url: z.string().url(),
     auth: reconcileAuthSchema,
     /** Provider statuses to list, one query parameter each (`status=paid&status=paid_over`). */
     statuses: z.array(z.string().min(1)).min(1).default(['paid', 'paid_over']),
+    /** The API takes one status per call: list each status in turn, instead of all in one query. */
+    one_status_per_call: z.boolean().default(false),
     /** The event type a webhook announcing each status carries; absent ones: `<type_prefix>.<status>`. */
     event_types: z.record(z.string(), z.string().min(1)).default({}),
     type_prefix: z.string().min(1).default('invoice'),
     /** The body of a synthetic delivery: the source's own envelope around the listed resource. */
-    envelope: z.enum(['paymos', 'standard', 'stripe']).default('paymos'),
+    envelope: z.enum(['paymos', 'standard', 'stripe', 'mercanpay']).default('paymos'),
     params: z
       .object({
         status: z.string().default('status'),
         limit: z.string().default('limit'),
         cursor: z.string().default('cursor'),
-        since: z.string().default('updated_since'),
-        until: z.string().default('updated_until'),
+        /** null: the API has no time filter, and the whole list is walked. */
+        since: z.string().nullable().default('updated_since'),
+        until: z.string().nullable().default('updated_until'),
       })
       .strict()
       .default({ status: 'status', limit: 'limit', cursor: 'cursor', since: 'updated_since', until: 'updated_until' }),
@@ -181,7 +187,7 @@ const genericReconcileSchema = z
   .strict();
 
 /** `reconcile:` on a source: compare with the provider's own API (see docs/reconcile.md). */
-export const reconcileSchema = z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema]);
+export const reconcileSchema = z.preprocess(withReconcilePreset, z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema]));
 export type ReconcileConfig = z.infer<typeof reconcileSchema>;
 export type StripeReconcileConfig = z.infer<typeof stripeReconcileSchema>;
 export type GenericReconcileConfig = z.infer<typeof genericReconcileSchema>;

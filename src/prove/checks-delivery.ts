@@ -85,10 +85,14 @@ export const busyDuplicate: CheckRun = async (s) => {
   const started = Date.now();
   // Like a provider: wait up to the timeout, then send the copy while the first run still works.
   const first = await s.send(e);
+  // The copy lands once the provider's timeout has passed, even when the first request was answered
+  // earlier (a receiver that queues answers at once and is busy after), as the article's step does.
+  await s.sleep(Math.max(0, started + providerTimeoutMs - Date.now()));
+  const copySentAfterMs = Date.now() - started;
   const copy = await s.deliver(e);
   await s.sleep(Math.max(0, started + slowMs - Date.now()));
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
-  const figures = { slow_ms: slowMs, provider_timeout_ms: providerTimeoutMs, first: describeAnswer(first), copy: answersText(copy), ...effectFigures(effect) };
+  const figures = { slow_ms: slowMs, provider_timeout_ms: providerTimeoutMs, copy_sent_after_ms: copySentAfterMs, first: describeAnswer(first), copy: answersText(copy), ...effectFigures(effect) };
   if (effect.count > 1) {
     return failed(
       `a copy sent while the first run was still working ${times(effect.count)}: the receiver does not deduplicate copies that arrive during processing (the event id must be taken under a unique key inside the work's transaction, so the copy waits or is refused)`,

@@ -4,6 +4,7 @@ import { providerListExpectations } from './provider-list.js';
 import type { Delivery, Expectation } from './session.js';
 
 const answersText = (d: Delivery): string => d.answers.map(describeAnswer).join(', ');
+const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 export const sameResource: CheckRun = async (s) => {
   const invoiceId = s.newInvoiceId();
@@ -27,6 +28,28 @@ export const sameResource: CheckRun = async (s) => {
   if (effect.count > 1) return failed(`the paid effect ${times(effect.count)} for one invoice.paid`, figures);
   if (effect.state !== undefined && effect.state !== 'paid') return failed(`both events were answered, but the invoice ended ${effect.state}, not paid`, figures);
   return passed(`both events processed; ${effect.state === undefined ? '' : `state ${effect.state}; `}the effect ran once`, figures);
+};
+
+export const paidAgain: CheckRun = async (s) => {
+  const invoiceId = s.newInvoiceId();
+  s.expect(invoiceId, { count: 1, state: 'paid', check: 'paid-again' });
+  const first = await s.deliver(s.event(invoiceId, 'paid'));
+  await s.settledEffect(invoiceId, (x) => x.count >= 1);
+  // The same payment announced again under a fresh event id: the event id lock lets it through, so
+  // only the conditional update ("mark paid only if not yet paid") keeps it from a second effect.
+  const again = await s.deliver(s.event(invoiceId, 'paid'));
+  const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
+  const figures = { first: answersText(first), again: answersText(again), ...effectFigures(effect) };
+  if (!first.ok || !again.ok) return failed(`an event was never answered 2xx (first: ${answersText(first)}; again: ${answersText(again)}): a second invoice.paid must be answered 2xx and change nothing`, figures);
+  if (effect.count > 1) {
+    return failed(
+      `invoice.paid under a new event id for an invoice already paid ${times(effect.count)}: the receiver has no second lock; mark the invoice paid only if it is not paid yet, and run the effect only when that update changed a row`,
+      figures,
+    );
+  }
+  if (effect.count === 0) return failed('the effect never ran', figures);
+  if (effect.state !== undefined && effect.state !== 'paid') return failed(`the invoice ended ${effect.state}, not paid`, figures);
+  return passed('the second invoice.paid was answered 2xx and changed nothing; the effect ran once', figures);
 };
 
 export const order: CheckRun = async (s) => {
@@ -74,6 +97,36 @@ export const crash: CheckRun = async (s) => {
   if (effect.count > 1) return failed(`after a run that failed mid-work, the effect ${times(effect.count)}: the failed run's work was not rolled back`, figures);
   const how = delivery.answers.length > 1 ? `answered ${answersText(delivery)}` : `answered ${answersText(delivery)} and retried by itself`;
   return passed(`the failed run was ${how}; exactly one effect`, figures);
+};
+
+export const replayAfterFix: CheckRun = async (s) => {
+  const { controlUrl, providerTimeoutMs } = s.options;
+  if (controlUrl === undefined) return skipped('needs --control (fail-next): without it prove cannot make an event fail');
+  await callControl(controlUrl, 'fail-next', providerTimeoutMs);
+  const invoiceId = s.newInvoiceId();
+  const e = s.event(invoiceId, 'paid');
+  s.expect(invoiceId, { count: 1, state: 'paid', check: 'replay-after-fix' });
+  // The provider's last attempt fails; it marks the event failed and sends it no more.
+  const lastAttempt = await s.send(e);
+  await s.sleep(s.options.settleMs);
+  // After the fix, an operator replays it by hand: the same event id, a fresh signature.
+  const replay = await s.deliver(e, { timestamp: nowSeconds() + 1 });
+  const afterReplay = await s.settledEffect(invoiceId, (x) => x.count >= 1);
+  // And once more, as a bulk replay that takes it in again (or the provider's own late retry) does.
+  const second = await s.deliver(e, { timestamp: nowSeconds() + 2 });
+  await s.sleep(s.options.settleMs);
+  const effect = await s.effectOf(invoiceId);
+  const figures = { last_attempt: describeAnswer(lastAttempt), replay: answersText(replay), second_replay: answersText(second), count_after_replay: afterReplay.count, ...effectFigures(effect) };
+  if (!replay.ok || !second.ok) return failed(`a replay was never answered 2xx (replay: ${answersText(replay)}; second replay: ${answersText(second)})`, figures);
+  if (afterReplay.count === 0) {
+    return failed(
+      `the event that failed (${describeAnswer(lastAttempt)}) was replayed after the fix and answered ${answersText(replay)}, but its effect never ran: the failed run left the event id marked processed, so the replay was taken for a duplicate; mark it in the work's transaction`,
+      figures,
+    );
+  }
+  if (effect.count > 1) return failed(`replaying the event a second time, with the same event id, the effect ${times(effect.count)}: a replay carries the event id of the original; deduplicate on it`, figures);
+  if (effect.state !== undefined && effect.state !== 'paid') return failed(`the invoice ended ${effect.state}, not paid`, figures);
+  return passed(`the failed event (${describeAnswer(lastAttempt)}) was replayed (${answersText(replay)}) and replayed again (${answersText(second)}); the effect ran once`, figures);
 };
 
 export const reconcile: CheckRun = async (s) => {

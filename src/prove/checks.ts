@@ -8,11 +8,13 @@ export const checkIds = [
   'concurrent',
   'busy-duplicate',
   'same-resource',
+  'paid-again',
   'order',
   'signature',
   'timestamp',
   'rotation',
   'crash',
+  'replay-after-fix',
   'second-endpoint',
   'reconcile',
 ] as const;
@@ -41,11 +43,13 @@ export const checkTitles: Record<CheckId, string> = {
   concurrent: 'copies of one delivery at once',
   'busy-duplicate': 'a copy while the first run is still working',
   'same-resource': 'invoice.confirming then invoice.paid for one invoice',
+  'paid-again': 'invoice.paid again, under a new event id, for a paid invoice',
   order: 'invoice.paid then a late invoice.confirming',
   signature: 'a wrong signature; a body changed after signing',
   timestamp: 'a timestamp outside the tolerance, past and future',
   rotation: 'two v1 signatures, only the second valid',
   crash: 'a run that fails mid-work, then the retry',
+  'replay-after-fix': 'an event that failed, replayed by hand after the fix',
   'second-endpoint': 'the same event id at a second URL',
   reconcile: 'every event sent, compared with the effects',
 };
@@ -61,6 +65,8 @@ export const checkFixes: Record<CheckId, string> = {
     'A provider that timed out resends while the first run still works: the copy must wait for or be refused by the first run (unique key on the event id inside the transaction), not start the work again.',
   'same-resource':
     'One invoice has many events: deduplicate on the event id, never on the resource (invoice) id, or the later states of a resource are dropped.',
+  'paid-again':
+    'A provider can announce a payment again under a new event id: make the update conditional ("mark paid only if not yet paid", e.g. UPDATE … SET status = \'paid\' WHERE id = $1 AND status <> \'paid\') and run the effect only when it changed a row: the second lock behind the event id.',
   order:
     'Events arrive out of order: compare each event with the resource\'s current state and ignore one that would move it back (a terminal state stays).',
   signature:
@@ -71,6 +77,8 @@ export const checkFixes: Record<CheckId, string> = {
     'During a secret rotation a header carries several signatures: accept the request when any of them matches any active secret, not only the first.',
   crash:
     'Mark an event processed in the same transaction as its work: if the work fails, the mark rolls back with it and the retry does the work.',
+  'replay-after-fix':
+    'A failed event is replayed by hand after the fix, with the same event id: a failed run must leave no "processed" mark (record it in the work\'s transaction), and a second replay must find the first one\'s mark and do nothing.',
   'second-endpoint':
     'A provider may send the same event to a second URL (the callback URL): deduplicate on the event id across every URL of the receiver.',
   reconcile:

@@ -39,7 +39,8 @@ export interface Effect {
 
 const effectEntry = z.union([
   z.number().int().nonnegative().transform((count): Effect => ({ count })),
-  z.object({ count: z.number().int().nonnegative(), state: z.string().optional() }).passthrough(),
+  // `state: null` is what SQL behind the route gives an invoice with no state yet: unknown, as if absent.
+  z.object({ count: z.number().int().nonnegative(), state: z.string().nullable().optional() }).passthrough(),
 ]);
 const effectsDocument = z.record(z.string(), effectEntry);
 
@@ -87,7 +88,7 @@ export function parseEffects(text: string, effectsUrl: string): Map<string, Effe
       hint: 'answer {"<resource id>": {"count": n, "state": "…"}} or {"<resource id>": n}',
     });
   }
-  return new Map(Object.entries(result.data).map(([id, e]) => [id, { count: e.count, ...(e.state === undefined ? {} : { state: e.state }) }]));
+  return new Map(Object.entries(result.data).map(([id, e]) => [id, { count: e.count, ...(e.state === undefined || e.state === null ? {} : { state: e.state }) }]));
 }
 
 /** Calls the control contract (`POST <control>/fail-next`, `…/slow-next?ms=N`); it must answer 2xx. */

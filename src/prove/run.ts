@@ -2,7 +2,7 @@ import { isTekilError, TekilError } from '../errors.js';
 import { checkFixes, checkIds, checkTitles, type CheckId, type CheckResult } from './checks.js';
 import { busyDuplicate, concurrent, deliver, duplicate, secondEndpoint } from './checks-delivery.js';
 import { rotation, signature, timestamp } from './checks-auth.js';
-import { crash, order, reconcile, sameResource } from './checks-state.js';
+import { crash, order, paidAgain, reconcile, replayAfterFix, sameResource } from './checks-state.js';
 import type { CheckRun } from './outcome.js';
 import { ProveSession, type ProveOptions } from './session.js';
 
@@ -12,11 +12,13 @@ const runners: Record<CheckId, CheckRun> = {
   concurrent,
   'busy-duplicate': busyDuplicate,
   'same-resource': sameResource,
+  'paid-again': paidAgain,
   order,
   signature,
   timestamp,
   rotation,
   crash,
+  'replay-after-fix': replayAfterFix,
   'second-endpoint': secondEndpoint,
   reconcile,
 };

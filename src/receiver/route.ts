@@ -72,7 +72,9 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     }
   });
 
-  app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
+  // `/in/<source>/<alias>` is the same source (a provider's second URL, e.g. an invoice's callback_url):
+  // one source, one deduplication. The alias is any one path segment, and only a label.
+  app.post<{ Params: { source: string; alias?: string } }>('/in/:source/:alias?', async (req, reply) => {
     const source = sources.get(req.params.source);
     if (!source) throw new TekilError('SOURCE_NOT_FOUND', `no source named "${req.params.source}" is configured`);
     const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;

@@ -56,12 +56,36 @@ export function createGenericAdapter(options: {
   /** Resource id → the states the provider listed for it, for `extras`. */
   const listed = new Map<string, Set<string>>();
 
-  function pageUrl(window: ReconcileWindow, cursor: string | null): URL {
+  /**
+   * Where a listing is. With one status per call the statuses are listed in turn, and the run's cursor
+   * says which one and where in it: `<status index>:<the provider's cursor>` (empty: its first page).
+   */
+  function readCursor(cursor: string | null): { index: number; provider: string | null } {
+    if (!cfg.one_status_per_call || cursor === null) return { index: 0, provider: cursor };
+    const colon = cursor.indexOf(':');
+    const index = Number(cursor.slice(0, colon));
+    if (colon < 1 || !Number.isInteger(index) || index < 0 || index >= cfg.statuses.length) {
+      throw new TekilError('RECONCILE_PROVIDER_FAILED', `the run's cursor "${cursor}" does not name one of the ${cfg.statuses.length} statuses`, {
+        hint: 'the statuses changed since the run began: start a new run with another window',
+      });
+    }
+    const provider = cursor.slice(colon + 1);
+    return { index, provider: provider === '' ? null : provider };
+  }
+
+  function nextCursor(index: number, providerNext: string | null): string | null {
+    if (!cfg.one_status_per_call) return providerNext;
+    if (providerNext !== null) return `${index}:${providerNext}`;
+    return index + 1 < cfg.statuses.length ? `${index + 1}:` : null;
+  }
+
+  function pageUrl(window: ReconcileWindow, index: number, cursor: string | null): URL {
     const url = new URL(cfg.url);
-    for (const s of cfg.statuses) url.searchParams.append(cfg.params.status, s);
+    const statuses = cfg.one_status_per_call ? [cfg.statuses[index]!] : cfg.statuses;
+    for (const s of statuses) url.searchParams.append(cfg.params.status, s);
     url.searchParams.set(cfg.params.limit, String(cfg.page_size));
-    url.searchParams.set(cfg.params.since, window.start.toISOString());
-    if (window.end) url.searchParams.set(cfg.params.until, window.end.toISOString());
+    if (cfg.params.since !== null) url.searchParams.set(cfg.params.since, window.start.toISOString());
+    if (window.end && cfg.params.until !== null) url.searchParams.set(cfg.params.until, window.end.toISOString());
     if (cursor !== null) url.searchParams.set(cfg.params.cursor, cursor);
     return url;
   }
@@ -114,9 +138,10 @@ export function createGenericAdapter(options: {
   return {
     provider: 'generic',
     async comparePage(db: Queryable, window: ReconcileWindow, cursor: string | null): Promise<ComparedPage> {
-      const url = pageUrl(window, cursor);
+      const at = readCursor(cursor);
+      const url = pageUrl(window, at.index, at.provider);
       const res = await providerRequest('GET', url.toString(), authHeaders(cfg, source, url), options.http);
-      const { items, nextCursor } = readItems(res.json);
+      const { items, nextCursor: providerNext } = readItems(res.json);
       const ids = [...new Set(items.map((i) => i.id))];
       const [deliveries, states] = await Promise.all([
         db.query<RecordedDelivery>(deliveriesOfResources.text, deliveriesOfResources.bind({ source: sourceName, resourceIds: ids })),
@@ -137,7 +162,7 @@ export function createGenericAdapter(options: {
         const finding = compareOne(item, byResource.get(item.id) ?? [], stateOf.get(item.id));
         if (finding) findings.push(finding);
       }
-      return { count: items.length, nextCursor, findings };
+      return { count: items.length, nextCursor: nextCursor(at.index, providerNext), findings };
     },
     async extras(db: Queryable, window: ReconcileWindow, listedUntil: Date): Promise<PlannedFinding[]> {
       const typeToStatus = new Map(cfg.statuses.map((s) => [typeOf(s), s]));

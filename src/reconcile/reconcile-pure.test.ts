@@ -47,4 +47,29 @@ describe('reconcile: pure parts', () => {
     expect(sourceSchema.safeParse({ ...base, reconcile: { provider: 'generic', url: 'https://x', auth: { kind: 'basic' } } }).success).toBe(false);
     expect(sourceSchema.safeParse({ ...base, reconcile: { provider: 'stripe', api_key: 'sk', typo: 1 } }).success).toBe(false);
   });
+
+  it('the mercanpay preset fills in the list shape; what the source sets wins, key by key', () => {
+    const base = { scheme: 'paymos', secrets: ['whsec_x'] };
+    const auth = { kind: 'bearer', token: 't' };
+    const mercan = sourceSchema.parse({ ...base, reconcile: { preset: 'mercanpay', url: 'https://mercanpay.example/api/invoices', auth } });
+    expect(mercan.reconcile).toMatchObject({
+      provider: 'generic',
+      preset: 'mercanpay',
+      statuses: ['paid', 'overpaid'],
+      one_status_per_call: true,
+      envelope: 'mercanpay',
+      params: { status: 'status', limit: 'limit', cursor: 'before', since: null, until: null },
+      paths: { items: 'data', next_cursor: 'next_before', id: 'id', status: 'status' },
+    });
+    const tuned = sourceSchema.parse({ ...base, reconcile: { preset: 'mercanpay', url: 'https://m.example/i', auth, statuses: ['paid'], paths: { id: 'token' }, page_size: 50 } });
+    expect(tuned.reconcile).toMatchObject({ statuses: ['paid'], page_size: 50, paths: { items: 'data', next_cursor: 'next_before', id: 'token' } });
+    const unknown = sourceSchema.safeParse({ ...base, reconcile: { preset: 'nopay', url: 'https://x.example', auth } });
+    expect(unknown.success).toBe(false);
+    expect(JSON.stringify(unknown.error?.issues)).toContain('mercanpay');
+    // Without a preset nothing changes: the generic defaults.
+    const generic = sourceSchema.parse({ ...base, reconcile: { provider: 'generic', url: 'https://x.example', auth } });
+    expect(generic.reconcile).toMatchObject({ one_status_per_call: false, params: { cursor: 'cursor', since: 'updated_since' }, paths: { items: 'items' } });
+    const input = { eventId: 'reconcile:inv_1:paid', eventType: 'invoice.paid', occurredAt: new Date('2026-11-28T10:00:00Z'), resource: { id: 'inv_1' } };
+    expect(JSON.parse(syntheticBody('mercanpay', input).toString())).toEqual({ id: 'reconcile:inv_1:paid', type: 'invoice.paid', created_at: '2026-11-28T10:00:00.000Z', data: { invoice: { id: 'inv_1' } } });
+  });
 });

@@ -32,6 +32,9 @@ export function syntheticBody(
     case 'stripe':
       body = { id: input.eventId, object: 'event', type: input.eventType, created: Math.floor(input.occurredAt.getTime() / 1000), data: { object: input.resource } };
       break;
+    case 'mercanpay':
+      body = { id: input.eventId, type: input.eventType, created_at: input.occurredAt.toISOString(), data: { invoice: input.resource } };
+      break;
   }
   return Buffer.from(JSON.stringify(body));
 }

@@ -172,3 +172,45 @@ export async function startFakeGithub(options: { key: string; repo: string; hook
   origin = api.url;
   return Object.assign(api, { redelivered });
 }
+
+export interface MercanPayInvoiceFixture {
+  id: string;
+  status: string;
+  order_id: string;
+  token: string;
+  paid_amount: string;
+  updated_at: string;
+}
+
+/**
+ * A list API shaped like MercanPay's: `GET /api/invoices?status=<one>&limit=&before=` with a bearer key →
+ * `{data, next_before}`, newest (highest id) first. Strict as a real API may be: exactly one status
+ * per call, and any other query parameter (`cursor`, `updated_since`) is a 400.
+ */
+export async function startFakeMercanPay(options: { key: string; invoices: () => MercanPayInvoiceFixture[] }): Promise<FakeApi & Pick<FakeInvoicesControl, 'failAfter'>> {
+  let pagesLeft: number | null = null;
+  const api = await serve((req, url) => {
+    const denied = unauthorized(req, options.key);
+    if (denied) return denied;
+    if (url.pathname !== '/api/invoices') return { status: 404, body: { error: 'not found' } };
+    if (pagesLeft !== null && pagesLeft-- <= 0) return { status: 500, body: { error: 'internal' } };
+    const unknown = [...url.searchParams.keys()].filter((k) => !['status', 'limit', 'before'].includes(k));
+    if (unknown.length) return { status: 400, body: { error: `unknown parameter ${unknown[0]}` } };
+    const statuses = url.searchParams.getAll('status');
+    if (statuses.length !== 1) return { status: 400, body: { error: 'status: exactly one value' } };
+    const before = url.searchParams.get('before');
+    const all = options
+      .invoices()
+      .filter((i) => i.status === statuses[0] && (before === null || i.id < before))
+      .sort((a, b) => (a.id < b.id ? 1 : -1));
+    const limit = Number(url.searchParams.get('limit') ?? 100);
+    const data = all.slice(0, limit);
+    const last = data[data.length - 1];
+    return { status: 200, body: { data, next_before: all.length > limit && last ? last.id : null } };
+  });
+  return Object.assign(api, {
+    failAfter(pages: number | null) {
+      pagesLeft = pages;
+    },
+  });
+}
