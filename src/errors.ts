@@ -1,4 +1,4 @@
-import { isStoreUnavailable, pgErrorCode } from './store/pg-error.js';
+import { isStoreUnavailable, isStoreUnreachable, pgErrorCode } from './store/pg-error.js';
 
 /**
  * The one catalogue of tekil's coded errors. Each code has a fixed HTTP status and a default message,
@@ -148,5 +148,7 @@ export function toClientError(err: unknown): TekilError {
     }
     if (isStoreUnavailable(err)) return new TekilError('STORE_UNAVAILABLE', undefined, { cause: err });
   }
+  // A pool that timed out, a connection that dropped: no SQLSTATE, and still the store being away.
+  if (isStoreUnreachable(err)) return new TekilError('STORE_UNAVAILABLE', undefined, { cause: err });
   return new TekilError('INTERNAL', undefined, { cause: err });
 }
