@@ -1,17 +1,7 @@
 import type { Queryable } from '../store/db.js';
-import { pgErrorCode } from '../store/pg-error.js';
+import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
 import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
 import type { OutboxCompletion } from './types.js';
-
-/**
- * SQLSTATE classes that mean "this row's values cannot be stored": data exceptions (a next attempt
- * time out of the timestamp range, a NUL in text) and integrity violations. Retrying the same values
- * fails the same way; any other failure (the store unreachable, a deadlock) is worth retrying.
- */
-function isRowRefusal(err: unknown): boolean {
-  const sqlState = pgErrorCode(err);
-  return sqlState !== undefined && (sqlState.startsWith('22') || sqlState.startsWith('23'));
-}
 
 /** Thrown when the store failed (not a row's values); `unwritten` are the completions to write again later. */
 export class CompletionsNotRecorded extends Error {
@@ -43,7 +33,7 @@ export async function recordCompletions(sql: Queryable, batch: readonly OutboxCo
     await writeCompletions(sql, batch, options.dispatcher, options.disableAfter);
     return [...batch];
   } catch (err) {
-    if (!isRowRefusal(err)) throw new CompletionsNotRecorded([...batch], err);
+    if (!isValueRefusal(err)) throw new CompletionsNotRecorded([...batch], err);
   }
   const recorded: OutboxCompletion[] = [];
   for (let i = 0; i < batch.length; i++) {
@@ -68,7 +58,7 @@ async function writeOne(sql: Queryable, completion: OutboxCompletion, options: R
     await writeCompletions(sql, [completion], options.dispatcher, options.disableAfter);
     return completion;
   } catch (err) {
-    if (!isRowRefusal(err)) throw err;
+    if (!isValueRefusal(err)) throw err;
     options.onRefused(completion, err);
     const sqlState = pgErrorCode(err)!;
     const failed: OutboxCompletion = {
@@ -81,7 +71,7 @@ async function writeOne(sql: Queryable, completion: OutboxCompletion, options: R
     try {
       await writeCompletions(sql, [failed], options.dispatcher, options.disableAfter);
     } catch (again) {
-      if (!isRowRefusal(again)) throw again;
+      if (!isValueRefusal(again)) throw again;
       options.onRefused(failed, again);
       return undefined;
     }

@@ -25,6 +25,16 @@ export function isStoreUnavailable(err: unknown): boolean {
   return code === undefined || TRANSIENT_CLASSES.has(code.slice(0, 2));
 }
 
+/**
+ * True when the store refused a statement's values, not the statement or the connection: a data
+ * exception (class 22: a time beyond the timestamp range, a NUL in text) or an integrity violation
+ * (class 23). The same values fail the same way again; a batch writer isolates the row instead.
+ */
+export function isValueRefusal(err: unknown): boolean {
+  const sqlState = pgErrorCode(err);
+  return sqlState !== undefined && (sqlState.startsWith('22') || sqlState.startsWith('23'));
+}
+
 /** Socket error codes of a connection that could not be made or was lost. */
 const SOCKET_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
 

@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { pgErrorCode } from '../store/pg-error.js';
+import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
 import { releaseSavepointSql, rollbackToSavepointSql, savepointSql } from '../store/sql/inbox/batch-connection.js';
 import { completeDeliveriesStatement, NESTLOOP_OFF_SQL } from '../store/sql/inbox/complete-deliveries.js';
 
@@ -31,15 +31,6 @@ export interface InboxCompletion {
 const OUTCOMES_SAVEPOINT = 'tekil_outcomes';
 
 /**
- * SQLSTATE classes that mean "these values cannot be stored" (a retry time beyond the timestamp range,
- * a NUL in text): data exceptions and integrity violations. Written again, they fail again.
- */
-function isRowRefusal(err: unknown): boolean {
-  const sqlState = pgErrorCode(err);
-  return sqlState !== undefined && (sqlState.startsWith('22') || sqlState.startsWith('23'));
-}
-
-/**
  * Writes a whole batch's outcomes in one statement (src/store/sql/inbox/complete-deliveries.ts): the
  * queue rows and the delivery records, the outcomes as one array per field. `token` is the batch's
  * claim token: only rows it still holds are written, and fewer rows written than outcomes given means
@@ -63,7 +54,7 @@ export async function completeDeliveries(
     await writeOutcomes(tx, completions, worker, token);
     return;
   } catch (err) {
-    if (!isRowRefusal(err)) throw err;
+    if (!isValueRefusal(err)) throw err;
     await tx.query(rollbackToSavepointSql(OUTCOMES_SAVEPOINT));
   }
   for (const completion of completions) {
@@ -72,7 +63,7 @@ export async function completeDeliveries(
       await tx.query(releaseSavepointSql(OUTCOMES_SAVEPOINT));
       continue;
     } catch (err) {
-      if (!isRowRefusal(err)) throw err;
+      if (!isValueRefusal(err)) throw err;
       await tx.query(rollbackToSavepointSql(OUTCOMES_SAVEPOINT));
       onRefused(completion, err);
       const why = `the store refused this outcome (SQLSTATE ${pgErrorCode(err)}; e.g. a retry time beyond the timestamp range)`;
