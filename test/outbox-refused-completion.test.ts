@@ -20,8 +20,9 @@ describe('outbox: a completion the store refuses is isolated', () => {
 
   beforeAll(async () => {
     t = await createTestDb();
-    // Real-time ladders: the bad gap must reach the store unscaled.
-    h = outboxHarness(t.db, { time_scale: 1 });
+    // Real-time ladders: the bad gap must reach the store unscaled. A long lease: on a loaded machine a
+    // slow recording must not let another claim send a healthy delivery again (nothing here expires one).
+    h = outboxHarness(t.db, { time_scale: 1, dispatcher: { lease_margin: '60s' } });
   });
   afterAll(async () => {
     await dispatcher?.stop();
@@ -48,7 +49,7 @@ describe('outbox: a completion the store refuses is isolated', () => {
     for (const input of bad) expect(() => parseConfig(input), JSON.stringify(input)).toThrow(/at most/);
   });
 
-  it('a bad row next to healthy ones: the healthy ones are sent once and recorded, the bad one is failed', async () => {
+  it('a bad row next to healthy ones: the healthy ones are sent once and recorded, the bad one is failed', { timeout: 120_000 }, async () => {
     const healthy = await startSink(() => ({ status: 200 }));
     const failing = await startSink(() => ({ status: 500, body: 'down' }));
     sinks.push(healthy, failing);
@@ -66,8 +67,8 @@ describe('outbox: a completion the store refuses is isolated', () => {
 
     const statuses = async (endpointId: string) =>
       (await t.db.query<{ status: string }>('SELECT status FROM outbox_deliveries WHERE endpoint_id = $1', [endpointId])).rows.map((r) => r.status);
-    await waitUntil(async () => (await statuses(ok)).filter((s) => s === 'succeeded').length === messages, 20_000, 'healthy deliveries to succeed');
-    await waitUntil(async () => (await statuses(bad)).filter((s) => s === 'failed').length === messages, 20_000, 'bad deliveries to fail');
+    await waitUntil(async () => (await statuses(ok)).filter((s) => s === 'succeeded').length === messages, 60_000, 'healthy deliveries to succeed');
+    await waitUntil(async () => (await statuses(bad)).filter((s) => s === 'failed').length === messages, 60_000, 'bad deliveries to fail');
 
     // Exactly once each: nothing was sent again because its success went unrecorded.
     const ids = healthy.requests.map((r) => (JSON.parse(r.body.toString()) as { event_id: string }).event_id);
