@@ -1,4 +1,4 @@
-import { isStoreUnavailable, pgErrorCode } from './store/pg-error.js';
+import { isStoreUnavailable, isStoreUnreachable, pgErrorCode } from './store/pg-error.js';
 
 /**
  * The one catalogue of tekil's coded errors. Each code has a fixed HTTP status and a default message,
@@ -31,6 +31,7 @@ export const errorCatalogue = {
   // HTTP requests in general (what the web framework refuses before a route runs)
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'the content type is not accepted here' },
   REQUEST_MALFORMED: { status: 400, message: 'the request is malformed' },
+  BODY_TOO_DEEP: { status: 400, message: 'the JSON body nests deeper than the limit' },
   URL_TOO_LONG: { status: 414, message: 'a path segment is too long' },
   // admin API
   UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
@@ -39,6 +40,7 @@ export const errorCatalogue = {
   CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
   BODY_TRIMMED: { status: 409, message: 'the body was trimmed by retention; there is nothing left to replay' },
   VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'the Idempotency-Key was first used with a different request' },
   FORBIDDEN_DESTINATION: { status: 400, message: 'the destination is on a private, loopback or link-local network' },
   // sending
   SECRET_KEY_MISMATCH: { status: 500, message: 'stored secrets were encrypted with another secret key' },
@@ -53,6 +55,7 @@ export const errorCatalogue = {
   // reconcile
   RECONCILE_NOT_CONFIGURED: { status: 400, message: 'the source has no reconcile block' },
   RECONCILE_PROVIDER_FAILED: { status: 502, message: "the provider's API could not be read" },
+  RECONCILE_RUNNING: { status: 409, message: 'a reconcile run of this source is in progress' },
   // tekil simulate
   SIMULATION_UNSETTLED: { status: 504, message: 'the simulated deliveries did not settle in time' },
   // configuration and internal
@@ -148,5 +151,7 @@ export function toClientError(err: unknown): TekilError {
     }
     if (isStoreUnavailable(err)) return new TekilError('STORE_UNAVAILABLE', undefined, { cause: err });
   }
+  // A pool that timed out, a connection that dropped: no SQLSTATE, and still the store being away.
+  if (isStoreUnreachable(err)) return new TekilError('STORE_UNAVAILABLE', undefined, { cause: err });
   return new TekilError('INTERNAL', undefined, { cause: err });
 }

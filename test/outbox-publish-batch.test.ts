@@ -163,7 +163,7 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     const release2 = await holdStore();
     const blocker2 = post({ type: 'invoice.paid' });
     await waitUntil(async () => (await histogram(metrics)).count === 3);
-    const again = [post({ type: 'invoice.paid' }, 'twin-key'), post({ type: 'invoice.paid' })];
+    const again = [post({ type: 'invoice.paid', resource_id: 'inv_twin' }, 'twin-key'), post({ type: 'invoice.paid' })];
     await arrivals(1 + 2);
     await release2();
     const [repeat, fresh] = await Promise.all(again);

@@ -105,4 +105,17 @@ describe('CLI: tekil reconcile', () => {
     expect(res.code).toBe(1);
     expect(res.stderr.trim()).toBe('tekil: RECONCILE_NOT_CONFIGURED: no source "nope" is configured (hint: add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md))');
   });
+  it.runIf(onPostgres)('a run of the source in progress elsewhere: one coded line, nothing run', async () => {
+    const { rows } = await t.db.query<{ id: string }>(
+      `INSERT INTO reconcile_runs (source, provider, window_start, apply, trigger, status) VALUES ('stripe', 'stripe', now(), false, 'api', 'running') RETURNING id`,
+    );
+    try {
+      const res = await cli('--source', 'stripe', '--since', '72h');
+      expect(res.code).toBe(1);
+      expect(res.stderr.trim()).toMatch(new RegExp(`^tekil: RECONCILE_RUNNING: reconcile run ${rows[0]!.id} of source "stripe" is in progress \\(started .*\\) \\(hint: wait for it to finish`));
+      expect(await count('SELECT count(*)::int AS n FROM reconcile_runs')).toBe(4);
+    } finally {
+      await t.db.query(`UPDATE reconcile_runs SET status = 'completed' WHERE id = $1`, [rows[0]!.id]);
+    }
+  });
 });

@@ -16,6 +16,7 @@ import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
 import { findNulByte } from './nul-bytes.js';
+import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './json-depth.js';
 
 export interface AdminApiOptions {
   ctx: Context;
@@ -81,6 +82,9 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     if ((body as string).trim() === '') return done(null, undefined);
+    if (jsonNestsDeeperThan(body as string, MAX_JSON_DEPTH)) {
+      return done(new TekilError('BODY_TOO_DEEP', `the JSON body nests objects and arrays more than ${MAX_JSON_DEPTH} levels deep`), undefined);
+    }
     parseJson(req, body as string, done);
   });
 

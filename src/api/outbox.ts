@@ -10,6 +10,7 @@ import { outboxExportTable } from '../dashboard/exports/table.js';
 import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
+import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
@@ -118,7 +119,15 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
         idempotencyKey,
         extraDestinations: body.extra_destinations?.map((x) => ({ url: x.url, endpointId: x.endpoint_id })),
       });
-      if (result.duplicate) reply.header('idempotent-replayed', 'true');
+      if (result.duplicate) {
+        await checkIdempotentRepeat(db, result.id, idempotencyKey!, {
+          type: body.type,
+          resourceId: body.resource_id ?? null,
+          data: body.data ?? null,
+          extraDestinations: body.extra_destinations?.map((x) => ({ url: x.url, endpointId: x.endpoint_id })) ?? [],
+        });
+        reply.header('idempotent-replayed', 'true');
+      }
       return { id: result.id };
     },
   );

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { durationMs, sizeBytes } from './units.js';
+import { durationMs, retryWaitMs, sizeBytes } from './units.js';
 import { sourceSchema } from './source.js';
 import { sendingSchema } from './sending.js';
 import { retentionSweepSchema } from './retention.js';
@@ -83,7 +83,7 @@ export const workerSchema = z
      */
     handler_timeout: durationMs.optional(),
     /** Longest Retry-After a forward target's 429 is honoured for; a longer one is cut to this. */
-    retry_after_max: durationMs.default(3_600_000),
+    retry_after_max: retryWaitMs.default(3_600_000),
   })
   .strict()
   .superRefine((w, ctx) => {

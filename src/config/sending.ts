@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { networkCidr } from './networks.js';
-import { durationMs, sizeBytes } from './units.js';
+import { durationMs, MAX_RETRY_WAIT_MS, parseDuration, retryWaitMs, sizeBytes } from './units.js';
 import { retentionSchema } from './retention.js';
 
-const gap = z.string().regex(/^\d+(?:\.\d+)?(ms|s|m|h|d)$/, 'expected a gap like 30s, 2m or 1h');
+const gap = z
+  .string()
+  .regex(/^\d+(?:\.\d+)?(ms|s|m|h|d)$/, 'expected a gap like 30s, 2m or 1h')
+  .refine((g) => (parseDuration(g) ?? 0) <= MAX_RETRY_WAIT_MS, 'a gap is at most 30d');
 /** A ladder preset name, or the list of gaps between attempts. */
 export const ladderSetting = z.union([z.string().regex(/^[a-z][a-z0-9_-]*$/), z.array(gap).min(1).max(50)]);
 
@@ -49,7 +52,7 @@ export const sendingSchema = z
     /** Disable an endpoint after this many consecutive failed deliveries; 0 never disables. */
     disable_after_failures: z.number().int().nonnegative().default(0),
     /** Longest Retry-After honoured; a longer one is cut to this. */
-    retry_after_max: durationMs.default(3_600_000),
+    retry_after_max: retryWaitMs.default(3_600_000),
     /** Multiplies every ladder gap (0.001 turns minutes into tens of milliseconds for tests). */
     time_scale: z.number().positive().max(1000).default(1),
     dispatcher: dispatcherSchema.default(dispatcherSchema.parse({})),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { networkCidr } from './networks.js';
-import { durationMs } from './units.js';
+import { durationMs, retryWaitMs } from './units.js';
 import { retentionSchema } from './retention.js';
 import { reconcilePresetNames, withReconcilePreset } from './reconcile-presets.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames } from '../signing/hmac.js';
@@ -46,9 +46,9 @@ export const retrySchema = z
     /** Attempts in all, the first included; after the last one the delivery is `dead`. */
     max_attempts: z.number().int().positive().default(20),
     /** Upper bound of the first backoff; it doubles with each attempt. */
-    base: durationMs.default(10_000),
-    /** Most one backoff may be. */
-    cap: durationMs.default(6 * 3_600_000),
+    base: retryWaitMs.default(10_000),
+    /** Most one backoff may be (at most 30d). */
+    cap: retryWaitMs.default(6 * 3_600_000),
   })
   .strict();
 export type RetryConfig = z.infer<typeof retrySchema>;

@@ -20,16 +20,36 @@ export function parseSize(text: string): number | undefined {
   return Math.round(Number(m[1]) * UNIT_BYTES[(m[2] ?? 'b').toLowerCase() as keyof typeof UNIT_BYTES]);
 }
 
+/**
+ * Longest duration any setting takes (100 years): every duration ends up added to a time, in
+ * JavaScript or in Postgres, and one beyond the timestamp range fails where it is used instead of
+ * where it was written. Settings with a tighter sense have their own bound on top.
+ */
+export const MAX_DURATION_MS = 36_500 * 86_400_000;
+
 /** A duration in config: a string with a unit (`30s`) or a number of seconds. Yields milliseconds. */
 export const durationMs = z.union([z.number().nonnegative(), z.string()]).transform((v, ctx) => {
-  if (typeof v === 'number') return Math.round(v * 1000);
-  const ms = parseDuration(v);
+  const ms = typeof v === 'number' ? Math.round(v * 1000) : parseDuration(v);
   if (ms === undefined) {
     ctx.addIssue({ code: 'custom', message: `expected a duration like 500ms, 30s, 2m, 1h or 1d, got "${v}"` });
     return z.NEVER;
   }
+  if (!(ms <= MAX_DURATION_MS)) {
+    ctx.addIssue({ code: 'custom', message: `expected a duration of at most 36500d, got "${v}"` });
+    return z.NEVER;
+  }
   return ms;
 });
+
+/**
+ * Longest wait between two attempts anywhere in tekil: a ladder gap, a retry backoff's base and cap, a
+ * honoured Retry-After. Next-attempt times are stored as timestamps; a wait beyond this is a mistake,
+ * and far beyond it one the database cannot hold (a whole dispatcher or worker batch failed on it).
+ */
+export const MAX_RETRY_WAIT_MS = 30 * 86_400_000;
+
+/** A duration in config for a wait between attempts: at most MAX_RETRY_WAIT_MS (30d). */
+export const retryWaitMs = durationMs.pipe(z.number().max(MAX_RETRY_WAIT_MS, 'expected at most 30d'));
 
 /** A size in config: `1mb`, `512kb` or a number of bytes. Yields bytes. */
 export const sizeBytes = z.union([z.number().int().positive(), z.string()]).transform((v, ctx) => {

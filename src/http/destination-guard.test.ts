@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { DestinationGuard } from './destination-guard.js';
+import { HttpPoster } from './post.js';
 
 /** The guard's verdicts on addresses and IP-literal URLs: no network involved. */
 describe('destination guard', () => {
@@ -53,6 +56,40 @@ describe('destination guard', () => {
       expect(() => new DestinationGuard(['127.0.0.0/8', bad], { setting }), bad).toThrow(
         expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining(`sources.shop.forward.allow_networks.1: "${bad}"`) }),
       );
+    }
+  });
+  it('refuses localhost names with a final dot and Teredo addresses, at creation and at connect time', async () => {
+    const guard = new DestinationGuard();
+    const teredo = '2001:0:4136:e378:8000:63bf:3fff:fdd2';
+    expect(guard.permits(teredo)).toBe(false);
+    expect(guard.permits('2001:db8::1')).toBe(true); // outside 2001::/32
+    for (const url of ['http://localhost./hooks', 'http://LOCALHOST.:8080/', 'http://app.localhost./', 'http://app.localhost/', `http://[${teredo}]/`]) {
+      await expect(guard.checkUrl(url), url).rejects.toMatchObject({ code: 'FORBIDDEN_DESTINATION' });
+    }
+    // Connect time: the lookup sockets use refuses the name without asking DNS.
+    const looked = await new Promise<Error | null>((resolve) => guard.lookup('localhost.', {}, (err) => resolve(err)));
+    expect(looked).toMatchObject({ code: 'FORBIDDEN_DESTINATION' });
+    // A real request to a real server listening on loopback never gets there.
+    let reached = 0;
+    const server = createServer((_req, res) => {
+      reached++;
+      res.end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    const poster = new HttpPoster({ guard });
+    try {
+      for (const url of [`http://localhost.:${port}/`, `http://[${teredo}]:${port}/`]) {
+        const result = await poster.post({ url, headers: {}, body: Buffer.from('{}'), timeoutMs: 2_000, keepBytes: 0 });
+        expect(result.ok, url).toBe(false);
+        expect(result.ok ? '' : result.error, url).toMatch(/private, loopback or link-local/);
+      }
+      expect(reached).toBe(0);
+      // Allowed loopback: the same name is let through.
+      expect(await new DestinationGuard(['127.0.0.0/8']).checkUrl('http://localhost./hooks')).toBeInstanceOf(URL);
+    } finally {
+      await poster.close();
+      await new Promise((r) => server.close(r));
     }
   });
 });

@@ -34,7 +34,18 @@ const DENIED_V6 = [
   ['fe80::', 10], // link-local
   ['ff00::', 8], // multicast
   ['64:ff9b::', 96], // NAT64 can reach private IPv4
+  ['2001::', 32], // Teredo: tunnels to an IPv4 address (and port) that may be private
 ] as const;
+
+/**
+ * `localhost`, `*.localhost`, with or without the final dot: loopback by definition (RFC 6761), whatever
+ * DNS says or fails to say, so judged as 127.0.0.1 without asking it. Ending in a dot, such a name
+ * may not resolve when an endpoint is created, and yet reach loopback later.
+ */
+function isLocalhostName(host: string): boolean {
+  return /(^|\.)localhost\.?$/i.test(host);
+}
+const LOOPBACK = '127.0.0.1';
 
 export interface DestinationGuardOptions {
   /**
@@ -107,6 +118,9 @@ export class DestinationGuard {
 
   /** A DNS lookup for sockets that drops refused addresses and fails when none is left. */
   readonly lookup: LookupFunction = (hostname, options, callback) => {
+    if (isLocalhostName(hostname) && !this.permits(LOOPBACK)) {
+      return callback(this.refusal(hostname, LOOPBACK) as TekilError & NodeJS.ErrnoException, '', 0);
+    }
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
       const usable = addresses.filter((a) => this.permits(a.address));
@@ -141,6 +155,7 @@ export class DestinationGuard {
     this.checkLiteral(url);
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host)) return url;
+    if (isLocalhostName(host) && !this.permits(LOOPBACK)) throw this.refusal(host, LOOPBACK);
     const addresses = await new Promise<LookupAddress[]>((resolve) => {
       dnsLookup(host, { all: true }, (err, found) => resolve(err ? [] : found));
     });

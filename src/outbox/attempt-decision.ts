@@ -16,6 +16,11 @@ export interface AttemptOutcome {
   unsendable: boolean;
 }
 
+/** The answer's text as a text column can hold it: Postgres refuses NUL, which a receiver may well send. */
+function storableBody(body: string | null): string | null {
+  return body !== null && body.includes('\u0000') ? body.replaceAll('\u0000', '\uFFFD') : body;
+}
+
 /** Only 2xx is a success; a redirect is a failure (never followed), and so is every other answer. */
 export function outcomeOf(result: PostResult): AttemptOutcome {
   const { startedAt, durationMs } = result;
@@ -24,7 +29,7 @@ export function outcomeOf(result: PostResult): AttemptOutcome {
   }
   const statusCode = result.statusCode;
   if (statusCode >= 200 && statusCode < 300) {
-    return { startedAt, durationMs, succeeded: true, statusCode, error: null, responseBody: result.body, retryAfterMs: undefined, unsendable: false };
+    return { startedAt, durationMs, succeeded: true, statusCode, error: null, responseBody: storableBody(result.body), retryAfterMs: undefined, unsendable: false };
   }
   const error = statusCode >= 300 && statusCode < 400 ? `redirect (HTTP ${statusCode}) not followed` : `HTTP ${statusCode}`;
   const retryAfter = result.headers['retry-after'];
@@ -34,7 +39,7 @@ export function outcomeOf(result: PostResult): AttemptOutcome {
     succeeded: false,
     statusCode,
     error,
-    responseBody: result.body,
+    responseBody: storableBody(result.body),
     retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
     unsendable: false,
   };

@@ -46,7 +46,7 @@ export class DispatcherCaches {
     if (this.ladders.has(json)) return this.ladders.get(json);
     let gaps: number[] | undefined;
     try {
-      gaps = ladderGapsMs(JSON.parse(json) as string | string[]);
+      gaps = ladderGapsMs(JSON.parse(json) as string | string[], { bounded: false });
     } catch {
       gaps = undefined; // an unreadable ladder cannot schedule anything: the delivery fails
     }

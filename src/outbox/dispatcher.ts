@@ -7,7 +7,6 @@ import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { WakeLoop, Wakeup } from '../store/wake-loop.js';
 import { claimDeliveries } from '../store/sql/outbox/claim-deliveries.js';
-import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, type AttemptOutcome } from './attempt-decision.js';
@@ -15,6 +14,7 @@ import type { DestinationGuard } from '../http/destination-guard.js';
 import { DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { OUTBOX_CHANNEL } from './publish.js';
+import { CompletionsNotRecorded, recordCompletions } from './record-completions.js';
 import type { SecretBox } from './secrets.js';
 import { Sender } from './sender.js';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
@@ -315,11 +315,18 @@ export class Dispatcher implements Service {
     void (async () => {
       while (this.completions.length > 0) {
         const batch = this.completions.splice(0, 1000);
+        let recorded: OutboxCompletion[];
         try {
-          await writeCompletions(this.sql, batch, this.id, this.options.sending.disable_after_failures);
+          recorded = await recordCompletions(this.sql, batch, {
+            dispatcher: this.id,
+            disableAfter: this.options.sending.disable_after_failures,
+            onRefused: (c, err) =>
+              this.options.logger.error({ err, deliveryId: c.deliveryId, endpointId: c.endpointId }, 'dispatcher: the store refused an attempt; its delivery is recorded as failed'),
+          });
         } catch (err) {
-          this.options.logger.warn({ err, attempts: batch.length }, 'dispatcher: recording attempts failed; retrying');
-          this.completions.unshift(...batch);
+          const unwritten = err instanceof CompletionsNotRecorded ? err.unwritten : batch;
+          this.options.logger.warn({ err, attempts: unwritten.length }, 'dispatcher: recording attempts failed; retrying');
+          this.completions.unshift(...unwritten);
           if (!this.running) {
             // Stopping (the pool may be closed already): no retry, or this would loop for ever.
             // The leases run out and the deliveries are retried elsewhere.
@@ -329,7 +336,7 @@ export class Dispatcher implements Service {
           await new Promise((r) => setTimeout(r, this.options.sending.dispatcher.poll_interval));
           continue;
         }
-        for (const c of batch) if (c.next === 'pending') this.wakeIn(c.delayMs);
+        for (const c of recorded) if (c.next === 'pending') this.wakeIn(c.delayMs);
         // The written rows freed their endpoints' slots: refill them while the next group is written.
         this.kick();
         if (this.running && this.completions.length < FLUSH_GROUP) break; // a small rest waits for company

@@ -1,4 +1,4 @@
-import { parseDuration } from '../config/units.js';
+import { MAX_RETRY_WAIT_MS, parseDuration } from '../config/units.js';
 import { TekilError } from '../errors.js';
 
 /**
@@ -22,8 +22,14 @@ export function isLadderPreset(name: string): name is LadderPreset {
   return Object.hasOwn(ladderPresets, name);
 }
 
-/** Resolves a ladder to its gaps in milliseconds; throws VALIDATION_FAILED on an unknown or bad ladder. */
-export function ladderGapsMs(spec: LadderSpec): number[] {
+/**
+ * Resolves a ladder to its gaps in milliseconds; throws VALIDATION_FAILED on an unknown or bad ladder,
+ * or a gap longer than 30 days (MAX_RETRY_WAIT_MS). The dispatcher reads stored ladders with
+ * `{ bounded: false }`: one stored before the bound keeps its gaps, and a gap the database cannot
+ * schedule fails that one delivery when its attempt is recorded (see record-completions.ts).
+ */
+export function ladderGapsMs(spec: LadderSpec, options: { bounded?: boolean } = {}): number[] {
+  const maxGapMs = options.bounded === false ? Infinity : MAX_RETRY_WAIT_MS;
   let gaps: readonly string[];
   if (typeof spec === 'string') {
     if (!isLadderPreset(spec)) {
@@ -37,6 +43,7 @@ export function ladderGapsMs(spec: LadderSpec): number[] {
   return gaps.map((g) => {
     const ms = parseDuration(g);
     if (ms === undefined || ms <= 0) throw new TekilError('VALIDATION_FAILED', `ladder gap "${g}": expected a duration like 30s, 2m or 1h`);
+    if (ms > maxGapMs) throw new TekilError('VALIDATION_FAILED', `ladder gap "${g}": a gap is at most 30d`);
     return ms;
   });
 }

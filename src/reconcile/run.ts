@@ -6,6 +6,7 @@ import type { Db, Queryable } from '../store/db.js';
 import { insertDelivery } from '../store/sql/inbox/insert-deliveries.js';
 import { findingKinds, insertFindings, listFindings, type FindingAction, type FindingKind, type FindingRow } from '../store/sql/reconcile/findings.js';
 import { advanceRun, finishRun, insertRun, lastRunOfSource, resumeRun, runById, type ReconcileRunRow } from '../store/sql/reconcile/runs.js';
+import { lockSourceRunStart } from '../store/sql/reconcile/source-lock.js';
 import { createGenericAdapter } from './generic.js';
 import { createGithubAdapter } from './github.js';
 import type { ProviderHttpOptions } from './provider-http.js';
@@ -69,8 +70,17 @@ const sameTime = (a: Date | null, b: Date | null) => (a === null ? b === null : 
  */
 async function openRun(db: Db, request: ReconcileRequest, provider: string): Promise<{ run: ReconcileRunRow; resumed: boolean }> {
   return db.transaction(async (tx) => {
+    // One run per source at a time, whoever starts it (CLI, API, schedule, any process): two runs over
+    // one window would each store every finding, twice.
+    await tx.query(lockSourceRunStart.text, lockSourceRunStart.bind({ source: request.source }));
     const last = (await tx.query<ReconcileRunRow>(lastRunOfSource.text, lastRunOfSource.bind({ source: request.source }))).rows[0];
-    const unfinished = last && (last.status === 'failed' || (last.status === 'running' && Date.now() - last.updated_at.getTime() > ABANDONED_AFTER_MS));
+    const abandoned = last?.status === 'running' && Date.now() - last.updated_at.getTime() > ABANDONED_AFTER_MS;
+    if (last?.status === 'running' && !abandoned) {
+      throw new TekilError('RECONCILE_RUNNING', `reconcile run ${last.id} of source "${request.source}" is in progress (started ${last.started_at.toISOString()})`, {
+        hint: `wait for it to finish (tekil reconcile --runs --source ${request.source}); a run that makes no progress for ${ABANDONED_AFTER_MS / 60_000} minutes is taken as abandoned and the next run resumes it`,
+      });
+    }
+    const unfinished = last && (last.status === 'failed' || abandoned);
     const sameWindow = last && sameTime(last.window_start, request.window.start) && sameTime(last.window_end, request.window.end);
     if (last && unfinished && last.provider === provider && (sameWindow || request.trigger === 'schedule')) {
       const row = (await tx.query<ReconcileRunRow>(resumeRun.text, resumeRun.bind({ id: last.id, apply: request.apply, trigger: request.trigger }))).rows[0]!;

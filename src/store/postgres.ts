@@ -2,8 +2,18 @@ import pg from 'pg';
 import { ACCEPTS_QUERY_OPTIONS, type Db, type Queryable, type QueryOptions, type QueryResult } from './db.js';
 import { quoteIdent } from './sql/statement.js';
 
-// bytea comes back as Buffer already; int8 (counts) as a JS number is safe for our ranges.
-pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+const INT8 = pg.types.builtins.INT8;
+const int8AsNumber = (value: string): number => Number(value);
+
+/**
+ * How tekil's own connections read values: int8 (counts, ids) as a JS number, safe for tekil's ranges;
+ * bytea comes back as a Buffer already. Set per pool, never in pg's global registry: an application
+ * that embeds tekil keeps its own pools' parsers (a bigint stays an exact string there).
+ */
+const tekilTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === INT8 && format !== 'binary' ? int8AsNumber : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
 
 export interface PostgresOptions {
   connectionString: string;
@@ -43,6 +53,7 @@ function createPool(options: PostgresOptions): pg.Pool {
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'tekil',
     connectionTimeoutMillis: 5_000,
+    types: tekilTypes,
     // tekil's statements are short; JIT compilation only ever costs them. It kicks in when the planner's
     // estimate is high, e.g. on a freshly filled queue that has no statistics yet, and then adds
     // close to a second of compiling to every claim. An `options` in the connection string wins.

@@ -1,5 +1,7 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
+import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
+import { releaseSavepointSql, rollbackToSavepointSql, savepointSql } from '../store/sql/inbox/batch-connection.js';
 import { completeDeliveriesStatement, NESTLOOP_OFF_SQL } from '../store/sql/inbox/complete-deliveries.js';
 
 /** `release`: the delivery was not started; it returns to the queue as it was before the claim. */
@@ -25,15 +27,61 @@ export interface InboxCompletion {
   result_ref: string | null;
 }
 
+/** The savepoint the outcomes are written behind: the batch's handler work stays if they are refused. */
+const OUTCOMES_SAVEPOINT = 'tekil_outcomes';
+
 /**
  * Writes a whole batch's outcomes in one statement (src/store/sql/inbox/complete-deliveries.ts): the
  * queue rows and the delivery records, the outcomes as one array per field. `token` is the batch's
  * claim token: only rows it still holds are written, and fewer rows written than outcomes given means
  * the batch lost some of its deliveries (LEASE_LOST: the caller rolls everything back).
+ *
+ * One outcome the store refuses must not roll back the whole batch (its neighbours' forwards would be
+ * sent again at every retry, for ever): the statement runs behind a savepoint, and when the store
+ * refuses its values the outcomes are written again one by one, each behind its own savepoint. One
+ * refused on its own is recorded without what the store refused: a retry becomes `dead` (its retry
+ * time is the usual culprit), and `onRefused` is told.
  */
-export async function completeDeliveries(tx: Queryable, completions: readonly InboxCompletion[], worker: string, token: string): Promise<void> {
+export async function completeDeliveries(
+  tx: Queryable,
+  completions: readonly InboxCompletion[],
+  worker: string,
+  token: string,
+  onRefused: (completion: InboxCompletion, err: unknown) => void = () => {},
+): Promise<void> {
+  if (completions.length === 0) return;
+  try {
+    await writeOutcomes(tx, completions, worker, token);
+    return;
+  } catch (err) {
+    if (!isValueRefusal(err)) throw err;
+    await tx.query(rollbackToSavepointSql(OUTCOMES_SAVEPOINT));
+  }
+  for (const completion of completions) {
+    try {
+      await writeOutcomes(tx, [completion], worker, token);
+      await tx.query(releaseSavepointSql(OUTCOMES_SAVEPOINT));
+      continue;
+    } catch (err) {
+      if (!isValueRefusal(err)) throw err;
+      await tx.query(rollbackToSavepointSql(OUTCOMES_SAVEPOINT));
+      onRefused(completion, err);
+      const why = `the store refused this outcome (SQLSTATE ${pgErrorCode(err)}; e.g. a retry time beyond the timestamp range)`;
+      await writeOutcomes(tx, [refusedOutcome(completion, why)], worker, token);
+    }
+  }
+}
+
+/** What is recorded for an outcome the store refused: no retry time, result or text of its own. */
+function refusedOutcome(c: InboxCompletion, why: string): InboxCompletion {
+  const status = c.status === 'pending' ? 'dead' : c.status;
+  const attempt = c.error === null ? '' : `${c.error.replaceAll('\u0000', '')}; `;
+  return { ...c, status, next_attempt_ms: null, result_ref: null, prior_error: null, error: status === 'dead' ? `${attempt}${why}; dead` : null };
+}
+
+/** One statement for the given outcomes, behind the savepoint OUTCOMES_SAVEPOINT (taken in the same round trip). */
+async function writeOutcomes(tx: Queryable, completions: readonly InboxCompletion[], worker: string, token: string): Promise<void> {
   const n = completions.length;
-  if (n === 0) return;
   const rowRefs = new Array<string>(n);
   const recordRefs = new Array<string>(n);
   const statuses = new Array<string>(n);
@@ -65,7 +113,8 @@ export async function completeDeliveries(tx: Queryable, completions: readonly In
     (c.status === 'done' || c.status === 'stale' ? settledRefs : keptRefs).push(c.row_ref);
     writtenRecordRefs.push(c.record_ref);
   }
-  await tx.query(NESTLOOP_OFF_SQL);
+  // One round trip for both: the savepoint costs the batch no extra wait.
+  await tx.exec(`${savepointSql(OUTCOMES_SAVEPOINT)}; ${NESTLOOP_OFF_SQL}`);
   const stmt = completeDeliveriesStatement;
   const res = await tx.query<{ written: number }>(
     stmt.text,

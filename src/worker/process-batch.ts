@@ -167,7 +167,9 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
         completions.push(failure(deps, job, new Error(outcome.error), outcome.permanent, outcome.notBeforeMs, true));
       }
     }
-    await completeDeliveries(tx, completions, deps.workerId, token);
+    await completeDeliveries(tx, completions, deps.workerId, token, (c, err) => {
+      deps.logger.error({ err, rowRef: c.row_ref, status: c.status }, 'the store refused a delivery outcome; recorded without it (a retry becomes dead)');
+    });
   });
   return rows.length;
 }
