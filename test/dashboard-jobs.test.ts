@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import type { Job } from '../src/dashboard/jobs.js';
+import type { Job } from '../src/inbox/jobs.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
 import { waitUntil } from './helpers/wait.js';

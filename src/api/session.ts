@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TekilError } from '../errors.js';
-import { callerForToken } from '../dashboard/operators.js';
-import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../dashboard/sessions.js';
+import { callerForToken } from '../auth/operators.js';
+import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 

@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../store/db.js';
 import { deleteSession, insertSession, selectSession } from '../store/sql/dashboard/sessions.js';
-import { hashToken, type Caller } from './operators.js';
+import { hashToken } from './operators.js';
+import type { Caller } from './roles.js';
 
 export const SESSION_COOKIE = 'tekil_session';
 /** The header a cookie-authenticated change must carry, with the value `GET /api/v1/session` gives. */
