@@ -27,7 +27,7 @@ export async function authenticate(db: Queryable, adminToken: string, permission
   const cookie = readCookie(presented.cookie, SESSION_COOKIE);
   let found: Authenticated;
   if (header === undefined && cookie !== undefined) {
-    const session = await findSession(db, cookie);
+    const session = await findSession(db, cookie, adminToken);
     if (!session) throw new TekilError('UNAUTHORIZED', 'the session has expired or ended', { hint: 'sign in again' });
     if (permission !== 'view' && !csrfMatches(session, typeof presented.csrf === 'string' ? presented.csrf : undefined)) {
       throw new TekilError('FORBIDDEN', 'a change made with the session cookie needs its CSRF token', {
