@@ -65,7 +65,7 @@ const rooms = [
     uses: ['kernel'],
     says: [
       'db.ts: the Db interface; postgres.ts and pglite.ts are its adapters, pglite-thread.ts runs PGlite on a worker thread of its own',
-      'open.ts: openStore(), the adapter the settings point at (apart from db.ts, so no cycle)',
+      'open.ts: opening the store the settings point at, with the configuration\'s connection options (apart from db.ts, so no cycle)',
       'group-commit.ts: the group-commit queue under the receiver\'s inserts and the API\'s publishing',
       'migrations/: numbered, forward-only .sql files',
       'sql/: every statement, by area (inbox/, outbox/, reconcile/, dashboard/, simulate/); sql/statement.ts binds named parameters',

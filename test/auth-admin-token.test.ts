@@ -44,7 +44,7 @@ describe('the admin token has a minimum length', () => {
 
   it('refuses TEKIL_ADMIN_TOKEN=a, and one a character short, with CONFIG_INVALID', async () => {
     expect(ADMIN_TOKEN_MIN_LENGTH).toBe(16);
-    await expect(start({ TEKIL_ADMIN_TOKEN: 'a' })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/TEKIL_ADMIN_TOKEN.*1 characters.*at least 16/) });
+    await expect(start({ TEKIL_ADMIN_TOKEN: 'a' })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/TEKIL_ADMIN_TOKEN.*1 character long.*at least 16/) });
     await expect(start({ TEKIL_ADMIN_TOKEN: 'x'.repeat(15) })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 

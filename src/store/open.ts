@@ -27,3 +27,18 @@ export async function openStore(options: OpenStoreOptions): Promise<Db> {
   // On its own thread: the event loop stays free for HTTP while PGlite runs a statement.
   return createThreadedPgliteDb({ dataDir: `${dir.replace(/\/$/, '')}/pgdata` });
 }
+
+/** The parts of the settings and the configuration that say which store to open, and how. */
+export interface StoreSettings {
+  databaseUrl?: string | undefined;
+  dataDir: string;
+}
+export interface StoreConfig {
+  store: { pool_size: number; prepared_statements: boolean; disable_jit: boolean };
+}
+
+/** Opens the store the settings point at, with the configuration's connection options. */
+export function openConfiguredStore(settings: StoreSettings, config: StoreConfig, poolSize = config.store.pool_size): Promise<Db> {
+  const { prepared_statements: preparedStatements, disable_jit: disableJit } = config.store;
+  return openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, poolSize, preparedStatements, disableJit });
+}
