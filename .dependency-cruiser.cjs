@@ -107,9 +107,9 @@ module.exports = {
     {
       name: 'no-circular',
       severity: 'error',
-      comment: 'no module imports itself through others at run time (a cycle through type-only imports is erased by the compiler)',
+      comment: 'no module imports itself through others, not even through type-only imports',
       from: {},
-      to: { circular: true, viaOnly: { dependencyTypesNot: ['type-only'] } },
+      to: { circular: true },
     },
     {
       name: 'src-stays-in-src',

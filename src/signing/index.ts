@@ -10,7 +10,6 @@ import type { SchemeName, SignatureScheme } from './types.js';
 export type {
   FieldDefaults,
   IncomingHeaders,
-  SchemeFactory,
   SignatureScheme,
   SignInput,
   VerifyInput,
@@ -19,6 +18,9 @@ export type {
 export { hmacOptionProblems, hmacSchemeOptions, type HmacSchemeOptions } from './hmac.js';
 export { schemeNames, type SchemeName } from './types.js';
 export { newDeliveryId } from './common.js';
+
+// Here rather than in types.ts: hmac.ts imports types.ts, so types.ts naming hmac.ts's options would be a cycle.
+export type SchemeFactory = (options?: HmacSchemeOptions) => SignatureScheme;
 
 /**
  * The scheme a source is configured with. Schemes hold no state besides their options, so callers

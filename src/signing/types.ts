@@ -1,5 +1,3 @@
-import type { HmacSchemeOptions } from './hmac.js';
-
 export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac'] as const;
 export type SchemeName = (typeof schemeNames)[number];
 
@@ -58,5 +56,3 @@ export interface SignatureScheme {
   verify(input: VerifyInput): VerifyResult;
   sign(input: SignInput): Record<string, string>;
 }
-
-export type SchemeFactory = (options?: HmacSchemeOptions) => SignatureScheme;
