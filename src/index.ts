@@ -2,7 +2,7 @@
 export { startTekil, type StartOptions, type RunningTekil } from './runtime.js';
 export { buildApp, type AppOptions } from './app.js';
 export { loadConfigFile, parseConfig, defineConfig, type TekilConfig, type ConfigInput, type SourceConfig } from './config/index.js';
-export { openStore, type OpenStoreOptions } from './store/db.js';
+export { openStore, type OpenStoreOptions } from './store/open.js';
 export { migrate } from './store/migrate.js';
 export type { Db, Queryable, QueryResult } from './store/db.js';
 export { TekilError, errorCatalogue, type ErrorCode } from './errors.js';

@@ -4,15 +4,16 @@ import type { TekilConfig } from './config/schema.js';
 import { buildApp } from './app.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetricsRegistry } from './metrics.js';
-import { openStore, type Db } from './store/db.js';
+import type { Db } from './store/db.js';
+import { openConfiguredStore } from './store/open.js';
 import { migrate } from './store/migrate.js';
-import { resolveAdminToken, type AdminToken } from './api/token.js';
+import { resolveAdminToken, type AdminToken } from './auth/admin-token.js';
 import { roleNames, type Context, type Role, type Service } from './service.js';
 import { createDispatcherService } from './outbox/parts.js';
 import { createInboxBatcher, type InboxBatcher } from './receiver/batcher.js';
 import { createInboxWorker } from './worker/worker.js';
 import type { HandlerRegistry } from './worker/handlers.js';
-import { resolveSettings, type TekilSettings } from './settings.js';
+import { resolveSettings } from './settings.js';
 import { registerReconcileMetrics } from './reconcile/metrics.js';
 import { createReconcileScheduler } from './reconcile/scheduler.js';
 import { createRetentionSweeper } from './retention/sweeper.js';
@@ -59,12 +60,6 @@ const serviceFactories: Partial<Record<Role, (ctx: Context, options: StartOption
   worker: (ctx, options, batcher) => createInboxWorker(ctx, { handlers: options.handlers, ingest: batcher }),
   dispatcher: (ctx) => createDispatcherService(ctx),
 };
-
-/** Opens the store the settings point at, with the configuration's connection options. */
-export function openConfiguredStore(settings: TekilSettings, config: TekilConfig, poolSize = config.store.pool_size): Promise<Db> {
-  const { prepared_statements: preparedStatements, disable_jit: disableJit } = config.store;
-  return openStore({ databaseUrl: settings.databaseUrl, dataDir: settings.dataDir, poolSize, preparedStatements, disableJit });
-}
 
 export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   const { config } = options;

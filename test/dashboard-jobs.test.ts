@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import type { Job } from '../src/dashboard/jobs.js';
+import type { Job } from '../src/inbox/jobs.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
 import { waitUntil } from './helpers/wait.js';
@@ -79,5 +79,28 @@ describe('bulk jobs: replay or discard by filter in the background', () => {
     expect(counts.discarded ?? 0).toBe(job.changed);
     expect((counts.discarded ?? 0) + (counts.dead ?? 0)).toBe(1500);
     expect((await api<{ items: Job[] }>('GET', '/api/v1/jobs')).body.items[0]?.id).toBe(started.body.id);
+  });
+
+  /** Four discarded deliveries of their own type, the second one's body trimmed as retention trims it. */
+  const seedDiscardedOneTrimmed = async (prefix: string, type: string) => {
+    await seedDead(t, prefix, 4, type);
+    for (let i = 1; i <= 4; i++) expect((await api('POST', `/api/v1/inbox/${SOURCE}/${prefix}0000${i}/discard`)).status).toBe(200);
+    await t.db.query(`UPDATE inbox_deliveries SET body = ''::bytea, headers = '{}'::jsonb, trimmed_at = now() WHERE event_id = $1`, [`${prefix}00002`]);
+  };
+
+  it('the panel\'s bulk replay and the CLI\'s pass over a delivery whose body was trimmed, and replay the rest', async () => {
+    await seedDiscardedOneTrimmed('evt_jt', 'invoice.trimmed');
+    const started = await api<Job>('POST', '/api/v1/jobs', { kind: 'inbox.replay', filter: { status: 'discarded', type: 'invoice.trimmed' } });
+    expect(started.status).toBe(202);
+    const job = await finished(started.body.id);
+    expect(job, JSON.stringify(job)).toMatchObject({ status: 'done', error: null, total: 4, processed: 4, changed: 3, skipped: 1 });
+    expect(await statusCounts('evt_jt')).toEqual({ pending: 3, discarded: 1 });
+
+    // What `tekil inbox replay-bulk` calls: the same path, the same answer.
+    await seedDiscardedOneTrimmed('evt_jk', 'invoice.kept');
+    const bulk = await api<{ replayed: number }>('POST', '/api/v1/inbox/replay', { status: 'discarded', type: 'invoice.kept' });
+    expect(bulk.status).toBe(200);
+    expect(bulk.body).toMatchObject({ replayed: 3 });
+    expect(await statusCounts('evt_jk')).toEqual({ pending: 3, discarded: 1 });
   });
 });

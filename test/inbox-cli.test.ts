@@ -10,7 +10,7 @@ import { createTestDb, type TestDb } from './helpers/db.js';
 import { SOURCE, workerTestConfig } from './helpers/inbox.js';
 
 const run = promisify(execFile);
-const TOKEN = 'inbox-cli-token';
+const TOKEN = 'inbox-cli-test-token';
 
 /** `tekil inbox list` filters by the same names as the API: --since, --until, --resource-id, --event-id, --min-attempts. */
 describe('CLI: tekil inbox list filters', () => {

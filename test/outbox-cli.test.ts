@@ -11,7 +11,7 @@ import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { startSink, waitUntil, type Sink } from './helpers/sink.js';
 
 const run = promisify(execFile);
-const TOKEN = 'cli-test-token';
+const TOKEN = 'outbox-cli-test-token';
 
 describe('CLI: endpoints and messages against a running tekil (api + dispatcher roles)', () => {
   let t: TestDb | undefined;

@@ -16,7 +16,7 @@ import { loadConfigFile } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createMetricsRegistry } from '../../src/metrics.js';
 import type { InboxWriter } from '../../src/receiver/batcher.js';
-import { openConfiguredStore } from '../../src/runtime.js';
+import { openConfiguredStore } from '../../src/store/open.js';
 import { resolveSettings } from '../../src/settings.js';
 
 const config = await loadConfigFile(process.env.BENCH_CONFIG!);

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { TekilError } from '../errors.js';
 import type { Context } from '../service.js';
-import { callerForToken, roleAllows } from '../dashboard/operators.js';
-import { CSRF_HEADER, SESSION_COOKIE, csrfMatches, findSession, readCookie } from '../dashboard/sessions.js';
+import { authenticate } from '../auth/authenticate.js';
+import { CSRF_HEADER } from '../auth/sessions.js';
 import { outboxRoutes } from './outbox.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
@@ -37,42 +37,17 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
-  // Who is calling: a bearer token (the admin token or an operator's), else the session cookie. A change
-  // made with the cookie must also carry the session's CSRF token in a header, which another site's
-  // page cannot read or set. Then the route's permission is checked against the caller's role.
+  // Who is calling, and may they: src/auth/authenticate.ts (bearer token, or the cookie with its CSRF token).
   app.addHook('onRequest', async (req) => {
     const permission = req.routeOptions.config.permission;
     if (permission === 'public') return;
-    const header = req.headers.authorization;
-    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
-    if (header === undefined && cookie !== undefined) {
-      const session = await findSession(ctx.db, cookie);
-      if (!session) throw new TekilError('UNAUTHORIZED', 'the session has expired or ended', { hint: 'sign in again' });
-      const presented = req.headers[CSRF_HEADER];
-      if (permission !== 'view' && !csrfMatches(session, typeof presented === 'string' ? presented : undefined)) {
-        throw new TekilError('FORBIDDEN', 'a change made with the session cookie needs its CSRF token', {
-          hint: `send the csrf_token from GET /api/v1/session in the ${CSRF_HEADER} header`,
-        });
-      }
-      req.caller = session.caller;
-      req.session = session;
-    } else {
-      const presented = header?.startsWith('Bearer ') ? header.slice(7).trim() : undefined;
-      const caller = await callerForToken(ctx.db, adminToken, presented);
-      if (!caller) {
-        throw new TekilError('UNAUTHORIZED', presented === undefined ? 'no admin token' : 'wrong admin token', {
-          hint: 'send Authorization: Bearer <TEKIL_ADMIN_TOKEN> (or an operator token)',
-        });
-      }
-      req.caller = caller;
-    }
-    // A route without a declared permission (none today) is treated as the strictest.
-    const needed = permission ?? 'admin';
-    if (!roleAllows(req.caller.role, needed)) {
-      throw new TekilError('FORBIDDEN', `the ${req.caller.role} role cannot do this (it needs ${needed})`, {
-        hint: needed === 'admin' ? 'use the admin token' : 'use an operator token or the admin token',
-      });
-    }
+    const { caller, session } = await authenticate(ctx.db, adminToken, permission, {
+      authorization: req.headers.authorization,
+      cookie: req.headers.cookie,
+      csrf: req.headers[CSRF_HEADER],
+    });
+    req.caller = caller;
+    if (session) req.session = session;
   });
 
   // `curl -X POST -H 'content-type: application/json'` sends the header with no body: for routes that

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { JobRunner } from '../dashboard/jobs.js';
+import { JobRunner } from '../inbox/jobs.js';
 import type { Context } from '../service.js';
 import { inboxFilterQuery, toFilter } from './inbox.js';
 import type { ApiRoutes } from './route-spec.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { createOperator, listOperators, operatorRoles, revoke } from '../dashboard/operators.js';
+import { createOperator, listOperators, revoke } from '../auth/operators.js';
+import { operatorRoles } from '../auth/roles.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 

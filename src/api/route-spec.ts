@@ -1,16 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { parseInput } from '../validation.js';
-import type { Caller } from '../dashboard/operators.js';
-import type { Session } from '../dashboard/sessions.js';
+import type { Caller, Permission } from '../auth/roles.js';
+import type { Session } from '../auth/sessions.js';
 
-/**
- * What a caller must be allowed to do to use a route: `public` needs no credentials (signing in),
- * `view` reads, `operate` changes deliveries and endpoints (replay, discard, rotate, create), `admin`
- * manages operators (the admin token only).
- */
-export const permissions = ['public', 'view', 'operate', 'admin'] as const;
-export type Permission = (typeof permissions)[number];
+// Who may call what is auth's to say (src/auth/roles.ts); a route spec only names the permission.
+export type { Permission } from '../auth/roles.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 

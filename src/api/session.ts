@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TekilError } from '../errors.js';
-import { callerForToken } from '../dashboard/operators.js';
-import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../dashboard/sessions.js';
+import { callerForToken } from '../auth/operators.js';
+import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 
@@ -19,7 +19,7 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     async ({ body }, req, reply) => {
       const caller = await callerForToken(ctx.db, adminToken, body.token);
       if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token or an operator token' });
-      const { id, session } = await openSession(ctx.db, caller);
+      const { id, session } = await openSession(ctx.db, caller, adminToken);
       reply.header('set-cookie', sessionCookie(id, req.protocol === 'https'));
       reply.header('cache-control', 'no-store');
       return { name: caller.name, role: caller.role, csrf_token: session.csrfToken, expires_at: session.expiresAt };

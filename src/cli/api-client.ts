@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { request } from 'undici';
-import { readStoredAdminToken } from '../api/token.js';
+import { readStoredAdminToken } from '../auth/admin-token.js';
 import { TekilError } from '../errors.js';
 
 export interface ApiTarget {

@@ -72,7 +72,7 @@ export function registerReconcileCommand(program: Command): void {
     }
     const { config } = await loadCliConfig(opts.config);
     // The store and the run load with the command that uses them, not with the CLI (see start.ts).
-    const [{ reconcileConfigOf, runReconcile }, { openConfiguredStore }] = await Promise.all([import('../reconcile/run.js'), import('../runtime.js')]);
+    const [{ reconcileConfigOf, runReconcile }, { openConfiguredStore }] = await Promise.all([import('../reconcile/run.js'), import('../store/open.js')]);
     // Refused before the store is opened: a typo in --source should not wait for a database.
     if (window) reconcileConfigOf(config, opts.source!);
     const settings = resolveSettings(config, process.env);

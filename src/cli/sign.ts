@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { schemeNames, type SchemeName } from '../signing/index.js';
 import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
-import { rawJsonValue } from '../receiver/raw-json.js';
+import { rawJsonValue } from '../raw-json.js';
 import { createScheme, newDeliveryId } from '../signing/index.js';
 import type { SignatureScheme } from '../signing/index.js';
 import { addConfigOption, loadCliConfig, parseHmacOption } from './config.js';

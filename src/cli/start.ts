@@ -139,7 +139,7 @@ export function registerMigrateCommand(program: Command): void {
       .description('Apply pending database migrations (DATABASE_URL, or the embedded store in TEKIL_DATA_DIR / ./.tekil) and exit.'),
   ).action(async (opts: { config?: string }) => {
     const { config } = await loadCliConfig(opts.config);
-    const { openConfiguredStore } = await loadRuntime();
+    const { openConfiguredStore } = await import('../store/open.js');
     const db = await openConfiguredStore(resolveSettings(config, process.env), config, 1);
     try {
       const applied = await migrate(db);

@@ -1,8 +1,8 @@
 import { createServer } from 'node:net';
 import type { TekilConfig } from '../config/schema.js';
-import { resolveAdminToken } from '../api/token.js';
+import { resolveAdminToken } from '../auth/admin-token.js';
 import { createLogger } from '../logger.js';
-import { openConfiguredStore } from '../runtime.js';
+import { openConfiguredStore } from '../store/open.js';
 import type { Role } from '../service.js';
 import { resolveSettings } from '../settings.js';
 import { migrate } from '../store/migrate.js';

@@ -1,8 +1,7 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { DISCARD_SQL, filterConditions, replayMatchingSql, REPLAY_ONE_SQL } from '../store/sql/inbox/admin.js';
+import { DISCARD_SQL, REPLAY_ONE_SQL } from '../store/sql/inbox/admin.js';
 import { NOTIFY_INBOX_SQL } from '../store/sql/inbox/notify.js';
-import type { InboxFilter } from './filter.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
 import { trimmedError } from '../retention/trimmed.js';
@@ -13,7 +12,7 @@ import { trimmedError } from '../retention/trimmed.js';
  * as long as the handler's writes are conditional (see the example app). `force` also lets the event
  * past the ordering guard once. Attempts restart from zero (the history keeps every earlier attempt).
  */
-const REPLAYABLE = ['dead', 'stale', 'discarded'];
+export const REPLAYABLE: readonly string[] = ['dead', 'stale', 'discarded'];
 
 export async function replayDelivery(db: Queryable, source: string, eventId: string, force: boolean): Promise<InboxListItem> {
   // The answer is the state the replay wrote: a worker may claim the delivery the moment it commits.
@@ -27,21 +26,6 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
   if (trimmedAt) throw trimmedError(`${source}/${eventId}`, trimmedAt);
   if (status === 'done') throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}: already queued`);
-}
-
-/** Replays every delivery matching the filter (status defaults to dead). Answers how many. */
-export async function replayMatching(db: Queryable, filter: InboxFilter, force: boolean): Promise<number> {
-  const status = filter.status ?? 'dead';
-  if (status === 'done' && !force) throw new TekilError('CONFLICT', 'replaying done deliveries needs force', { hint: 'add --force (API: "force": true)' });
-  if (!REPLAYABLE.includes(status) && status !== 'done') throw new TekilError('VALIDATION_FAILED', `cannot replay ${status} deliveries`);
-  const params: unknown[] = [force];
-  // Every replayable status is a settled one or dead: the record's own status says which.
-  const where = filterConditions({ ...filter, status: undefined }, params);
-  params.push(status);
-  where.push(`d.status = $${params.length}`);
-  const res = await db.query(replayMatchingSql(status === 'dead', where), params);
-  if (res.rowCount > 0) await db.query(NOTIFY_INBOX_SQL);
-  return res.rowCount;
 }
 
 /**

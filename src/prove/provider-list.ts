@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TekilError } from '../errors.js';
 import { providerRequest } from '../reconcile/provider-http.js';
-import type { Expectation } from './session.js';
+import type { Expectation } from './expectation.js';
 
 /**
  * A provider's own list of what it announced (the list API `tekil simulate` serves, `GET /v1/invoices`

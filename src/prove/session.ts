@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { HmacSchemeOptions, SchemeName } from '../signing/index.js';
 import { signedInvoiceRequest, type InvoiceEvent, type InvoiceStatus } from '../provider/invoice-events.js';
+import type { Expectation } from './expectation.js';
 import type { ProviderListOptions } from './provider-list.js';
 import { isSuccess, postOnce, readEffects, type Answer, type Effect } from './http.js';
 
@@ -38,13 +39,8 @@ export const defaultProveOptions = {
   concurrentCopies: 20,
 } satisfies Partial<ProveOptions>;
 
-/** What the receiver should show for a resource once everything prove sent has settled. */
-export interface Expectation {
-  count: number;
-  /** The last state, when the resource should have one (absent for events that must be refused). */
-  state?: string;
-  check: string;
-}
+// Its own file, so provider-list.ts can name it without importing this one (which imports it).
+export type { Expectation } from './expectation.js';
 
 export interface SendOptions {
   /** Secrets to sign with (several: one signature each, as during a rotation). */

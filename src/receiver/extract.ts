@@ -1,7 +1,7 @@
 import type { SourceConfig } from '../config/source.js';
 import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
-import { rawJsonValue } from './raw-json.js';
+import { rawJsonValue } from '../raw-json.js';
 import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
 import { isComposite, parseFormFields, singleFormValue, type LocatorSpec } from '../signing/request-fields.js';
 

@@ -13,7 +13,6 @@ export type {
   Acknowledgement,
   FieldDefaults,
   IncomingHeaders,
-  SchemeFactory,
   SignatureScheme,
   SignInput,
   VerifyInput,
@@ -23,6 +22,9 @@ export { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSc
 export { schemeNames, type SchemeName } from './types.js';
 export { newDeliveryId } from './common.js';
 export { isComposite, plainLocators, type LocatorSpec } from './request-fields.js';
+
+// Here rather than in types.ts: hmac.ts imports types.ts, so types.ts naming hmac.ts's options would be a cycle.
+export type SchemeFactory = (options?: HmacSchemeOptions) => SignatureScheme;
 
 /**
  * The scheme a source is configured with. Schemes hold no state besides their options, so callers

@@ -1,19 +1,9 @@
 import { parsePath, readPath } from '../json-path.js';
-import { rawJsonValue } from '../receiver/raw-json.js';
+import { rawJsonValue } from '../raw-json.js';
 import { getHeader } from './common.js';
-import type { IncomingHeaders } from './types.js';
+import type { CompositeLocator, IncomingHeaders, LocatorSpec } from './types.js';
 
-/** Several locators whose values together make one id (`merchant_oid` and `status`). */
-export interface CompositeLocator {
-  all: readonly string[];
-}
-
-/**
- * One place to look: a locator (`body:<dotted.path>` in a JSON body, `form:<field>` in an
- * `application/x-www-form-urlencoded` body, `header:<name>`), or a composite whose every part must
- * be found.
- */
-export type LocatorSpec = string | CompositeLocator;
+export type { CompositeLocator, LocatorSpec } from './types.js';
 
 export function isComposite(spec: LocatorSpec): spec is CompositeLocator {
   return typeof spec !== 'string';

@@ -1,5 +1,14 @@
-import type { HmacSchemeOptions } from './hmac.js';
-import type { LocatorSpec } from './request-fields.js';
+/** Several locators whose values together make one id (`merchant_oid` and `status`). */
+export interface CompositeLocator {
+  all: readonly string[];
+}
+
+/**
+ * One place to look: a locator (`body:<dotted.path>` in a JSON body, `form:<field>` in an
+ * `application/x-www-form-urlencoded` body, `header:<name>`), or a composite whose every part must
+ * be found.
+ */
+export type LocatorSpec = string | CompositeLocator;
 
 export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico'] as const;
 export type SchemeName = (typeof schemeNames)[number];
@@ -78,5 +87,3 @@ export interface Acknowledgement {
   content_type: string;
   body: string;
 }
-
-export type SchemeFactory = (options?: HmacSchemeOptions) => SignatureScheme;

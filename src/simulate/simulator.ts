@@ -13,7 +13,8 @@ import { createScheme, hmacSchemeOptions, type HmacSchemeOptions } from '../sign
 import { invoiceEventBody, invoiceEventType } from '../provider/invoice-events.js';
 import type { Context, Service } from '../service.js';
 import { resolveSettings } from '../settings.js';
-import { openStore, type Db } from '../store/db.js';
+import type { Db } from '../store/db.js';
+import { openStore } from '../store/open.js';
 import { migrate } from '../store/migrate.js';
 import { INSERT_INVOICES } from '../store/sql/simulate/invoices.js';
 import { startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';

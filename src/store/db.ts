@@ -1,7 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import { createThreadedPgliteDb } from './pglite-thread.js';
-import { createPostgresDb } from './postgres.js';
-
 /**
  * The one storage interface tekil uses. Both adapters speak Postgres SQL with `$n` parameters:
  * node-postgres against a server (production) and PGlite in-process (the embedded default).
@@ -73,27 +69,4 @@ export interface Db extends Queryable {
    */
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   close(): Promise<void>;
-}
-
-export interface OpenStoreOptions {
-  /** Postgres connection string; when absent the embedded PGlite store is used. */
-  databaseUrl?: string | undefined;
-  /** Directory for the embedded store's files. */
-  dataDir?: string | undefined;
-  poolSize?: number | undefined;
-  /** Named prepared statements for the hot queries (Postgres only; default true). */
-  preparedStatements?: boolean | undefined;
-  /** `jit = off` as a startup option (Postgres only; default true). */
-  disableJit?: boolean | undefined;
-}
-
-/** Opens the store the settings point at: a Postgres pool, or the embedded store under `dataDir`. */
-export async function openStore(options: OpenStoreOptions): Promise<Db> {
-  if (options.databaseUrl) {
-    return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize, preparedStatements: options.preparedStatements, disableJit: options.disableJit });
-  }
-  const dir = options.dataDir ?? './.tekil';
-  mkdirSync(dir, { recursive: true });
-  // On its own thread: the event loop stays free for HTTP while PGlite runs a statement.
-  return createThreadedPgliteDb({ dataDir: `${dir.replace(/\/$/, '')}/pgdata` });
 }

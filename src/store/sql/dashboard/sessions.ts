@@ -6,27 +6,32 @@ export interface SessionRow {
   csrf_token: string;
   expires_at: Date;
   name: string | null;
+  admin_token_hash: string | null;
 }
 
 export async function insertSession(
   db: Queryable,
-  row: { idHash: string; operatorId: string | null; role: string; csrfToken: string; ttlMs: number },
+  row: { idHash: string; operatorId: string | null; role: string; csrfToken: string; ttlMs: number; adminTokenHash: string | null },
 ): Promise<void> {
   // Expired sessions are swept whenever one is made: sign-ins are rare, so this costs nothing.
   await db.query('DELETE FROM dashboard_sessions WHERE expires_at < now()');
   await db.query(
-    `INSERT INTO dashboard_sessions (id_hash, operator_id, role, csrf_token, expires_at)
-     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond')`,
-    [row.idHash, row.operatorId, row.role, row.csrfToken, row.ttlMs],
+    `INSERT INTO dashboard_sessions (id_hash, operator_id, role, csrf_token, expires_at, admin_token_hash)
+     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', $6)`,
+    [row.idHash, row.operatorId, row.role, row.csrfToken, row.ttlMs, row.adminTokenHash],
   );
 }
 
-/** The live session of an id hash, with its operator's name (none for the admin token). */
+/**
+ * The live session of an id hash, with its operator's name (none for the admin token). An operator's
+ * session is live only while the operator is: a session written by a sign-in that raced the revoke is
+ * as dead as the ones the revoke deleted.
+ */
 export async function selectSession(db: Queryable, idHash: string): Promise<SessionRow | undefined> {
   const { rows } = await db.query<SessionRow>(
-    `SELECT s.operator_id, s.role, s.csrf_token, s.expires_at, o.name
+    `SELECT s.operator_id, s.role, s.csrf_token, s.expires_at, o.name, s.admin_token_hash
      FROM dashboard_sessions s LEFT JOIN operators o ON o.id = s.operator_id
-     WHERE s.id_hash = $1 AND s.expires_at > now()`,
+     WHERE s.id_hash = $1 AND s.expires_at > now() AND (s.operator_id IS NULL OR o.revoked_at IS NULL)`,
     [idHash],
     { name: 'tekil_dashboard_session' },
   );

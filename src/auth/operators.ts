@@ -1,32 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { TekilError } from '../errors.js';
-import type { Permission } from '../api/route-spec.js';
-import { tokenMatches } from '../api/token.js';
 import type { Queryable } from '../store/db.js';
 import { insertOperator, operatorByTokenHash, revokeOperator, selectOperators, type OperatorRow } from '../store/sql/dashboard/operators.js';
-
-export const operatorRoles = ['viewer', 'operator'] as const;
-export type OperatorRole = (typeof operatorRoles)[number];
-/** Who is calling: an operator by role, or the admin token, which may do everything. */
-export type CallerRole = OperatorRole | 'admin';
-
-export interface Caller {
-  role: CallerRole;
-  /** The operator's id; none for the admin token. */
-  operatorId?: string;
-  /** For logs and the panel: the operator's name, or `admin`. */
-  name: string;
-}
-
-const granted: Readonly<Record<CallerRole, ReadonlySet<Permission>>> = {
-  viewer: new Set(['view']),
-  operator: new Set(['view', 'operate']),
-  admin: new Set(['view', 'operate', 'admin']),
-};
-
-export function roleAllows(role: CallerRole, permission: Permission): boolean {
-  return granted[role].has(permission);
-}
+import { tokenMatches } from './admin-token.js';
+import type { Caller, OperatorRole } from './roles.js';
 
 /** Tokens are stored as a SHA-256: they are random and long, so no slow hash is needed to resist guessing. */
 export function hashToken(token: string): string {
@@ -48,6 +25,11 @@ export function listOperators(db: Queryable, includeRevoked = false): Promise<Op
   return selectOperators(db, includeRevoked);
 }
 
+/**
+ * Revokes an operator. Its token stops working at once, and so does every session made with it: the
+ * revocation is a mark on the operator, which every request with a session checks (src/auth/sessions.ts),
+ * so a sign-in that read the operator as live just before the revoke still gets a dead session.
+ */
 export async function revoke(db: Queryable, idOrName: string): Promise<Operator> {
   const revoked = await revokeOperator(db, idOrName);
   if (!revoked) throw new TekilError('NOT_FOUND', `no live operator ${idOrName}`);

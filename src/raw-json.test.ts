@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { rawJsonValue } from './raw-json.js';
-import { parsePath } from '../json-path.js';
+import { parsePath } from './json-path.js';
 
 const at = (text: string, dotted: string) => {
   JSON.parse(text); // the scanner's precondition

@@ -1,18 +1,13 @@
 import { randomBytes } from 'node:crypto';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isTekilError, TekilError } from '../errors.js';
-import type { InboxFilter } from '../inbox/filter.js';
-import { listInbox } from '../inbox/list.js';
-import { discardDelivery, replayDelivery } from '../inbox/replay.js';
+import { applyToMatching, BULK_BATCH } from './bulk.js';
+import type { InboxFilter } from './filter.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
 import { countInboxMatching, finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/dashboard/jobs.js';
 
 export type JobKind = JobRow['kind'];
 export type Job = JobRow;
-
-/** Deliveries per batch: progress is written, and a cancel noticed, between batches. */
-export const JOB_BATCH = 100;
 
 export interface StartJob {
   kind: JobKind;
@@ -23,9 +18,9 @@ export interface StartJob {
 }
 
 /**
- * Runs bulk replays and discards in the background of the api role. Each delivery is replayed or
- * discarded with the same statement as a single one from the API, so a bulk job can never do what one
- * call would refuse; a delivery that changed meanwhile (a conflict) is counted as skipped.
+ * Runs bulk replays and discards in the background of the api role, through the one bulk path
+ * (src/inbox/bulk.ts): a delivery that changed meanwhile, or whose body retention trimmed, is counted as
+ * skipped.
  */
 export class JobRunner {
   private readonly running = new Set<Promise<void>>();
@@ -34,7 +29,7 @@ export class JobRunner {
   constructor(
     private readonly db: Db,
     private readonly logger: Logger,
-    private readonly batchSize = JOB_BATCH,
+    private readonly batchSize = BULK_BATCH,
   ) {}
 
   /** How many deliveries a job with this filter would touch now. */
@@ -76,32 +71,11 @@ export class JobRunner {
 
   private async run(id: string, input: StartJob): Promise<void> {
     try {
-      let cursor: string | undefined;
-      do {
-        const page = await listInbox(this.db, input.filter, { limit: this.batchSize, cursor });
-        let changed = 0;
-        let skipped = 0;
-        for (const item of page.items) {
-          try {
-            if (input.kind === 'inbox.replay') await replayDelivery(this.db, item.source, item.event_id, input.force);
-            else await discardDelivery(this.db, item.source, item.event_id);
-            changed++;
-          } catch (err) {
-            if (!isTekilError(err, 'CONFLICT')) throw err;
-            skipped++;
-          }
-          // A store that answers in microtasks (PGlite in-process) would let a job hold the whole
-          // process, HTTP included, until it ends: a turn of the event loop between deliveries.
-          await nextTurn();
-        }
-        const cancelRequested = await recordProgress(this.db, id, { processed: page.items.length, changed, skipped });
-        if (cancelRequested || this.stopping) {
-          await finishJob(this.db, id, 'cancelled', null);
-          return;
-        }
-        cursor = page.next_cursor ?? undefined;
-      } while (cursor);
-      await finishJob(this.db, id, 'done', null);
+      const { stopped } = await applyToMatching(this.db, input.kind, input.filter, input.force, {
+        batchSize: this.batchSize,
+        afterBatch: async (batch) => (await recordProgress(this.db, id, batch)) || this.stopping,
+      });
+      await finishJob(this.db, id, stopped ? 'cancelled' : 'done', null);
     } catch (err) {
       this.logger.error({ err, job: id }, 'bulk job failed');
       // A coded error's message is the operator's; anything else stays in the log (it may quote the store).

@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../store/db.js';
 import { deleteSession, insertSession, selectSession } from '../store/sql/dashboard/sessions.js';
-import { hashToken, type Caller } from './operators.js';
+import { hashToken } from './operators.js';
+import type { Caller } from './roles.js';
 
 export const SESSION_COOKIE = 'tekil_session';
 /** The header a cookie-authenticated change must carry, with the value `GET /api/v1/session` gives. */
@@ -15,17 +16,27 @@ export interface Session {
   expiresAt: Date;
 }
 
-/** Opens a session for a caller; returns the cookie's value (only its hash is stored). */
-export async function openSession(db: Queryable, caller: Caller): Promise<{ id: string; session: Session }> {
+/**
+ * Opens a session for a caller; returns the cookie's value (only its hash is stored). A session of the
+ * admin token keeps the token's hash, so a new TEKIL_ADMIN_TOKEN ends it (see findSession).
+ */
+export async function openSession(db: Queryable, caller: Caller, adminToken: string): Promise<{ id: string; session: Session }> {
   const id = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
-  await insertSession(db, { idHash: hashToken(id), operatorId: caller.operatorId ?? null, role: caller.role, csrfToken, ttlMs: SESSION_TTL_MS });
+  const adminTokenHash = caller.operatorId === undefined ? hashToken(adminToken) : null;
+  await insertSession(db, { idHash: hashToken(id), operatorId: caller.operatorId ?? null, role: caller.role, csrfToken, ttlMs: SESSION_TTL_MS, adminTokenHash });
   return { id, session: { caller, csrfToken, expiresAt: new Date(Date.now() + SESSION_TTL_MS) } };
 }
 
-export async function findSession(db: Queryable, id: string): Promise<Session | undefined> {
+/**
+ * The session a cookie stands for, checked on every request against the token it came from: none when
+ * it expired, was closed, its operator was revoked (even by a revoke that raced the sign-in), or it was
+ * made with an admin token other than the running one.
+ */
+export async function findSession(db: Queryable, id: string, adminToken: string): Promise<Session | undefined> {
   const row = await selectSession(db, hashToken(id));
   if (!row) return undefined;
+  if (row.operator_id === null && row.admin_token_hash !== hashToken(adminToken)) return undefined;
   const caller: Caller = row.operator_id === null ? { role: 'admin', name: 'admin' } : { role: row.role, operatorId: row.operator_id, name: row.name ?? row.operator_id };
   return { caller, csrfToken: row.csrf_token, expiresAt: row.expires_at };
 }
