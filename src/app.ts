@@ -7,6 +7,7 @@ import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxWriter } from './receiver/batcher.js';
 import { capConnections } from './http/connection-cap.js';
+import { clientErrorAnswer } from './http/client-error.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -38,6 +39,9 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       const error = toClientError(err);
       void (reply as FastifyReply).code(error.statusCode).send(error.toJSON());
     },
+    // What Node's HTTP parser refuses (a malformed request, headers too large, a timeout) never
+    // reaches a route either: the same coded shape.
+    clientErrorHandler: clientErrorAnswer(ctx.logger),
     // Node's and Fastify's defaults never time a request out, so a client sending one byte at a time
     // holds its connection forever. These bound the headers, the whole request and idle keep-alives.
     requestTimeout: server.request_timeout,

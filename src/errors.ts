@@ -32,6 +32,8 @@ export const errorCatalogue = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'the content type is not accepted here' },
   REQUEST_MALFORMED: { status: 400, message: 'the request is malformed' },
   URL_TOO_LONG: { status: 414, message: 'a path segment is too long' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'the request headers exceed the size limit' },
+  REQUEST_TIMEOUT: { status: 408, message: 'the request was not received in time' },
   // admin API
   UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
   FORBIDDEN: { status: 403, message: "the caller's role does not allow this" },

@@ -39,3 +39,26 @@ export async function rawRequest(
   const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0);
   return { status, headers, body: text.slice(split + 4) };
 }
+
+/**
+ * Writes `bytes` on a fresh socket as they are (a request the HTTP parser may refuse, or only part of
+ * one) and resolves with everything the server sent once it closes the connection.
+ */
+export async function rawExchange(baseUrl: string, bytes: string | Buffer): Promise<RawAnswer> {
+  const url = new URL(baseUrl);
+  const socket = net.connect(Number(url.port), url.hostname);
+  const chunks: Buffer[] = [];
+  await new Promise<void>((resolve) => {
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    // A server that answers and closes while unread bytes remain makes the kernel reset the
+    // connection: the answer read so far is what counts.
+    socket.on('error', () => {});
+    socket.on('close', () => resolve());
+    socket.write(bytes);
+  });
+  const text = Buffer.concat(chunks).toString('utf8');
+  const split = text.indexOf('\r\n\r\n');
+  const headers = split < 0 ? text : text.slice(0, split);
+  const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(headers)?.[1] ?? 0);
+  return { status, headers, body: split < 0 ? '' : text.slice(split + 4) };
+}
