@@ -8,6 +8,7 @@ import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxWriter } from './receiver/batcher.js';
 import { capConnections } from './http/connection-cap.js';
 import { clientErrorAnswer } from './http/client-error.js';
+import { discardRest } from './http/discard-body.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -77,6 +78,10 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       // A refusal mapped from another error (the framework's, or the store's net): its cause, for debugging.
       req.log.debug({ code: error.code, err }, error.message);
     }
+    // A refusal sent before the body was read (413, a 503 for bodies in flight) closes the connection:
+    // read the rest and drop it first (up to four times the limit, a few seconds), so a client still
+    // writing reads the answer instead of a reset.
+    if (req.raw.complete === false) await discardRest(req.raw, 4 * ctx.config.server.body_limit);
     // Every 503 says when to come back (the receiver sets its own before throwing).
     if (error.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(ctx.config.receiver.retry_after));
     return reply.code(error.statusCode).send(error.toJSON());
