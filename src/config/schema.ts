@@ -37,6 +37,11 @@ export const receiverSchema = z
     /** Body bytes that may wait for a flush before new requests get 503 (bounds memory). */
     queue_max_bytes: sizeBytes.default(64 * 1024 * 1024),
     /**
+     * Webhook body bytes one process holds at once, being received or waiting for their commit;
+     * past it new webhooks get 503 OVERLOADED (bodies are read before their signature is checked).
+     */
+    in_flight_max_bytes: sizeBytes.default(64 * 1024 * 1024),
+    /**
      * Longest a webhook waits for its commit, from its body being received (the upload is bounded by
      * server.request_timeout instead). Providers give up after about 10 s and retry; past this
      * the request is answered 503 with Retry-After (the row may still commit: the retry is then a duplicate).

@@ -6,6 +6,7 @@ import { receiverMetrics } from './metrics.js';
 import { compileSources } from './sources.js';
 import { withinDeadline } from './deadline.js';
 import type { IncomingHeaders } from '../signing/types.js';
+import { BodiesInFlight } from './body.js';
 
 export interface ReceiverRoutesOptions {
   ctx: Context;
@@ -42,9 +43,11 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
 
   // Signatures cover the exact bytes: in this scope every content type is kept as a Buffer.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.config.server.body_limit }, (_req, body, done) => {
-    done(null, body);
-  });
+  // Bodies are read before their signature can be checked: their bytes in flight are bounded per
+  // process (receiver.in_flight_max_bytes), taken as they are read and given back once answered.
+  const bodies = new BodiesInFlight(ctx.config.receiver.in_flight_max_bytes);
+  app.addContentTypeParser('*', async (req: FastifyRequest) => bodies.read(req.raw, ctx.config.server.body_limit));
+  app.addHook('onRequest', async (req, reply) => bodies.track(req.raw, reply.raw));
   // Fastify refuses a Content-Type it cannot parse as a media type ("", "text", "a, b", ";") with 415
   // before any parser runs, so a validly signed delivery would get a permanent 4xx. The body is kept
   // raw whatever its type: the route sees one neutral type, and the sender's value is put back for
