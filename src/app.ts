@@ -55,7 +55,12 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       connectionsCheckingInterval: checkingInterval(server.request_timeout, server.headers_timeout),
     },
   });
-  capConnections(app.server, server.max_connections, ctx.config.receiver.retry_after);
+  capConnections(app.server, {
+    max: server.max_connections,
+    // Unset: half the cap, so one client (or a flood from one address) leaves room for everyone else.
+    maxPerAddress: server.max_connections_per_address ?? Math.max(1, Math.floor(server.max_connections / 2)),
+    retryAfterSec: ctx.config.receiver.retry_after,
+  });
 
   // Only at debug level: the hook costs on every request even when its log line is dropped.
   if (ctx.logger.isLevelEnabled('debug')) {

@@ -15,8 +15,10 @@ export const serverSchema = z
     headers_timeout: durationMs.default(10_000),
     /** How long an idle keep-alive connection stays open; above a load balancer's idle timeout. */
     keep_alive_timeout: durationMs.default(72_000),
-    /** Open connections at most; one more is answered 503 with Retry-After and closed. */
+    /** Open connections at most; past it the idlest is closed, or (all busy) the new one is answered 503 with Retry-After. */
     max_connections: z.number().int().positive().default(500),
+    /** Open connections at most from one client address (an IPv6 /64 counts as one). Unset: half of max_connections. */
+    max_connections_per_address: z.number().int().positive().optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
