@@ -44,22 +44,26 @@ describe('webhook body bytes in flight', () => {
   it('past the bound a webhook gets 503 OVERLOADED with Retry-After; once the held bodies are gone it is accepted', async () => {
     const held = await Promise.all([heldUpload(), heldUpload(), heldUpload(), heldUpload()]);
     try {
-      // The four uploads hold the whole bound; a real webhook does not fit beside them.
-      await waitUntil(async () => (await rawRequest(url, { path: '/in/shop', ...signed('evt_probe') })).status === 503, 5_000, 'the bound is taken');
+      // The four uploads hold the whole bound once the server has read their headers; until then an
+      // unsigned probe is let in (and refused 401), after it the probe does not fit.
+      const probe = { path: '/in/shop', headers: [['Content-Type', 'application/json']] as Array<[string, string]>, body: '{"event_id":"evt_probe"}' };
+      await waitUntil(async () => (await rawRequest(url, probe)).status === 503, 5_000, 'the bound is taken');
       const refused = await rawRequest(url, { path: '/in/shop', ...signed('evt_in_flight') });
       expect(refused.status).toBe(503);
       expect(refused.headers).toMatch(/\r\nretry-after: 5\r\n/i);
       expect(JSON.parse(refused.body)).toMatchObject({ error: 'OVERLOADED' });
       expect(JSON.parse(refused.body).message).toContain('receiver.in_flight_max_bytes');
+      const held = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+      expect(held).toContain(`tekil_inbox_body_bytes_in_flight ${4 * bodyLimit}`);
     } finally {
       for (const socket of held) socket.destroy();
     }
     // Their connections gone, the bytes are given back.
     await waitUntil(async () => (await rawRequest(url, { path: '/in/shop', ...signed('evt_in_flight') })).status === 200, 5_000, 'the bound given back');
     expect(await countRows(t.db, "event_id = 'evt_in_flight'")).toBe(1);
-    expect(await countRows(t.db, "event_id = 'evt_probe'")).toBe(0);
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/tekil_inbox_deliveries_total\{source="shop",outcome="rejected",reason="OVERLOADED"\} [1-9]/);
+    expect(metrics).toContain('tekil_inbox_body_bytes_in_flight 0');
   });
 
   it('gives the bytes back after every answer: many more bodies than the bound, one after another, are all accepted', async () => {

@@ -46,6 +46,7 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
   // Bodies are read before their signature can be checked: their bytes in flight are bounded per
   // process (receiver.in_flight_max_bytes), taken as they are read and given back once answered.
   const bodies = new BodiesInFlight(ctx.config.receiver.in_flight_max_bytes);
+  metrics.watchBodyBytes(() => bodies.bytes);
   app.addContentTypeParser('*', async (req: FastifyRequest) => bodies.read(req.raw, ctx.config.server.body_limit));
   app.addHook('onRequest', async (req, reply) => bodies.track(req.raw, reply.raw));
   // Fastify refuses a Content-Type it cannot parse as a media type ("", "text", "a, b", ";") with 415
