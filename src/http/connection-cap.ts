@@ -15,6 +15,16 @@ interface Connection {
   address: string;
   active: number;
   idleSince: number;
+  /** Bytes read from it when it last fell idle: more since means a request is arriving. */
+  readWhenIdle: number;
+}
+
+/**
+ * Idle: no request being answered, and nothing read since the last answer (a request whose headers
+ * are still arriving has no request event yet, but has sent bytes).
+ */
+function isIdle(socket: Socket, conn: Connection): boolean {
+  return conn.active === 0 && socket.bytesRead === conn.readWhenIdle;
 }
 
 /**
@@ -52,7 +62,7 @@ export function capConnections(server: Server, { max, maxPerAddress, retryAfterS
     let idlest: [Socket, Connection] | undefined;
     for (const entry of open) {
       const conn = entry[1];
-      if (conn.active === 0 && inScope(conn) && (idlest === undefined || conn.idleSince < idlest[1].idleSince)) idlest = entry;
+      if (isIdle(entry[0], conn) && inScope(conn) && (idlest === undefined || conn.idleSince < idlest[1].idleSince)) idlest = entry;
     }
     if (!idlest) return false;
     forget(idlest[0]);
@@ -67,6 +77,7 @@ export function capConnections(server: Server, { max, maxPerAddress, retryAfterS
     res.once('close', () => {
       conn.active--;
       conn.idleSince = performance.now();
+      conn.readWhenIdle = req.socket.bytesRead;
     });
   });
 
@@ -80,7 +91,7 @@ export function capConnections(server: Server, { max, maxPerAddress, retryAfterS
       refuse(socket, refusalResponse(retryAfterSec, `the server holds its maximum of ${max} connections (server.max_connections); retry shortly`));
       return;
     }
-    open.set(socket, { address, active: 0, idleSince: performance.now() });
+    open.set(socket, { address, active: 0, idleSince: performance.now(), readWhenIdle: 0 });
     perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => forget(socket));
     for (const listener of listeners) listener.call(server, socket);
