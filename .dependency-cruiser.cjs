@@ -42,7 +42,7 @@ const rooms = [
   { label: 'inbox/', path: '^src/inbox/', uses: ['retention/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'what an operator does with received deliveries: list, show, replay, discard, and bulk replay or discard (one path for the panel\'s jobs and the CLI)' },
   { label: 'reconcile/', path: '^src/reconcile/', uses: ['receiver/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: "compare a source with the provider's own API: adapters (stripe, generic, github), runs, findings, the schedule" },
   { label: 'provider/', path: '^src/provider/', uses: ['receiver/', 'signing/', 'kernel'], says: "a provider's invoices and each scheme's natural envelope (shared by simulate and prove)" },
-  { label: 'receiver/', path: '^src/receiver/', uses: ['config/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline' },
+  { label: 'receiver/', path: '^src/receiver/', uses: ['config/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
   { label: 'worker/', path: '^src/worker/', uses: ['config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },
   { label: 'outbox/', path: '^src/outbox/', uses: ['retention/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'publish, endpoints and secrets, the dispatcher and its decisions, ladders, history' },
   { label: 'retention/', path: '^src/retention/', uses: ['config/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'the retention sweeper (worker role): trims bodies, deletes old settled records, in small batches' },
@@ -56,7 +56,7 @@ const rooms = [
     ],
   },
   { label: 'config/', path: '^src/config/', uses: ['http/', 'signing/', 'kernel'], says: 'the YAML schema (zod), units, env interpolation' },
-  { label: 'http/', path: '^src/http/', uses: ['kernel'], says: "shared by sending and forwarding: the HTTP poster, destination guard, CIDR and Retry-After parsers; the server's connection cap" },
+  { label: 'http/', path: '^src/http/', uses: ['kernel'], says: "shared by sending and forwarding: the HTTP poster, destination guard, CIDR and Retry-After parsers; the server's connection caps, its coded answers to malformed requests, and the reading and dropping of refused bodies" },
   { label: 'signing/', path: '^src/signing/', uses: ['kernel'], says: 'one file per signature scheme, sign + verify over raw bytes' },
   {
     label: 'store/',

@@ -7,6 +7,8 @@ import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxWriter } from './receiver/batcher.js';
 import { capConnections } from './http/connection-cap.js';
+import { clientErrorAnswer } from './http/client-error.js';
+import { discardRest } from './http/discard-body.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -38,6 +40,9 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       const error = toClientError(err);
       void (reply as FastifyReply).code(error.statusCode).send(error.toJSON());
     },
+    // What Node's HTTP parser refuses (a malformed request, headers too large, a timeout) never
+    // reaches a route either: the same coded shape.
+    clientErrorHandler: clientErrorAnswer(ctx.logger),
     // Node's and Fastify's defaults never time a request out, so a client sending one byte at a time
     // holds its connection forever. These bound the headers, the whole request and idle keep-alives.
     requestTimeout: server.request_timeout,
@@ -50,7 +55,12 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       connectionsCheckingInterval: checkingInterval(server.request_timeout, server.headers_timeout),
     },
   });
-  capConnections(app.server, server.max_connections, ctx.config.receiver.retry_after);
+  capConnections(app.server, {
+    max: server.max_connections,
+    // Unset: half the cap, so one client (or a flood from one address) leaves room for everyone else.
+    maxPerAddress: server.max_connections_per_address ?? Math.max(1, Math.floor(server.max_connections / 2)),
+    retryAfterSec: ctx.config.receiver.retry_after,
+  });
 
   // Only at debug level: the hook costs on every request even when its log line is dropped.
   if (ctx.logger.isLevelEnabled('debug')) {
@@ -73,6 +83,10 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       // A refusal mapped from another error (the framework's, or the store's net): its cause, for debugging.
       req.log.debug({ code: error.code, err }, error.message);
     }
+    // A refusal sent before the body was read (413, a 503 for bodies in flight) closes the connection:
+    // read the rest and drop it first (up to four times the limit, a few seconds), so a client still
+    // writing reads the answer instead of a reset.
+    if (req.raw.complete === false) await discardRest(req.raw, 4 * ctx.config.server.body_limit);
     // Every 503 says when to come back (the receiver sets its own before throwing).
     if (error.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(ctx.config.receiver.retry_after));
     return reply.code(error.statusCode).send(error.toJSON());

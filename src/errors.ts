@@ -33,6 +33,8 @@ export const errorCatalogue = {
   REQUEST_MALFORMED: { status: 400, message: 'the request is malformed' },
   BODY_TOO_DEEP: { status: 400, message: 'the JSON body nests deeper than the limit' },
   URL_TOO_LONG: { status: 414, message: 'a path segment is too long' },
+  HEADERS_TOO_LARGE: { status: 431, message: 'the request headers exceed the size limit' },
+  REQUEST_TIMEOUT: { status: 408, message: 'the request was not received in time' },
   // admin API
   UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
   FORBIDDEN: { status: 403, message: "the caller's role does not allow this" },

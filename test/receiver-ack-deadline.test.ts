@@ -4,6 +4,7 @@ import pg from 'pg';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { countRows, paymosBody, receiverApp, receiverConfig, signPaymos } from './helpers/receiver.js';
 import { waitUntil } from './helpers/wait.js';
+import { slowUpload } from './helpers/raw-http.js';
 
 /**
  * Providers give up after about 10 s and retry. A store that cannot commit (here: held by a lock the
@@ -13,9 +14,11 @@ import { waitUntil } from './helpers/wait.js';
 describe('acknowledgement deadline', () => {
   let t: TestDb;
   let app: FastifyInstance;
+  let url: string;
   beforeAll(async () => {
     t = await createTestDb();
     ({ app } = await receiverApp(t.db, receiverConfig({ receiver: { ack_deadline: '300ms' } })));
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
     await app?.close();
@@ -76,5 +79,18 @@ describe('acknowledgement deadline', () => {
 
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/tekil_inbox_deliveries_total\{source="shop",outcome="rejected",reason="ACK_DEADLINE_EXCEEDED"\} 1/);
+  });
+
+  it('measures from the body being received: a slow upload is answered 200, and so is its equally slow copy', async () => {
+    const body = paymosBody('evt_slow_upload');
+    const headers = Object.entries(signPaymos(body));
+    // The upload takes about three times the deadline (300 ms); the commit itself is quick.
+    const first = await slowUpload(url, { path: '/in/shop', headers, body, takesMs: 900 });
+    expect(first.status, first.body).toBe(200);
+    expect(JSON.parse(first.body)).toEqual({ status: 'accepted' });
+    const copy = await slowUpload(url, { path: '/in/shop', headers, body, takesMs: 900 });
+    expect(copy.status, copy.body).toBe(200);
+    expect(JSON.parse(copy.body)).toEqual({ status: 'duplicate' });
+    expect(await countRows(t.db, "event_id = 'evt_slow_upload'")).toBe(1);
   });
 });

@@ -128,6 +128,27 @@ describe('POST /in/:source on the wire', () => {
       expect(await countRows(t.db)).toBe(1);
     });
 
+    it('refuses an event id that is not valid UTF-8 (decoded, "x\\xFF" and "x\\xFE" would both be "x\\uFFFD")', async () => {
+      const bytes = (idBytes: number[]) =>
+        Buffer.concat([Buffer.from('{"event_id": "x'), Buffer.from(idBytes), Buffer.from('", "event_type": "invoice.paid", "data": {"invoice_id": "inv_1"}}')]);
+      for (const idBytes of [[0xff], [0xfe], [0xc3], [0xed, 0xa0, 0x80]]) {
+        const body = bytes(idBytes);
+        const res = await rawRequest(url, { path: '/in/shop', headers: lines(signPaymos(body), ['x-webhook-id']), body });
+        expect(res.status, res.body).toBe(400);
+        expect(JSON.parse(res.body)).toMatchObject({ error: 'EVENT_ID_INVALID' });
+      }
+      expect(await countRows(t.db)).toBe(0);
+      // U+FFFD written as itself (or as \\ufffd) in a valid UTF-8 body is a real character and fine.
+      expect((await send(envelope('"x\uFFFD"'))).json).toEqual({ status: 'accepted' });
+      expect((await send(envelope('"y\\ufffd"'))).json).toEqual({ status: 'accepted' });
+      // A resource id that is not valid UTF-8 is not a usable id: stored as null, as a lone surrogate is.
+      const badResource = Buffer.concat([Buffer.from('{"event_id": "evt_bad_resource", "event_type": "invoice.paid", "data": {"invoice_id": "inv'), Buffer.from([0xff]), Buffer.from('"}}')]);
+      const res = await rawRequest(url, { path: '/in/shop', headers: lines(signPaymos(badResource), ['x-webhook-id']), body: badResource });
+      expect(res.status, res.body).toBe(200);
+      const { rows } = await t.db.query<{ resource_id: string | null }>("SELECT resource_id FROM inbox_deliveries WHERE event_id = 'evt_bad_resource'");
+      expect(rows[0]!.resource_id).toBeNull();
+    });
+
     it('stores no resource id when it has a lone surrogate, rather than one that merges with another', async () => {
       expect((await send(envelope('"evt_surrogate_resource"', '"inv\\ud800"'))).status).toBe(200);
       const { rows } = await t.db.query<{ resource_id: string | null }>("SELECT resource_id FROM inbox_deliveries WHERE event_id = 'evt_surrogate_resource'");

@@ -18,7 +18,7 @@ describe('slow clients', () => {
   let url: string;
   beforeAll(async () => {
     t = await createTestDb();
-    const config = receiverConfig({ server: { body_limit: 64 * 1024, request_timeout: '1s', headers_timeout: '1s', max_connections: 3 } });
+    const config = receiverConfig({ server: { body_limit: 64 * 1024, request_timeout: '1s', headers_timeout: '1s', max_connections: 3, max_connections_per_address: 3 } });
     ({ app } = await receiverApp(t.db, config));
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });

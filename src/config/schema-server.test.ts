@@ -7,6 +7,14 @@ describe('server and receiver settings', () => {
     expect(receiverSchema.parse({}).ack_deadline).toBe(8_000);
   });
 
+  it('bound body bytes in flight and connections per address by default (unset per address: half of max_connections, see app.ts)', () => {
+    expect(receiverSchema.parse({}).in_flight_max_bytes).toBe(64 * 1024 * 1024);
+    expect(receiverSchema.parse({ in_flight_max_bytes: '8mb' }).in_flight_max_bytes).toBe(8 * 1024 * 1024);
+    expect(serverSchema.parse({}).max_connections_per_address).toBeUndefined();
+    expect(serverSchema.parse({ max_connections_per_address: 40 }).max_connections_per_address).toBe(40);
+    expect(serverSchema.safeParse({ max_connections_per_address: 0 }).success).toBe(false);
+  });
+
   it('read durations with units', () => {
     expect(serverSchema.parse({ request_timeout: '2m', headers_timeout: '500ms' })).toMatchObject({ request_timeout: 120_000, headers_timeout: 500 });
     expect(receiverSchema.parse({ ack_deadline: '5s' }).ack_deadline).toBe(5_000);

@@ -15,8 +15,10 @@ export const serverSchema = z
     headers_timeout: durationMs.default(10_000),
     /** How long an idle keep-alive connection stays open; above a load balancer's idle timeout. */
     keep_alive_timeout: durationMs.default(72_000),
-    /** Open connections at most; one more is answered 503 with Retry-After and closed. */
+    /** Open connections at most; past it the idlest is closed, or (all busy) the new one is answered 503 with Retry-After. */
     max_connections: z.number().int().positive().default(500),
+    /** Open connections at most from one client address (an IPv6 /64 counts as one). Unset: half of max_connections. */
+    max_connections_per_address: z.number().int().positive().optional(),
   })
   .strict()
   .superRefine((s, ctx) => {
@@ -37,7 +39,13 @@ export const receiverSchema = z
     /** Body bytes that may wait for a flush before new requests get 503 (bounds memory). */
     queue_max_bytes: sizeBytes.default(64 * 1024 * 1024),
     /**
-     * Longest a webhook waits for its commit. Providers give up after about 10 s and retry; past this
+     * Webhook body bytes one process holds at once, being received or waiting for their commit;
+     * past it new webhooks get 503 OVERLOADED (bodies are read before their signature is checked).
+     */
+    in_flight_max_bytes: sizeBytes.default(64 * 1024 * 1024),
+    /**
+     * Longest a webhook waits for its commit, from its body being received (the upload is bounded by
+     * server.request_timeout instead). Providers give up after about 10 s and retry; past this
      * the request is answered 503 with Retry-After (the row may still commit: the retry is then a duplicate).
      */
     ack_deadline: durationMs.default(8_000),

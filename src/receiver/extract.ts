@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { SourceConfig } from '../config/source.js';
 import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
@@ -55,6 +56,14 @@ class LazyRequest {
       }
     }
     return this.json;
+  }
+
+  /**
+   * True when a U+FFFD read from the body may stand for bytes that are not UTF-8: decoding replaced
+   * them, so "x\xFF" and "x\xFE" both read "x\uFFFD". Checked only for a value that holds one.
+   */
+  mayHaveReplaced(value: string): boolean {
+    return value.includes('\uFFFD') && !isUtf8(this.input.body);
   }
 }
 
@@ -129,13 +138,14 @@ const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * An id as stored, or undefined when it cannot be stored faithfully: Postgres text cannot hold NUL
- * and UTF-8 cannot hold a lone surrogate, so such ids are refused rather than mangled. Numbers from
+ * and UTF-8 cannot hold a lone surrogate, and a U+FFFD decoded from bytes that are not UTF-8 no longer
+ * says which bytes they were: such ids are refused rather than mangled. Numbers from
  * the body arrive as their raw text (see compileLocator).
  */
-function asId(v: unknown): string | undefined {
+function asId(v: unknown, req: LazyRequest): string | undefined {
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   if (typeof v !== 'string') return undefined;
-  if (v.length === 0 || v.length > MAX_ID_LENGTH || v.includes('\u0000') || LONE_SURROGATE.test(v)) return undefined;
+  if (v.length === 0 || v.length > MAX_ID_LENGTH || v.includes('\u0000') || LONE_SURROGATE.test(v) || req.mayHaveReplaced(v)) return undefined;
   return v;
 }
 
@@ -181,12 +191,12 @@ export function createExtractor(source: Pick<SourceConfig, 'event_id' | 'resourc
   return (input) => {
     const req = new LazyRequest(input);
     const rawId = eventId(req);
-    const id = rawId === undefined ? input.headerEventId || undefined : asId(rawId);
+    const id = rawId === undefined ? input.headerEventId || undefined : asId(rawId, req);
     if (id === undefined) {
       if (rawId !== undefined) {
         throw new TekilError(
           'EVENT_ID_INVALID',
-          `the event id must be a non-empty string or a number of at most ${MAX_ID_LENGTH} characters, without NUL or unpaired surrogates (\\ud800-\\udfff)`,
+          `the event id must be a non-empty string or a number of at most ${MAX_ID_LENGTH} characters, without NUL, unpaired surrogates (\\ud800-\\udfff) or bytes that are not UTF-8`,
         );
       }
       if (req.notJson) throw new TekilError('BODY_NOT_JSON', 'the body is not JSON, so the event id cannot be read from it');
@@ -197,7 +207,7 @@ export function createExtractor(source: Pick<SourceConfig, 'event_id' | 'resourc
     }
     return {
       eventId: id,
-      resourceId: asId(resourceId(req)) ?? null,
+      resourceId: asId(resourceId(req), req) ?? null,
       eventType: asType(eventType(req)),
       occurredAt: asTime(occurredAt(req)),
     };

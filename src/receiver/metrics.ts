@@ -1,4 +1,4 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { cachedChildren } from '../metrics.js';
 import { MinuteCounts } from './minute-counts.js';
 
@@ -10,6 +10,9 @@ export class ReceiverMetrics {
   readonly ackSeconds: Histogram<'source'>;
   readonly batchRows: Histogram;
   readonly flushErrors: Counter;
+  readonly bodyBytesInFlight: Gauge;
+  /** Reads the bytes held now (set by the route, which owns the bound). */
+  private readBodyBytes: () => number = () => 0;
   /** The same answers per minute for the last day (the dashboard's chart); this process's only. */
   readonly perMinute = new MinuteCounts();
   // Label lookups hash their arguments; the hot path reuses one child per label set.
@@ -41,8 +44,21 @@ export class ReceiverMetrics {
       help: 'Group-commit INSERTs that failed (each then fell back to per-row inserts or answered 503).',
       registers: [registry],
     });
+    const metrics = this;
+    this.bodyBytesInFlight = new Gauge({
+      name: 'tekil_inbox_body_bytes_in_flight',
+      help: 'Webhook body bytes held now, being received or waiting for their commit (bounded by receiver.in_flight_max_bytes).',
+      registers: [registry],
+      collect() {
+        this.set(metrics.readBodyBytes());
+      },
+    });
     this.deliveriesBy = cachedChildren(this.deliveries);
     this.ackSecondsBy = cachedChildren(this.ackSeconds);
+  }
+
+  watchBodyBytes(read: () => number): void {
+    this.readBodyBytes = read;
   }
 
   observeAck(source: string, seconds: number): void {

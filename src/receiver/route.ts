@@ -6,6 +6,7 @@ import { receiverMetrics } from './metrics.js';
 import { compileSources } from './sources.js';
 import { withinDeadline } from './deadline.js';
 import type { IncomingHeaders } from '../signing/types.js';
+import { BodiesInFlight } from './body.js';
 
 export interface ReceiverRoutesOptions {
   ctx: Context;
@@ -42,9 +43,12 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
 
   // Signatures cover the exact bytes: in this scope every content type is kept as a Buffer.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ctx.config.server.body_limit }, (_req, body, done) => {
-    done(null, body);
-  });
+  // Bodies are read before their signature can be checked: their bytes in flight are bounded per
+  // process (receiver.in_flight_max_bytes), taken as they are read and given back once answered.
+  const bodies = new BodiesInFlight(ctx.config.receiver.in_flight_max_bytes);
+  metrics.watchBodyBytes(() => bodies.bytes);
+  app.addContentTypeParser('*', async (req: FastifyRequest) => bodies.read(req.raw, ctx.config.server.body_limit));
+  app.addHook('onRequest', async (req, reply) => bodies.track(req.raw, reply.raw));
   // Fastify refuses a Content-Type it cannot parse as a media type ("", "text", "a, b", ";") with 415
   // before any parser runs, so a validly signed delivery would get a permanent 4xx. The body is kept
   // raw whatever its type: the route sees one neutral type, and the sender's value is put back for
@@ -77,6 +81,8 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
   app.post<{ Params: { source: string; alias?: string } }>('/in/:source/:alias?', async (req, reply) => {
     const source = sources.get(req.params.source);
     if (!source) throw new TekilError('SOURCE_NOT_FOUND', `no source named "${req.params.source}" is configured`);
+    // The handler runs once the whole body is in: the acknowledgement deadline counts from here.
+    const bodyReceivedAt = performance.now();
     const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
     const headers = req.headers;
     const contentType = sentContentType.get(req);
@@ -88,8 +94,9 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
     let outcome;
     try {
-      // The deadline counts from the request's arrival, so a slow upload uses up part of it.
-      outcome = await withinDeadline(ackDeadlineMs, reply.elapsedTime, () => batcher.enqueue({
+      // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
+      // sender on a slow link is answered as soon as its row commits, and so is its retry.
+      outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () => batcher.enqueue({
         source: source.name,
         eventId: fields.eventId,
         resourceId: fields.resourceId,
