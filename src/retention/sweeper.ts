@@ -104,7 +104,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
    */
   async function batch(step: Step, start: Date): Promise<{ times: Date[]; changed: number } | undefined> {
     return ctx.db.transaction(async (tx) => {
-      if (!(await tryAdvisoryLock(tx, RETENTION_LOCK))) return undefined;
+      if (!(await tryAdvisoryLock.run(tx, { key: RETENTION_LOCK })).rows[0]!.locked) return undefined;
       const rows = (await tx.query<{ id?: string; at: Date }>(step.sql, [...step.params, batchSize, start])).rows;
       const times = rows.map((r) => r.at);
       if (!step.apply) return { times, changed: rows.length };
