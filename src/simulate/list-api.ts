@@ -84,17 +84,14 @@ export function buildListApi(options: ListApiOptions): FastifyInstance {
     const parsed = listQuery.safeParse(request.query);
     if (!parsed.success) return refuse(reply, 400, 'invalid_request_error', parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
     const q = parsed.data;
-    const { rows } = await options.db.query<{ id: string; status: string; amount: string; paid_amount: string; currency: string; updated_at: Date; order_id: string | null }>(
-      listInvoicesPage.text,
-      listInvoicesPage.bind({
-        statuses: q.status ?? null,
-        after: q.cursor === undefined ? null : decodeCursor(q.cursor),
-        since: q.updated_since ?? null,
-        until: q.updated_until ?? null,
-        // One more than asked: whether a next page exists without a second query.
-        limit: q.limit + 1,
-      }),
-    );
+    const { rows } = await listInvoicesPage.run(options.db, {
+      statuses: q.status ?? null,
+      after: q.cursor === undefined ? null : decodeCursor(q.cursor),
+      since: q.updated_since ?? null,
+      until: q.updated_until ?? null,
+      // One more than asked: whether a next page exists without a second query.
+      limit: q.limit + 1,
+    });
     const page = rows.slice(0, q.limit);
     const body: InvoiceListPage = {
       items: page.map((r) => ({
