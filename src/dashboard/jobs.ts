@@ -2,11 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { isTekilError, TekilError } from '../errors.js';
 import type { InboxFilter } from '../inbox/filter.js';
-import { listInbox } from '../inbox/list.js';
+import { countInboxMatching, listInbox } from '../inbox/list.js';
 import { discardDelivery, replayDelivery } from '../inbox/replay.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
-import { countInboxMatching, finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/dashboard/jobs.js';
+import { finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/dashboard/jobs.js';
 
 export type JobKind = JobRow['kind'];
 export type Job = JobRow;

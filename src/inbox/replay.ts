@@ -1,8 +1,8 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { DISCARD_SQL, filterConditions, replayMatchingSql, REPLAY_ONE_SQL } from '../store/sql/inbox/admin.js';
-import { NOTIFY_INBOX_SQL } from '../store/sql/inbox/notify.js';
-import type { InboxFilter } from './filter.js';
+import { discard, replayMatching as replayMatchingStatement, replayMatchingDead, replayOne } from '../store/sql/inbox/admin.js';
+import { notifyInbox } from '../store/sql/inbox/notify.js';
+import { filterParams, type InboxFilter } from './filter.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
 import { trimmedError } from '../retention/trimmed.js';
@@ -17,10 +17,10 @@ const REPLAYABLE = ['dead', 'stale', 'discarded'];
 
 export async function replayDelivery(db: Queryable, source: string, eventId: string, force: boolean): Promise<InboxListItem> {
   // The answer is the state the replay wrote: a worker may claim the delivery the moment it commits.
-  const res = await db.query<InboxListItem>(REPLAY_ONE_SQL, [source, eventId, force, REPLAYABLE]);
+  const res = await replayOne.run(db, { source, eventId, force, replayable: REPLAYABLE });
   const row = res.rows[0];
   if (row) {
-    await db.query(NOTIFY_INBOX_SQL);
+    await notifyInbox.run(db);
     return row;
   }
   const { status, trimmed_at: trimmedAt } = await getInboxItem(db, source, eventId);
@@ -34,13 +34,10 @@ export async function replayMatching(db: Queryable, filter: InboxFilter, force: 
   const status = filter.status ?? 'dead';
   if (status === 'done' && !force) throw new TekilError('CONFLICT', 'replaying done deliveries needs force', { hint: 'add --force (API: "force": true)' });
   if (!REPLAYABLE.includes(status) && status !== 'done') throw new TekilError('VALIDATION_FAILED', `cannot replay ${status} deliveries`);
-  const params: unknown[] = [force];
   // Every replayable status is a settled one or dead: the record's own status says which.
-  const where = filterConditions({ ...filter, status: undefined }, params);
-  params.push(status);
-  where.push(`d.status = $${params.length}`);
-  const res = await db.query(replayMatchingSql(status === 'dead', where), params);
-  if (res.rowCount > 0) await db.query(NOTIFY_INBOX_SQL);
+  const params = { ...filterParams(filter), status: null, replayStatus: status, force };
+  const res = await (status === 'dead' ? replayMatchingDead : replayMatchingStatement).run(db, params);
+  if (res.rowCount > 0) await notifyInbox.run(db);
   return res.rowCount;
 }
 
@@ -49,7 +46,7 @@ export async function replayMatching(db: Queryable, filter: InboxFilter, force: 
  * Dead, stale and pending (not leased) deliveries can be discarded.
  */
 export async function discardDelivery(db: Queryable, source: string, eventId: string): Promise<InboxListItem> {
-  const res = await db.query(DISCARD_SQL, [source, eventId]);
+  const res = await discard.run(db, { source, eventId });
   if (res.rowCount > 0) return getInboxItem(db, source, eventId);
   const { status } = await getInboxItem(db, source, eventId);
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}; only dead, stale or pending deliveries can be discarded`);

@@ -35,7 +35,7 @@ export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, ki
  */
 export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<InboxClaimedDelivery[]> {
   const stmt = claimStatement(options.limit);
-  const res = await db.query<InboxClaimedRow>(stmt.text, stmt.bind({ lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR }), { name: stmt.name, sizeDependentPlan: true });
+  const res = await stmt.run(db, { lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR });
   return res.rows.map(toDelivery).sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
 }
 

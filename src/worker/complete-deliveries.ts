@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { completeDeliveriesStatement, NESTLOOP_OFF_SQL } from '../store/sql/inbox/complete-deliveries.js';
+import { completeDeliveriesStatement, nestloopOff } from '../store/sql/inbox/complete-deliveries.js';
 
 /** `release`: the delivery was not started; it returns to the queue as it was before the claim. */
 export type InboxDeliveryStatus = 'pending' | 'done' | 'stale' | 'dead' | 'release';
@@ -65,29 +65,25 @@ export async function completeDeliveries(tx: Queryable, completions: readonly In
     (c.status === 'done' || c.status === 'stale' ? settledRefs : keptRefs).push(c.row_ref);
     writtenRecordRefs.push(c.record_ref);
   }
-  await tx.query(NESTLOOP_OFF_SQL);
+  await nestloopOff.run(tx);
   const stmt = completeDeliveriesStatement;
-  const res = await tx.query<{ written: number }>(
-    stmt.text,
-    stmt.bind({
-      row_refs: tidArray(rowRefs),
-      record_refs: tidArray(recordRefs),
-      statuses,
-      started_ms: started,
-      durations_ms: durations,
-      errors,
-      prior_errors: priorErrors,
-      next_attempts_ms: nextAttempts,
-      result_refs: resultRefs,
-      settled_refs: tidArray(settledRefs),
-      kept_refs: tidArray(keptRefs),
-      released_refs: tidArray(releasedRefs),
-      written_record_refs: tidArray(writtenRecordRefs),
-      worker,
-      token,
-    }),
-    { name: stmt.name },
-  );
+  const res = await stmt.run(tx, {
+    row_refs: tidArray(rowRefs),
+    record_refs: tidArray(recordRefs),
+    statuses,
+    started_ms: started,
+    durations_ms: durations,
+    errors,
+    prior_errors: priorErrors,
+    next_attempts_ms: nextAttempts,
+    result_refs: resultRefs,
+    settled_refs: tidArray(settledRefs),
+    kept_refs: tidArray(keptRefs),
+    released_refs: tidArray(releasedRefs),
+    written_record_refs: tidArray(writtenRecordRefs),
+    worker,
+    token,
+  });
   const written = res.rows[0]!.written;
   if (written !== n) {
     throw new TekilError('LEASE_LOST', `${n - written} of ${n} deliveries of this batch were taken back after their lease expired (or changed meanwhile); the batch is rolled back`);
