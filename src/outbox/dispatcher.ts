@@ -6,7 +6,6 @@ import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { claimDeliveries } from '../store/sql/outbox/claim-deliveries.js';
-import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, type AttemptOutcome } from './attempt-decision.js';
@@ -17,6 +16,7 @@ import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
 import { Sender } from './sender.js';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
+import { writeCompletions } from './write-completions.js';
 
 export interface DispatcherOptions {
   /** The store; the dispatcher opens its own small pool through it (same settings, own connections). */
