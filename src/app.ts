@@ -7,6 +7,7 @@ import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxWriter } from './receiver/batcher.js';
 import { capConnections } from './http/connection-cap.js';
+import { storeAnswers } from './store/sql/health.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -94,7 +95,7 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     try {
-      await ctx.db.query('SELECT 1');
+      await storeAnswers.run(ctx.db);
       return { status: 'ready', store: ctx.db.kind };
     } catch (err) {
       return reply.code(503).send(new TekilError('STORE_UNAVAILABLE', 'store unreachable', { cause: err }).toJSON());
