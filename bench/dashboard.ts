@@ -21,8 +21,8 @@ import { createPostgresDb } from '../src/store/postgres.js';
 import { countInboxMatching } from '../src/inbox/list.js';
 import { resourceTimeline } from '../src/inbox/timeline.js';
 import type { InboxFilter } from '../src/inbox/filter.js';
-import { filterParams, queuedOnly } from '../src/inbox/filter.js';
-import { listDeliveries, listQueuedDeliveries, resourceTimeline as resourceTimelineStatement } from '../src/store/sql/inbox/admin.js';
+import { filterParams, filterShape } from '../src/inbox/filter.js';
+import { listDeliveries, resourceTimeline as resourceTimelineStatement } from '../src/store/sql/inbox/admin.js';
 import { withFreshDatabase } from './lib/database.js';
 
 const N = Number(process.env.BENCH_N ?? 1_000_000);
@@ -66,7 +66,7 @@ async function exportFigures(db: Awaited<ReturnType<typeof createPostgresDb>>): 
 /** The plans of the filters the panel added (BENCH_EXPLAIN=1): each must use an index, not read every row. */
 async function explainPlans(db: Awaited<ReturnType<typeof createPostgresDb>>): Promise<void> {
   const list = (filter: InboxFilter) => {
-    const stmt = queuedOnly(filter.status) ? listQueuedDeliveries : listDeliveries;
+    const stmt = listDeliveries(filterShape(filter));
     return { sql: stmt.text, params: stmt.bind({ ...filterParams(filter), afterReceivedAt: null, afterSource: null, afterEventId: null, limit: 101 }) };
   };
   const plans = {

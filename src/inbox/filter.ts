@@ -1,4 +1,4 @@
-import type { InboxFilterParams } from '../store/sql/inbox/admin.js';
+import type { FilterShape, InboxFilterParams } from '../store/sql/inbox/admin.js';
 
 /** The statuses an operator sees (`processing` is a pending delivery under a live lease). */
 export const inboxStatuses = ['pending', 'processing', 'done', 'stale', 'dead', 'discarded'] as const;
@@ -38,4 +38,9 @@ export function filterParams(filter: InboxFilter): InboxFilterParams {
     since: filter.since ?? null,
     until: filter.until ?? null,
   };
+}
+
+/** Which statement of a family serves the filter (see FilterShape). */
+export function filterShape(filter: InboxFilter): FilterShape {
+  return { queued: queuedOnly(filter.status), acrossSources: filter.eventId !== undefined && !filter.source };
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/db.js';
-import { countDeliveries, countQueuedDeliveries, listDeliveries, listQueuedDeliveries, type InboxListRow } from '../store/sql/inbox/admin.js';
+import { countDeliveries, listDeliveries, type InboxListRow } from '../store/sql/inbox/admin.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { filterParams, queuedOnly, type InboxFilter } from './filter.js';
+import { filterParams, filterShape, type InboxFilter } from './filter.js';
 
 export type InboxListItem = InboxListRow;
 
@@ -14,7 +14,7 @@ export interface InboxPage {
 export async function listInbox(db: Queryable, filter: InboxFilter, page: { limit: number; cursor?: string | undefined }): Promise<InboxPage> {
   const c = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
   // Sorting on the driving table's own columns lets its index give the order (same values in both).
-  const res = await (queuedOnly(filter.status) ? listQueuedDeliveries : listDeliveries).run(db, {
+  const res = await listDeliveries(filterShape(filter)).run(db, {
     ...filterParams(filter),
     afterReceivedAt: c?.receivedAt ?? null,
     afterSource: c?.source ?? null,
@@ -30,6 +30,6 @@ export async function listInbox(db: Queryable, filter: InboxFilter, page: { limi
 
 /** How many deliveries a filter matches now: the dry run, and a job's total. */
 export async function countInboxMatching(db: Queryable, filter: InboxFilter): Promise<number> {
-  const { rows } = await (queuedOnly(filter.status) ? countQueuedDeliveries : countDeliveries).run(db, filterParams(filter));
+  const { rows } = await countDeliveries(filterShape(filter)).run(db, filterParams(filter));
   return Number(rows[0]?.n ?? 0);
 }

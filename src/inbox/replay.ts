@@ -1,8 +1,8 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { discard, replayMatching as replayMatchingStatement, replayMatchingDead, replayOne } from '../store/sql/inbox/admin.js';
+import { discard, replayMatching as replayMatchingStatement, replayOne } from '../store/sql/inbox/admin.js';
 import { notifyInbox } from '../store/sql/inbox/notify.js';
-import { filterParams, type InboxFilter } from './filter.js';
+import { filterParams, filterShape, type InboxFilter } from './filter.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
 import { trimmedError } from '../retention/trimmed.js';
@@ -36,7 +36,8 @@ export async function replayMatching(db: Queryable, filter: InboxFilter, force: 
   if (!REPLAYABLE.includes(status) && status !== 'done') throw new TekilError('VALIDATION_FAILED', `cannot replay ${status} deliveries`);
   // Every replayable status is a settled one or dead: the record's own status says which.
   const params = { ...filterParams(filter), status: null, replayStatus: status, force };
-  const res = await (status === 'dead' ? replayMatchingDead : replayMatchingStatement).run(db, params);
+  const shape = { queued: status === 'dead', acrossSources: filterShape(filter).acrossSources };
+  const res = await replayMatchingStatement(shape).run(db, params);
   if (res.rowCount > 0) await notifyInbox.run(db);
   return res.rowCount;
 }

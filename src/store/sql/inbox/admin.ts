@@ -57,8 +57,14 @@ export interface InboxFilterParams extends Record<string, unknown> {
  * unnamed, so Postgres plans each run with its values: a condition whose parameter is null folds away
  * to `true` before planning, and the plan is the one the remaining conditions alone would get (the
  * keyset order from the driving table's index, the resource index, the primary key).
+ *
+ * An event id without a source is the one filter that needs its own statement (`acrossSources`): the
+ * primary key leads with the source, so each source (a handful, found by skipping through that key)
+ * is looked up with the event id, instead of reading every record. That lookup is a sub-select, which
+ * Postgres turns into a join only where it stands on its own, not inside a condition a parameter
+ * switches off (it joins sub-selects before it folds parameters).
  */
-const FILTER = `($status::text IS NULL
+const filter = (acrossSources: boolean) => `($status::text IS NULL
     OR ($status::text = 'processing' AND q.locked_until > now())
     OR ($status::text = 'pending' AND d.status = 'pending' AND NOT q.dead AND (q.locked_until IS NULL OR q.locked_until <= now()))
     OR ($status::text = 'dead' AND q.dead AND d.status = 'dead')
@@ -66,9 +72,8 @@ const FILTER = `($status::text IS NULL
   AND ($source::text IS NULL OR d.source = $source::text)
   AND ($type::text IS NULL OR d.event_type = $type::text)
   AND ($resourceId::text IS NULL OR d.resource_id = $resourceId::text)
-  -- The primary key leads with the source: without one, each source (a handful, found by skipping
-  -- through that key) is looked up with the event id, instead of reading every record.
-  AND ($eventId::text IS NULL OR (d.event_id = $eventId::text AND ($source::text IS NOT NULL OR d.source IN (${EVERY_SOURCE}))))
+  AND ($eventId::text IS NULL OR d.event_id = $eventId::text)${acrossSources ? `
+  AND d.source IN (${EVERY_SOURCE})` : ''}
   AND ($minAttempts::int IS NULL OR coalesce(q.attempts, d.attempts) >= $minAttempts::int)
   AND ($since::timestamptz IS NULL OR d.received_at >= $since::timestamptz)
   AND ($until::timestamptz IS NULL OR d.received_at < $until::timestamptz)`;
@@ -87,24 +92,39 @@ export interface InboxListParams extends InboxFilterParams {
  * (a JS Date would lose them, and the server's DateStyle must not change the format a cursor is
  * checked against).
  */
-function listText(from: string, k: 'q' | 'd'): string {
+function listText(from: string, k: 'q' | 'd', acrossSources: boolean): string {
   return `SELECT ${LIST_COLUMNS}, to_char(d.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
   FROM ${from}
-  WHERE ${FILTER}
+  WHERE ${filter(acrossSources)}
     AND ($afterReceivedAt::timestamptz IS NULL
          OR (${k}.received_at, ${k}.source, ${k}.event_id) < ($afterReceivedAt::timestamptz, $afterSource::text, $afterEventId::text))
   ORDER BY ${k}.received_at DESC, ${k}.source DESC, ${k}.event_id DESC LIMIT $limit`;
 }
 
 type ListRow = InboxListRow & { cursor_at: string };
-/** The list of every delivery (records first, their queue rows joined). */
-export const listDeliveries = defineStatement<InboxListParams, ListRow>('inbox_list_deliveries', listText(WITH_QUEUE, 'd'));
-/** The list for a status that always has a queue row (pending, processing, dead): read from the queue. */
-export const listQueuedDeliveries = defineStatement<InboxListParams, ListRow>('inbox_list_queued_deliveries', listText(QUEUED_ONLY, 'q'));
 
-/** How many deliveries a filter matches now (a bulk job's dry run and total); the queue first for queued statuses. */
-export const countDeliveries = defineStatement<InboxFilterParams, { n: string }>('inbox_count_deliveries', `SELECT count(*) AS n FROM ${WITH_QUEUE} WHERE ${FILTER}`);
-export const countQueuedDeliveries = defineStatement<InboxFilterParams, { n: string }>('inbox_count_queued_deliveries', `SELECT count(*) AS n FROM ${QUEUED_ONLY} WHERE ${FILTER}`);
+/**
+ * Which of a family's fixed statements serves a filter: read from the queue for a status that always
+ * has a queue row (pending, processing, dead), else from the records; and the variant that looks an
+ * event id up in every source when the filter names an event id and no source.
+ */
+export interface FilterShape {
+  queued: boolean;
+  acrossSources: boolean;
+}
+
+function family<P extends Record<string, unknown>, R>(name: string, text: (from: string, k: 'q' | 'd', acrossSources: boolean) => string) {
+  const make = (queued: boolean, acrossSources: boolean) =>
+    defineStatement<P, R>(`${name}${queued ? '_queued' : ''}${acrossSources ? '_across_sources' : ''}`, text(queued ? QUEUED_ONLY : WITH_QUEUE, queued ? 'q' : 'd', acrossSources));
+  const all = [make(false, false), make(false, true), make(true, false), make(true, true)] as const;
+  return (shape: FilterShape) => all[(shape.queued ? 2 : 0) + (shape.acrossSources ? 1 : 0)]!;
+}
+
+/** The list, newest first (see listText). */
+export const listDeliveries = family<InboxListParams, ListRow>('inbox_list_deliveries', listText);
+
+/** How many deliveries a filter matches now (a bulk job's dry run and total). */
+export const countDeliveries = family<InboxFilterParams, { n: string }>('inbox_count_deliveries', (from, _k, acrossSources) => `SELECT count(*) AS n FROM ${from} WHERE ${filter(acrossSources)}`);
 
 export const showDelivery = defineStatement<
   { source: string; eventId: string },
@@ -184,18 +204,12 @@ export type ReplayMatchingParams = Omit<InboxFilterParams, 'status'> & { status:
 
 /**
  * Every delivery matching the filter whose record has `$replayStatus`, that still has its body (trimmed
- * deliveries have nothing left to run: a bulk replay passes over them). Settled deliveries have no
+ * deliveries have nothing left to run: a bulk replay passes over them). Dead deliveries (`queued`) are
+ * found through the queue's review index, not by reading every record. Settled deliveries have no
  * queue row; the outer join is for a filter on attempts (coalesce(q.…, d.…)).
  */
-export const replayMatching = defineStatement<ReplayMatchingParams, InboxListRow>(
-  'inbox_replay_matching',
-  replayText(`SELECT d.* FROM ${WITH_QUEUE} WHERE ${FILTER} AND d.status = $replayStatus::text AND d.trimmed_at IS NULL FOR UPDATE OF d`),
-);
-
-/** The same for dead deliveries, found through the queue's review index, not by reading every record. */
-export const replayMatchingDead = defineStatement<ReplayMatchingParams, InboxListRow>(
-  'inbox_replay_matching_dead',
-  replayText(`SELECT d.* FROM ${QUEUED_ONLY} WHERE ${FILTER} AND d.status = $replayStatus::text AND d.trimmed_at IS NULL AND q.dead FOR UPDATE OF d`),
+export const replayMatching = family<ReplayMatchingParams, InboxListRow>('inbox_replay_matching', (from, k, acrossSources) =>
+  replayText(`SELECT d.* FROM ${from} WHERE ${filter(acrossSources)} AND d.status = $replayStatus::text AND d.trimmed_at IS NULL${k === 'q' ? ' AND q.dead' : ''} FOR UPDATE OF d`),
 );
 
 /**
