@@ -1,5 +1,5 @@
 import type { Db } from '../store/db.js';
-import { claimStatement } from '../store/sql/inbox/claim-due-deliveries.js';
+import { claimStatement, type InboxClaimRow } from '../store/sql/inbox/claim-due-deliveries.js';
 
 export interface InboxClaimedDelivery {
   source: string;
@@ -40,9 +40,7 @@ export async function claimDueDeliveries(db: Db, options: { limit: number; lease
 }
 
 /** Times travel as epoch milliseconds (float8): cheaper to print and read than timestamp text. */
-type InboxClaimedRow = Omit<InboxClaimedDelivery, 'occurred_at' | 'received_at'> & { occurred_ms: number | null; received_ms: number };
-
-function toDelivery(r: InboxClaimedRow): InboxClaimedDelivery {
+function toDelivery(r: InboxClaimRow): InboxClaimedDelivery {
   // A literal with every field, not a spread: the hot path reads these objects many times per batch.
   return {
     source: r.source,

@@ -37,13 +37,6 @@ function compileReader(locator: string): (payload: unknown, headers: Record<stri
   return (payload) => readPath(payload, path);
 }
 
-interface ResourceRow {
-  state: string | null;
-  rank: number | null;
-  occurred_at: Date | null;
-  event_id: string;
-}
-
 export type GuardVerdict =
   | { kind: 'apply'; state: string | null; rank: number | null }
   | { kind: 'stale'; reason: string };
