@@ -18,12 +18,11 @@ import { createMetricsRegistry } from '../src/metrics.js';
 import { resolveSettings } from '../src/settings.js';
 import { migrate } from '../src/store/migrate.js';
 import { createPostgresDb } from '../src/store/postgres.js';
-import { countInboxMatching } from '../src/store/sql/dashboard/jobs.js';
+import { countInboxMatching } from '../src/inbox/list.js';
 import { resourceTimeline } from '../src/inbox/timeline.js';
 import type { InboxFilter } from '../src/inbox/filter.js';
-import { queuedOnly } from '../src/inbox/filter.js';
-import { filterConditions, listSql, QUEUED_ONLY, WITH_QUEUE } from '../src/store/sql/inbox/admin.js';
-import { RESOURCE_TIMELINE_SQL } from '../src/store/sql/dashboard/timeline.js';
+import { filterParams, filterShape } from '../src/inbox/filter.js';
+import { listDeliveries, resourceTimeline as resourceTimelineStatement } from '../src/store/sql/inbox/admin.js';
 import { withFreshDatabase } from './lib/database.js';
 
 const N = Number(process.env.BENCH_N ?? 1_000_000);
@@ -67,16 +66,13 @@ async function exportFigures(db: Awaited<ReturnType<typeof createPostgresDb>>): 
 /** The plans of the filters the panel added (BENCH_EXPLAIN=1): each must use an index, not read every row. */
 async function explainPlans(db: Awaited<ReturnType<typeof createPostgresDb>>): Promise<void> {
   const list = (filter: InboxFilter) => {
-    const params: unknown[] = [];
-    const where = filterConditions(filter, params);
-    params.push(101);
-    const [from, k] = queuedOnly(filter.status) ? ([QUEUED_ONLY, 'q'] as const) : ([WITH_QUEUE, 'd'] as const);
-    return { sql: listSql({ from, k, where, limitParam: params.length }), params };
+    const stmt = listDeliveries(filterShape(filter));
+    return { sql: stmt.text, params: stmt.bind({ ...filterParams(filter), afterReceivedAt: null, afterSource: null, afterEventId: null, limit: 101 }) };
   };
   const plans = {
     'event_id (no source)': list({ eventId: 'evt_500000' }),
     'min_attempts=2': list({ minAttempts: 2 }),
-    'resource timeline': { sql: RESOURCE_TIMELINE_SQL, params: ['inv_42', null, 1001] },
+    'resource timeline': { sql: resourceTimelineStatement.text, params: resourceTimelineStatement.bind({ resourceId: 'inv_42', source: null, limit: 1001 }) },
   };
   for (const [what, { sql, params }] of Object.entries(plans)) {
     const { rows } = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ${sql}`, params);

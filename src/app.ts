@@ -9,6 +9,7 @@ import type { InboxWriter } from './receiver/batcher.js';
 import { capConnections } from './http/connection-cap.js';
 import { clientErrorAnswer } from './http/client-error.js';
 import { discardRest } from './http/discard-body.js';
+import { storeAnswers } from './store/sql/health.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -108,7 +109,7 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_req, reply) => {
     try {
-      await ctx.db.query('SELECT 1');
+      await storeAnswers.run(ctx.db);
       return { status: 'ready', store: ctx.db.kind };
     } catch (err) {
       return reply.code(503).send(new TekilError('STORE_UNAVAILABLE', 'store unreachable', { cause: err }).toJSON());

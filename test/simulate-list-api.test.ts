@@ -2,7 +2,7 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { buildListApi, type InvoiceListPage } from '../src/simulate/list-api.js';
-import { INSERT_INVOICES } from '../src/store/sql/simulate/invoices.js';
+import { insertInvoices } from '../src/store/sql/simulate/invoices.js';
 
 const KEY = 'sk_list_test';
 const COUNT = 230;
@@ -25,7 +25,7 @@ describe('simulator list API', () => {
     t = await createTestDb();
     const ids = Array.from({ length: COUNT }, (_, i) => `inv_list_${String(i).padStart(4, '0')}`);
     const at = ids.map((_, i) => new Date(Date.UTC(2026, 10, 30, 0, 0, i)));
-    await t.db.query(INSERT_INVOICES, [ids, ids.map((id) => id.replace('inv_', 'ord_')), ids.map((_, i) => (i % 3 === 0 ? 'paid' : i % 3 === 1 ? 'paid_over' : 'expired')), ids.map(() => '10.00'), ids.map(() => '10.00'), ids.map(() => 'TRY'), at]);
+    await insertInvoices.run(t.db, { ids, orderIds: ids.map((id) => id.replace('inv_', 'ord_')), statuses: ids.map((_, i) => (i % 3 === 0 ? 'paid' : i % 3 === 1 ? 'paid_over' : 'expired')), amounts: ids.map(() => '10.00'), paidAmounts: ids.map(() => '10.00'), currencies: ids.map(() => 'TRY'), updatedAt: at });
   });
   afterAll(async () => {
     for (const app of apps) await app.close();

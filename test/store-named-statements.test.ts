@@ -7,6 +7,7 @@ import { createPgliteDb } from '../src/store/pglite.js';
 import { migrate } from '../src/store/migrate.js';
 import { claimDueDeliveries } from '../src/worker/claim-due-deliveries.js';
 import { claimDeliveries } from '../src/store/sql/outbox/claim-deliveries.js';
+import { defineStatement } from '../src/store/sql/statement.js';
 
 // Named statements (QueryOptions.name) on every store: node-postgres prepares them per connection;
 // PGlite, whose query() has no names, through tekil's own protocol steps (src/store/pglite-prepared.ts).
@@ -64,6 +65,21 @@ describe('named statements', () => {
     // autovacuum): none of them may be a prepared statement of the session.
     const { rows } = await t.db.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE '%claim%' OR name = 'tekil_test_size_dependent'");
     expect(rows).toEqual([]);
+  });
+
+  it('runs a Statement with the plan it carries: prepared, replanned on the embedded store, or unnamed', async () => {
+    const prepared = defineStatement<{ n: number }, { m: number }>('tekil_test_plan_prepared', 'SELECT $n::int + 1 AS m', 'prepared');
+    const replanned = defineStatement<{ n: number }, { m: number }>('tekil_test_plan_replanned', 'SELECT $n::int + 2 AS m', 'prepared-replanned');
+    const unnamed = defineStatement<{ n: number }, { m: number }>('tekil_test_plan_unnamed', 'SELECT $n::int + 3 AS m');
+    for (let i = 0; i < 3; i++) {
+      expect((await prepared.run(t.db, { n: 1 })).rows).toEqual([{ m: 2 }]);
+      expect((await replanned.run(t.db, { n: 1 })).rows).toEqual([{ m: 3 }]);
+      expect((await unnamed.run(t.db, { n: 1 })).rows).toEqual([{ m: 4 }]);
+    }
+    expect(await t.db.transaction((tx) => prepared.run(tx, { n: 41 }))).toMatchObject({ rows: [{ m: 42 }], rowCount: 1 });
+    if (onPostgres) return; // which pooled connection holds a prepared statement is not fixed
+    const { rows } = await t.db.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE 'tekil_test_plan_%' ORDER BY name");
+    expect(rows).toEqual([{ name: 'tekil_test_plan_prepared' }]);
   });
 
   it('refuses a value that is not bytes or text for a bytea parameter, and the connection goes on', async () => {

@@ -3,7 +3,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Queryable } from '../../src/store/db.js';
 import { claimDeliveries } from '../../src/store/sql/outbox/claim-deliveries.js';
-import { writeCompletions } from '../../src/store/sql/outbox/complete-attempts.js';
+import { writeCompletions } from '../../src/outbox/write-completions.js';
 import type { OutboxCompletion } from '../../src/outbox/types.js';
 
 export interface DispatchStoreOnly {

@@ -1,3 +1,5 @@
+import type { FilterShape, InboxFilterParams } from '../store/sql/inbox/admin.js';
+
 /** The statuses an operator sees (`processing` is a pending delivery under a live lease). */
 export const inboxStatuses = ['pending', 'processing', 'done', 'stale', 'dead', 'discarded'] as const;
 
@@ -22,4 +24,23 @@ export interface InboxFilter {
 /** Lists of these statuses start from the small queue table: every such delivery has a queue row. */
 export function queuedOnly(status: string | undefined): boolean {
   return status === 'pending' || status === 'processing' || status === 'dead';
+}
+
+/** A filter as the inbox statements take it: every field named, null where it does not filter. */
+export function filterParams(filter: InboxFilter): InboxFilterParams {
+  return {
+    status: filter.status ?? null,
+    source: filter.source ?? null,
+    type: filter.type ?? null,
+    resourceId: filter.resourceId ?? null,
+    eventId: filter.eventId ?? null,
+    minAttempts: filter.minAttempts ?? null,
+    since: filter.since ?? null,
+    until: filter.until ?? null,
+  };
+}
+
+/** Which statement of a family serves the filter (see FilterShape). */
+export function filterShape(filter: InboxFilter): FilterShape {
+  return { queued: queuedOnly(filter.status), acrossSources: filter.eventId !== undefined && !filter.source };
 }

@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { isTekilError, TekilError } from '../errors.js';
 import { applyToMatching, BULK_BATCH } from './bulk.js';
 import type { InboxFilter } from './filter.js';
+import { countInboxMatching } from './list.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
-import { countInboxMatching, finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/dashboard/jobs.js';
+import { finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/dashboard/jobs.js';
 
 export type JobKind = JobRow['kind'];
 export type Job = JobRow;

@@ -1,24 +1,9 @@
 import type { Queryable } from '../store/db.js';
-import { afterCursorCondition, filterConditions, listSql, QUEUED_ONLY, WITH_QUEUE } from '../store/sql/inbox/admin.js';
+import { countDeliveries, listDeliveries, type InboxListRow } from '../store/sql/inbox/admin.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { queuedOnly, type InboxFilter } from './filter.js';
+import { filterParams, filterShape, type InboxFilter } from './filter.js';
 
-export interface InboxListItem {
-  source: string;
-  event_id: string;
-  resource_id: string | null;
-  event_type: string | null;
-  status: string;
-  attempts: number;
-  occurred_at: Date | null;
-  received_at: Date;
-  /** When the next attempt is due; null once settled, and while dead. */
-  next_attempt_at: Date | null;
-  last_attempt_at: Date | null;
-  processed_at: Date | null;
-  last_error: string | null;
-  result_ref: string | null;
-}
+export type InboxListItem = InboxListRow;
 
 export interface InboxPage {
   items: InboxListItem[];
@@ -27,20 +12,24 @@ export interface InboxPage {
 
 /** Newest first, keyset-paginated on (received_at, source, event_id): stable while rows arrive. */
 export async function listInbox(db: Queryable, filter: InboxFilter, page: { limit: number; cursor?: string | undefined }): Promise<InboxPage> {
-  const params: unknown[] = [];
-  const where = filterConditions(filter, params);
+  const c = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
   // Sorting on the driving table's own columns lets its index give the order (same values in both).
-  const [from, k] = queuedOnly(filter.status) ? ([QUEUED_ONLY, 'q'] as const) : ([WITH_QUEUE, 'd'] as const);
-  if (page.cursor !== undefined) {
-    const c = decodeCursor(page.cursor);
-    params.push(c.receivedAt, c.source, c.eventId);
-    where.push(afterCursorCondition(k, params.length));
-  }
-  params.push(page.limit + 1);
-  const res = await db.query<InboxListItem & { cursor_at: string }>(listSql({ from, k, where, limitParam: params.length }), params);
+  const res = await listDeliveries(filterShape(filter)).run(db, {
+    ...filterParams(filter),
+    afterReceivedAt: c?.receivedAt ?? null,
+    afterSource: c?.source ?? null,
+    afterEventId: c?.eventId ?? null,
+    limit: page.limit + 1,
+  });
   const rows = res.rows.slice(0, page.limit);
   const last = rows[rows.length - 1];
   const items = rows.map(({ cursor_at: _, ...item }) => item);
   const more = res.rows.length > page.limit && last;
   return { items, next_cursor: more ? encodeCursor({ receivedAt: last.cursor_at, source: last.source, eventId: last.event_id }) : null };
+}
+
+/** How many deliveries a filter matches now: the dry run, and a job's total. */
+export async function countInboxMatching(db: Queryable, filter: InboxFilter): Promise<number> {
+  const { rows } = await countDeliveries(filterShape(filter)).run(db, filterParams(filter));
+  return Number(rows[0]?.n ?? 0);
 }

@@ -1,7 +1,7 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { DISCARD_SQL, REPLAY_ONE_SQL } from '../store/sql/inbox/admin.js';
-import { NOTIFY_INBOX_SQL } from '../store/sql/inbox/notify.js';
+import { discard, replayOne } from '../store/sql/inbox/admin.js';
+import { notifyInbox } from '../store/sql/inbox/notify.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
 import { trimmedError } from '../retention/trimmed.js';
@@ -16,10 +16,10 @@ export const REPLAYABLE: readonly string[] = ['dead', 'stale', 'discarded'];
 
 export async function replayDelivery(db: Queryable, source: string, eventId: string, force: boolean): Promise<InboxListItem> {
   // The answer is the state the replay wrote: a worker may claim the delivery the moment it commits.
-  const res = await db.query<InboxListItem>(REPLAY_ONE_SQL, [source, eventId, force, REPLAYABLE]);
+  const res = await replayOne.run(db, { source, eventId, force, replayable: [...REPLAYABLE] });
   const row = res.rows[0];
   if (row) {
-    await db.query(NOTIFY_INBOX_SQL);
+    await notifyInbox.run(db);
     return row;
   }
   const { status, trimmed_at: trimmedAt } = await getInboxItem(db, source, eventId);
@@ -33,7 +33,7 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
  * Dead, stale and pending (not leased) deliveries can be discarded.
  */
 export async function discardDelivery(db: Queryable, source: string, eventId: string): Promise<InboxListItem> {
-  const res = await db.query(DISCARD_SQL, [source, eventId]);
+  const res = await discard.run(db, { source, eventId });
   if (res.rowCount > 0) return getInboxItem(db, source, eventId);
   const { status } = await getInboxItem(db, source, eventId);
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}; only dead, stale or pending deliveries can be discarded`);

@@ -1,17 +1,9 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { DELIVERY_ATTEMPTS_SQL, GET_ITEM_SQL, SHOW_DELIVERY_SQL } from '../store/sql/inbox/admin.js';
+import { deliveryAttempts, getItem, showDelivery as showDeliveryStatement, type InboxAttemptRow } from '../store/sql/inbox/admin.js';
 import type { InboxListItem } from './list.js';
 
-export interface InboxAttempt {
-  attempt: number;
-  worker: string | null;
-  started_at: Date;
-  finished_at: Date;
-  duration_ms: number | null;
-  outcome: string;
-  error: string | null;
-}
+export type InboxAttempt = InboxAttemptRow;
 
 export interface InboxDetail extends InboxListItem {
   content_type: string | null;
@@ -25,14 +17,11 @@ export interface InboxDetail extends InboxListItem {
 }
 
 export async function showDelivery(db: Queryable, source: string, eventId: string): Promise<InboxDetail> {
-  const res = await db.query<InboxListItem & { content_type: string | null; headers: Record<string, string>; body: Uint8Array; trimmed_at: Date | null }>(
-    SHOW_DELIVERY_SQL,
-    [source, eventId],
-  );
+  const res = await showDeliveryStatement.run(db, { source, eventId });
   const found = res.rows[0];
   if (!found) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
   const { trimmed_at: trimmedAt, ...row } = found;
-  const attempts = await db.query<InboxAttempt>(DELIVERY_ATTEMPTS_SQL, [source, eventId]);
+  const attempts = await deliveryAttempts.run(db, { source, eventId });
   const bytes = Buffer.from(row.body);
   const text = new TextDecoder('utf-8', { fatal: false }).decode(bytes);
   const isUtf8 = Buffer.from(text, 'utf8').equals(bytes);
@@ -47,7 +36,7 @@ export async function showDelivery(db: Queryable, source: string, eventId: strin
 
 /** One delivery as the list shows it, and when its body was trimmed. */
 export async function getInboxItem(db: Queryable, source: string, eventId: string): Promise<InboxListItem & { trimmed_at: Date | null }> {
-  const res = await db.query<InboxListItem & { trimmed_at: Date | null }>(GET_ITEM_SQL, [source, eventId]);
+  const res = await getItem.run(db, { source, eventId });
   const row = res.rows[0];
   if (!row) throw new TekilError('NOT_FOUND', `no delivery ${source}/${eventId}`);
   return row;

@@ -1,5 +1,6 @@
 import type { Queryable } from '../store/db.js';
-import { RESOURCE_STATES_SQL, RESOURCE_TIMELINE_SQL } from '../store/sql/dashboard/timeline.js';
+import { resourceStates } from '../store/sql/dashboard/timeline.js';
+import { resourceTimeline as resourceTimelineStatement } from '../store/sql/inbox/admin.js';
 import type { InboxListItem } from './list.js';
 
 /** More events than one resource ever gets in practice; past it the answer says `truncated`. */
@@ -34,8 +35,8 @@ export interface ResourceTimeline {
 
 /** Every event of one resource in provider order, each applied or stale (and why) or still open. */
 export async function resourceTimeline(db: Queryable, resourceId: string, source: string | undefined): Promise<ResourceTimeline> {
-  const rows = await db.query<InboxListItem & { provider_at: Date }>(RESOURCE_TIMELINE_SQL, [resourceId, source ?? null, TIMELINE_LIMIT + 1]);
-  const states = await db.query<ResourceState>(RESOURCE_STATES_SQL, [resourceId, source ?? null]);
+  const rows = await resourceTimelineStatement.run(db, { resourceId, source: source ?? null, limit: TIMELINE_LIMIT + 1 });
+  const states = await resourceStates.run(db, { resourceId, source: source ?? null });
   const events = rows.rows.slice(0, TIMELINE_LIMIT).map((row) => ({
     ...row,
     verdict: row.status === 'done' ? 'applied' : row.status,

@@ -1,17 +1,19 @@
 import { z } from 'zod';
 import type { Queryable } from '../store/db.js';
 import {
-  CANCEL_UNSENT_DELIVERIES,
-  DELETE_ENDPOINT_SECRETS,
-  DELETE_EXPIRED_SECRETS,
-  EXPIRE_LIVE_SECRETS,
-  INSERT_ENDPOINT_SECRET,
-  LIST_ENDPOINTS,
-  MARK_ENDPOINT_DELETED,
-  SELECT_ENDPOINT,
-  TOUCH_ENDPOINT,
+  cancelUnsentDeliveries,
+  deleteEndpointSecrets,
+  deleteExpiredSecrets,
+  expireLiveSecrets,
+  insertEndpointSecret,
+  listEndpoints,
+  markEndpointDeleted,
+  selectEndpoint,
+  touchEndpoint,
   insertEndpoint,
-  updateEndpointSql,
+  updateEndpointStatement,
+  type EndpointRow,
+  type EndpointUpdateParams,
   type UpdatableColumn,
 } from '../store/sql/outbox/endpoints.js';
 import { selectSigningSecrets } from '../store/sql/outbox/signing-secrets.js';
@@ -84,12 +86,15 @@ export interface EndpointStoreOptions {
   guard: DestinationGuard;
 }
 
+/** An endpoint as stored: its jsonb columns (ladder, hmac) were validated by this module before they were written. */
+const asEndpoint = (row: EndpointRow): Endpoint => row as Endpoint;
+
 /** Endpoint storage: create, read, change, rotate secrets. Every function takes the store or a transaction. */
 export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
   async function get(db: Queryable, id: string): Promise<Endpoint> {
-    const { rows } = await db.query<Endpoint>(SELECT_ENDPOINT, [id]);
+    const { rows } = await selectEndpoint.run(db, { id });
     if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
-    return rows[0];
+    return asEndpoint(rows[0]);
   }
 
   return {
@@ -104,28 +109,25 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       const hmac = schemeOptions(scheme, input.hmac);
       const id = newEndpointId();
       const secret = input.secret ?? generateEndpointSecret();
-      const { rows } = await db.query<Endpoint>(
-        insertEndpoint.text,
-        insertEndpoint.bind({
-          id,
-          url: input.url,
-          description: input.description ?? null,
-          event_types: input.event_types ?? [],
-          ladder_json: JSON.stringify(ladder),
-          timeout_ms: input.timeout ?? sending.timeout,
-          max_in_flight: input.max_in_flight ?? sending.max_in_flight,
-          scheme,
-          hmac_json: hmac ? JSON.stringify(hmac) : null,
-          enabled: input.enabled ?? true,
-        }),
-      );
-      await db.query(INSERT_ENDPOINT_SECRET, [id, box.encrypt(secret)]);
-      return { endpoint: rows[0]!, secret };
+      const { rows } = await insertEndpoint.run(db, {
+        id,
+        url: input.url,
+        description: input.description ?? null,
+        event_types: input.event_types ?? [],
+        ladder_json: JSON.stringify(ladder),
+        timeout_ms: input.timeout ?? sending.timeout,
+        max_in_flight: input.max_in_flight ?? sending.max_in_flight,
+        scheme,
+        hmac_json: hmac ? JSON.stringify(hmac) : null,
+        enabled: input.enabled ?? true,
+      });
+      await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
+      return { endpoint: asEndpoint(rows[0]!), secret };
     },
 
     async list(db: Queryable): Promise<Endpoint[]> {
-      const { rows } = await db.query<Endpoint>(LIST_ENDPOINTS);
-      return rows;
+      const { rows } = await listEndpoints.run(db);
+      return rows.map(asEndpoint);
     },
 
     async update(db: Queryable, id: string, raw: unknown): Promise<Endpoint> {
@@ -140,11 +142,11 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         hmac = schemeOptions(scheme, input.hmac ?? (input.scheme === undefined || input.scheme === 'hmac' ? current.hmac : null));
       }
       const columns: UpdatableColumn[] = [];
-      const values: unknown[] = [];
-      const extra: string[] = [];
+      const values: EndpointUpdateParams = { id };
+      let resetStreak = false;
       const set = (column: UpdatableColumn, value: unknown) => {
         columns.push(column);
-        values.push(value);
+        values[column] = value;
       };
       if (input.url !== undefined) set('url', input.url);
       if (input.description !== undefined) set('description', input.description);
@@ -156,13 +158,13 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       if (hmac !== undefined) set('scheme_options', hmac ? JSON.stringify(hmac) : null);
       if (input.enabled !== undefined) {
         set('enabled', input.enabled);
-        if (input.enabled) extra.push('disabled_reason = NULL, consecutive_failures = 0');
+        if (input.enabled) resetStreak = true;
         else set('disabled_reason', 'disabled by an operator');
       }
       if (columns.length === 0) return get(db, id);
-      const { rows } = await db.query<Endpoint>(updateEndpointSql(columns, extra), [id, ...values]);
+      const { rows } = await updateEndpointStatement(columns, resetStreak).run(db, values);
       if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
-      return rows[0];
+      return asEndpoint(rows[0]);
     },
 
     async setEnabled(db: Queryable, id: string, enabled: boolean): Promise<Endpoint> {
@@ -171,10 +173,10 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
 
     /** Deletes an endpoint: it stops receiving, its unsent deliveries are cancelled, its history stays. */
     async remove(db: Queryable, id: string): Promise<{ cancelled: number }> {
-      const { rows } = await db.query(MARK_ENDPOINT_DELETED, [id]);
+      const { rows } = await markEndpointDeleted.run(db, { id });
       if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
-      await db.query(DELETE_ENDPOINT_SECRETS, [id]);
-      const cancelled = await db.query(CANCEL_UNSENT_DELIVERIES, [id]);
+      await deleteEndpointSecrets.run(db, { endpointId: id });
+      const cancelled = await cancelUnsentDeliveries.run(db, { endpointId: id });
       return { cancelled: cancelled.rowCount };
     },
 
@@ -185,10 +187,10 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
     async rotateSecret(db: Queryable, id: string, windowMs = sending.rotation_window): Promise<{ secret: string; previous_expires_at: Date }> {
       await get(db, id);
       const secret = generateEndpointSecret();
-      const { rows } = await db.query<{ expires_at: Date }>(EXPIRE_LIVE_SECRETS, [id, windowMs]);
-      await db.query(DELETE_EXPIRED_SECRETS, [id]);
-      await db.query(INSERT_ENDPOINT_SECRET, [id, box.encrypt(secret)]);
-      await db.query(TOUCH_ENDPOINT, [id]);
+      const { rows } = await expireLiveSecrets.run(db, { endpointId: id, windowMs });
+      await deleteExpiredSecrets.run(db, { endpointId: id });
+      await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
+      await touchEndpoint.run(db, { id });
       return { secret, previous_expires_at: rows[0]?.expires_at ?? new Date() };
     },
   };

@@ -1,7 +1,7 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
-import { SELECT_ATTEMPTS, SELECT_MESSAGE, listDeliveriesStatement,
+import { selectAttempts, selectMessage, listDeliveriesStatement,
   listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
@@ -55,7 +55,7 @@ export interface MessageSummary {
 /** Messages, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
 export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Page<MessageSummary>> {
   const limit = pageLimit(f.limit);
-  const params = listMessagesStatement.bind({
+  const { rows } = await listMessagesStatement.run(db, {
     before_id: messageCursor(f.cursor),
     event_type: f.type ?? null,
     resource_id: f.resourceId ?? null,
@@ -65,7 +65,6 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
     status: f.status ?? null,
     limit: limit + 1,
   });
-  const { rows } = await db.query<MessageSummary>(listMessagesStatement.text, params);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
@@ -98,8 +97,8 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   // Unsettled and failed deliveries are found through the queue (see the statement).
   const queued = f.status === 'pending' || f.status === 'sending' || f.status === 'failed';
   const { rows } = queued
-    ? await db.query<OutboxDeliveryRow>(listQueuedDeliveriesStatement.text, listQueuedDeliveriesStatement.bind({ ...values, failed: f.status === 'failed' }))
-    : await db.query<OutboxDeliveryRow>(listDeliveriesStatement.text, listDeliveriesStatement.bind(values));
+    ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
+    : await listDeliveriesStatement.run(db, values);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
@@ -118,14 +117,11 @@ export interface MessageDetail {
 }
 
 export async function getMessage(db: Queryable, id: string): Promise<MessageDetail> {
-  const { rows } = await db.query<{ id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }>(
-    SELECT_MESSAGE,
-    [id],
-  );
+  const { rows } = await selectMessage.run(db, { id });
   const m = rows[0];
   if (!m) throw new TekilError('NOT_FOUND', `no message ${id}`);
   const deliveries = await listDeliveries(db, { messageId: id, limit: MAX_PAGE });
-  const attempts = await db.query<OutboxAttempt>(SELECT_ATTEMPTS, [deliveries.items.map((d) => d.id)]);
+  const attempts = await selectAttempts.run(db, { deliveryIds: deliveries.items.map((d) => d.id) });
   const text = Buffer.from(m.payload).toString('utf8');
   let payload: unknown = text;
   try {

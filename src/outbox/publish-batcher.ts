@@ -187,9 +187,7 @@ export class PublishBatcher {
       }
     }
     ({ bytes: params.payloads, starts: params.payload_starts, lengths: params.payload_lengths } = packBytes(payloads));
-    const res = await this.db.query<{ n: number; id: string; deliveries: number; duplicate: boolean }>(publishMessages.text, publishMessages.bind(params), {
-      name: publishMessages.name,
-    });
+    const res = await publishMessages.run(this.db, params);
     const answers = new Map<Pending, PublishResult>();
     for (const row of res.rows) answers.set(ordered[row.n - 1]!, { id: row.id, deliveries: Number(row.deliveries), duplicate: row.duplicate });
     return answers;

@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
-import { MESSAGE_BY_IDEMPOTENCY_KEY, OUTBOX_CHANNEL, publishMessage, type PublishMessageParams } from '../store/sql/outbox/publish-message.js';
+import { messageByIdempotencyKey, OUTBOX_CHANNEL, publishMessage, type PublishMessageParams } from '../store/sql/outbox/publish-message.js';
 import { newEventId } from './ids.js';
 import { acceptsQueryOptions } from '../store/db.js';
 
@@ -146,21 +146,17 @@ export async function publish(tx: SqlExecutor, input: PublishInput): Promise<Pub
 
 /** publish() for a message already prepared (the API's group commit falls back to this one by one). */
 export async function publishPrepared(tx: SqlExecutor, message: PreparedMessage): Promise<PublishResult> {
-  let rows: unknown[];
-  const params = publishMessage.bind(message.params);
+  let rows: Array<{ id: string; deliveries: number }>;
   try {
     // On tekil's own store the statement is prepared (parsing and planning it cost Postgres about as
     // much as running it); a caller's node-postgres client gets it unnamed.
-    ({ rows } = acceptsQueryOptions(tx)
-      ? await tx.query(publishMessage.text, params, { name: publishMessage.name })
-      : await tx.query(publishMessage.text, params));
+    rows = acceptsQueryOptions(tx) ? (await publishMessage.run(tx, message.params)).rows : await publishMessage.runForeign(tx, message.params);
   } catch (err) {
     throw publishFailure(err, message.type);
   }
-  const row = rows[0] as { id: string; deliveries: number } | undefined;
+  const row = rows[0];
   if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
-  const first = await tx.query(MESSAGE_BY_IDEMPOTENCY_KEY, [message.params.idempotency_key]);
-  const firstRow = first.rows[0] as { id: string } | undefined;
+  const firstRow = (await messageByIdempotencyKey.runForeign(tx, { idempotencyKey: message.params.idempotency_key }))[0];
   if (!firstRow) throw new TekilError('INTERNAL', 'idempotency key conflict without a stored message');
   return { id: firstRow.id, deliveries: 0, duplicate: true };
 }

@@ -1,6 +1,6 @@
 import type { Queryable } from '../store/db.js';
 import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
-import { writeCompletions } from '../store/sql/outbox/complete-attempts.js';
+import { writeCompletions } from './write-completions.js';
 import type { OutboxCompletion } from './types.js';
 
 /** Thrown when the store failed (not a row's values); `unwritten` are the completions to write again later. */

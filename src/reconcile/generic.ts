@@ -144,8 +144,8 @@ export function createGenericAdapter(options: {
       const { items, nextCursor: providerNext } = readItems(res.json);
       const ids = [...new Set(items.map((i) => i.id))];
       const [deliveries, states] = await Promise.all([
-        db.query<RecordedDelivery>(deliveriesOfResources.text, deliveriesOfResources.bind({ source: sourceName, resourceIds: ids })),
-        db.query<{ resource_id: string; state: string | null }>(resourceStates.text, resourceStates.bind({ source: sourceName, resourceIds: ids })),
+        deliveriesOfResources.run(db, { source: sourceName, resourceIds: ids }),
+        resourceStates.run(db, { source: sourceName, resourceIds: ids }),
       ]);
       const byResource = new Map<string, RecordedDelivery[]>();
       for (const d of deliveries.rows) {
@@ -166,10 +166,7 @@ export function createGenericAdapter(options: {
     },
     async extras(db: Queryable, window: ReconcileWindow, listedUntil: Date): Promise<PlannedFinding[]> {
       const typeToStatus = new Map(cfg.statuses.map((s) => [typeOf(s), s]));
-      const done = await db.query<RecordedDelivery>(
-        doneInWindow.text,
-        doneInWindow.bind({ source: sourceName, types: [...typeToStatus.keys()], windowStart: window.start, windowEnd: window.end ?? listedUntil }),
-      );
+      const done = await doneInWindow.run(db, { source: sourceName, types: [...typeToStatus.keys()], windowStart: window.start, windowEnd: window.end ?? listedUntil });
       const out: PlannedFinding[] = [];
       for (const d of done.rows) {
         const status = typeToStatus.get(d.event_type ?? '')!;

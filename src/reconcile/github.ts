@@ -55,7 +55,7 @@ export function createGithubAdapter(options: { sourceName: string; cfg: GithubRe
       });
       for (const d of inWindow) if (d.status_code >= 200 && d.status_code < 300) settled.add(d.guid);
       const failed = inWindow.filter((d) => !settled.has(d.guid));
-      const recorded = await db.query<RecordedDelivery>(deliveriesByIds.text, deliveriesByIds.bind({ source: sourceName, eventIds: [...new Set(failed.map((d) => d.guid))] }));
+      const recorded = await deliveriesByIds.run(db, { source: sourceName, eventIds: [...new Set(failed.map((d) => d.guid))] });
       const byId = new Map(recorded.rows.map((r) => [r.event_id, r]));
       const findings: PlannedFinding[] = [];
       for (const d of failed) {

@@ -22,7 +22,7 @@ export function registerReconcileMetrics(ctx: Context): void {
     aggregator: 'max',
     async collect() {
       try {
-        last = (await db.query<{ source: string; kind: string; n: number }>(countFindings)).rows;
+        last = (await countFindings.run(db)).rows;
       } catch (err) {
         // A scrape must not fail because the store blinked: the last counts stand.
         logger.debug({ err }, 'reconcile findings could not be counted');

@@ -6,7 +6,7 @@ export type RunListRow = ReconcileRunRow & { counts: Record<string, number> };
 
 /** Stored runs, newest first; `before` is the last id of the previous page. */
 export async function listRunRows(db: Queryable, filter: { source: string | null; before: string | null; limit: number }): Promise<RunListRow[]> {
-  const res = await db.query<RunListRow>(listRuns.text, listRuns.bind({ source: filter.source, beforeId: filter.before, limit: filter.limit }));
+  const res = await listRuns.run(db, { source: filter.source, beforeId: filter.before, limit: filter.limit });
   return res.rows;
 }
 
@@ -15,9 +15,6 @@ export async function listFindingRows(
   db: Queryable,
   filter: { source: string | null; kind: string | null; runId: string | null; before: string | null; limit: number },
 ): Promise<FindingRow[]> {
-  const res = await db.query<FindingRow>(
-    listFindings.text,
-    listFindings.bind({ source: filter.source, kind: filter.kind, runId: filter.runId, beforeId: filter.before, limit: filter.limit }),
-  );
+  const res = await listFindings.run(db, { source: filter.source, kind: filter.kind, runId: filter.runId, beforeId: filter.before, limit: filter.limit });
   return res.rows;
 }

@@ -72,8 +72,8 @@ async function openRun(db: Db, request: ReconcileRequest, provider: string): Pro
   return db.transaction(async (tx) => {
     // One run per source at a time, whoever starts it (CLI, API, schedule, any process): two runs over
     // one window would each store every finding, twice.
-    await tx.query(lockSourceRunStart.text, lockSourceRunStart.bind({ source: request.source }));
-    const last = (await tx.query<ReconcileRunRow>(lastRunOfSource.text, lastRunOfSource.bind({ source: request.source }))).rows[0];
+    await lockSourceRunStart.run(tx, { source: request.source });
+    const last = (await lastRunOfSource.run(tx, { source: request.source })).rows[0];
     const abandoned = last?.status === 'running' && Date.now() - last.updated_at.getTime() > ABANDONED_AFTER_MS;
     if (last?.status === 'running' && !abandoned) {
       throw new TekilError('RECONCILE_RUNNING', `reconcile run ${last.id} of source "${request.source}" is in progress (started ${last.started_at.toISOString()})`, {
@@ -83,14 +83,11 @@ async function openRun(db: Db, request: ReconcileRequest, provider: string): Pro
     const unfinished = last && (last.status === 'failed' || abandoned);
     const sameWindow = last && sameTime(last.window_start, request.window.start) && sameTime(last.window_end, request.window.end);
     if (last && unfinished && last.provider === provider && (sameWindow || request.trigger === 'schedule')) {
-      const row = (await tx.query<ReconcileRunRow>(resumeRun.text, resumeRun.bind({ id: last.id, apply: request.apply, trigger: request.trigger }))).rows[0]!;
+      const row = (await resumeRun.run(tx, { id: last.id, apply: request.apply, trigger: request.trigger })).rows[0]!;
       return { run: row, resumed: true };
     }
     const row = (
-      await tx.query<ReconcileRunRow>(
-        insertRun.text,
-        insertRun.bind({ source: request.source, provider, windowStart: request.window.start, windowEnd: request.window.end, apply: request.apply, trigger: request.trigger }),
-      )
+      await insertRun.run(tx, { source: request.source, provider, windowStart: request.window.start, windowEnd: request.window.end, apply: request.apply, trigger: request.trigger })
     ).rows[0]!;
     return { run: row, resumed: false };
   });
@@ -119,20 +116,17 @@ async function storePage(tx: Queryable, run: ReconcileRunRow, planned: PlannedFi
     details.push(detail);
   }
   if (planned.length === 0) return;
-  await tx.query(
-    insertFindings.text,
-    insertFindings.bind({
-      runId: run.id,
-      source: run.source,
-      kinds: planned.map((f) => f.kind),
-      resourceIds: planned.map((f) => f.resourceId),
-      eventIds: planned.map((f) => f.eventId),
-      providerStates: planned.map((f) => f.providerState),
-      tekilStates: planned.map((f) => f.tekilState),
-      actions,
-      details,
-    }),
-  );
+  await insertFindings.run(tx, {
+    runId: run.id,
+    source: run.source,
+    kinds: planned.map((f) => f.kind),
+    resourceIds: planned.map((f) => f.resourceId),
+    eventIds: planned.map((f) => f.eventId),
+    providerStates: planned.map((f) => f.providerState),
+    tekilStates: planned.map((f) => f.tekilState),
+    actions,
+    details,
+  });
 }
 
 /** Runs reconcile for one source over a window: lists, compares, stores every difference, applies with --apply. */
@@ -170,7 +164,7 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
       }
       await db.transaction(async (tx) => {
         await storePage(tx, run, page.findings, request.apply, redelivered);
-        await tx.query(advanceRun.text, advanceRun.bind({ id: run.id, cursor: page.nextCursor ?? cursor, items: page.count }));
+        await advanceRun.run(tx, { id: run.id, cursor: page.nextCursor ?? cursor, items: page.count });
       });
       deps.onFindings?.(request.source, page.findings.map((f) => f.kind));
       if (page.nextCursor === null) break;
@@ -183,10 +177,10 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
       await db.transaction((tx) => storePage(tx, run, extras, request.apply, new Set()));
       deps.onFindings?.(request.source, extras.map((f) => f.kind));
     }
-    await db.query(finishRun.text, finishRun.bind({ id: run.id, status: 'completed', error: null }));
+    await finishRun.run(db, { id: run.id, status: 'completed', error: null });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    await db.query(finishRun.text, finishRun.bind({ id: run.id, status: 'failed', error: message.slice(0, 1000) })).catch((e: unknown) => log.error({ err: e }, 'could not mark the run failed'));
+    await finishRun.run(db, { id: run.id, status: 'failed', error: message.slice(0, 1000) }).catch((e: unknown) => log.error({ err: e }, 'could not mark the run failed'));
     log.warn({ err }, 'reconcile run failed; the next run resumes from its cursor');
     throw err;
   }
@@ -195,9 +189,9 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
 
 /** A run's stored state, counts and findings. */
 export async function reportOf(db: Queryable, runId: string): Promise<ReconcileReport> {
-  const runRow = (await db.query<ReconcileRunRow>(runById.text, runById.bind({ id: runId }))).rows[0];
+  const runRow = (await runById.run(db, { id: runId })).rows[0];
   if (!runRow) throw new TekilError('NOT_FOUND', `no reconcile run ${runId}`);
-  const findings = (await db.query<FindingRow>(listFindings.text, listFindings.bind({ source: null, kind: null, runId, beforeId: null, limit: 1_000_000 }))).rows.reverse();
+  const findings = (await listFindings.run(db, { source: null, kind: null, runId, beforeId: null, limit: 1_000_000 })).rows.reverse();
   const counts = Object.fromEntries(findingKinds.map((k) => [k, 0])) as Record<FindingKind, number>;
   for (const f of findings) counts[f.kind]++;
   return { run: runRow, counts, findings };

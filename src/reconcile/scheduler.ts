@@ -26,7 +26,7 @@ export function createReconcileScheduler(ctx: Context, options: { tickMs?: numbe
     const due: string[] = [];
     for (const [name, source] of scheduled) {
       const every = source.reconcile!.every!;
-      const last = (await db.query<{ status: string; started_at: Date; updated_at: Date }>(lastRunTimes, [name])).rows[0];
+      const last = (await lastRunTimes.run(db, { source: name })).rows[0];
       const since = last ? Date.now() - (last.status === 'failed' ? last.updated_at.getTime() : last.started_at.getTime()) : Infinity;
       if (since >= (last?.status === 'failed' ? every / 10 : every)) due.push(name);
     }
@@ -52,7 +52,7 @@ export function createReconcileScheduler(ctx: Context, options: { tickMs?: numbe
     // On Postgres the lock's transaction holds one pooled connection for the whole run; the run's own
     // statements use the others.
     await ctx.db.transaction(async (tx) => {
-      if (await tryAdvisoryLock(tx, SCHEDULER_LOCK)) await runDue(tx);
+      if ((await tryAdvisoryLock.run(tx, { key: SCHEDULER_LOCK })).rows[0]!.locked) await runDue(tx);
     });
   }
 

@@ -51,7 +51,7 @@ export function createStripeAdapter(options: {
         if (typeof e?.id !== 'string') throw new TekilError('RECONCILE_PROVIDER_FAILED', 'an event of the list has no id');
         listedIds.add(e.id);
       }
-      const recorded = await db.query<RecordedDelivery>(deliveriesByIds.text, deliveriesByIds.bind({ source: sourceName, eventIds: events.map((e) => e.id) }));
+      const recorded = await deliveriesByIds.run(db, { source: sourceName, eventIds: events.map((e) => e.id) });
       const byId = new Map(recorded.rows.map((r) => [r.event_id, r]));
       const findings: PlannedFinding[] = [];
       for (const e of events) {
@@ -84,10 +84,7 @@ export function createStripeAdapter(options: {
       return { count: events.length, nextCursor: page.has_more === true && last ? last.id : null, findings };
     },
     async extras(db: Queryable, window: ReconcileWindow, listedUntil: Date): Promise<PlannedFinding[]> {
-      const done = await db.query<RecordedDelivery>(
-        doneInWindow.text,
-        doneInWindow.bind({ source: sourceName, types: cfg.types ?? null, windowStart: window.start, windowEnd: window.end ?? listedUntil }),
-      );
+      const done = await doneInWindow.run(db, { source: sourceName, types: cfg.types ?? null, windowStart: window.start, windowEnd: window.end ?? listedUntil });
       return done.rows
         .filter((d) => !listedIds.has(d.event_id) && !d.event_id.startsWith('reconcile:'))
         .map((d) => ({

@@ -1,8 +1,9 @@
 import { Counter, Histogram } from 'prom-client';
 import type { Context, Service } from '../service.js';
 import type { RetentionConfig } from '../config/retention.js';
-import { DELETE_INBOX_RECORDS, TRIM_INBOX_BODIES } from '../store/sql/inbox/retention.js';
-import { DELETE_OUTBOX_MESSAGES, LOCK_OUTBOX_MESSAGES, LOCK_OUTBOX_PAYLOADS, TRIM_OUTBOX_PAYLOADS } from '../store/sql/outbox/retention.js';
+import type { Queryable } from '../store/db.js';
+import { deleteInboxRecords, trimInboxBodies } from '../store/sql/inbox/retention.js';
+import { deleteOutboxMessages, lockOutboxMessages, lockOutboxPayloads, trimOutboxPayloads } from '../store/sql/outbox/retention.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
 
 /** Held by the transaction of each batch: one process sweeps at a time, the others skip the sweep. */
@@ -23,13 +24,13 @@ interface Step {
   store: 'inbox' | 'outbox';
   action: 'trimmed' | 'deleted';
   source?: string;
-  sql: string;
-  params: unknown[];
+  /** One batch from `start` on: the rows it went over (changed, or only locked when `apply` is set). */
+  select(tx: Queryable, batchSize: number, start: Date): Promise<Array<{ id?: string; at: Date }>>;
   /**
-   * When set, `sql` only locks candidates (`id`, `at`) and this statement, given their ids, changes
-   * those still eligible: a second statement sees what committed after the first one's snapshot.
+   * When set, `select` only locks candidates (`id`, `at`) and this, given their ids, changes those
+   * still eligible: a second statement sees what committed after the first one's snapshot. Answers how many.
    */
-  apply?: string;
+  apply?: (tx: Queryable, ids: string[]) => Promise<number>;
 }
 
 export interface RetentionSweeper extends Service {
@@ -49,15 +50,33 @@ function stepsAt(ctx: Context, now: number): Step[] {
   for (const [source, r] of inboxRetention(ctx)) {
     // Records first: a row about to be deleted is not worth trimming.
     const records = cutOff(r.records);
-    if (records) steps.push({ store: 'inbox', action: 'deleted', source, sql: DELETE_INBOX_RECORDS, params: [source, records] });
+    if (records) {
+      steps.push({ store: 'inbox', action: 'deleted', source, select: async (tx, batchSize, start) => (await deleteInboxRecords.run(tx, { source, cutoff: records, batchSize, start })).rows });
+    }
     const bodies = cutOff(r.bodies);
-    if (bodies) steps.push({ store: 'inbox', action: 'trimmed', source, sql: TRIM_INBOX_BODIES, params: [source, bodies] });
+    if (bodies) {
+      steps.push({ store: 'inbox', action: 'trimmed', source, select: async (tx, batchSize, start) => (await trimInboxBodies.run(tx, { source, cutoff: bodies, batchSize, start })).rows });
+    }
   }
   const outbox = ctx.config.sending.retention;
   const records = cutOff(outbox.records);
-  if (records) steps.push({ store: 'outbox', action: 'deleted', sql: LOCK_OUTBOX_MESSAGES, apply: DELETE_OUTBOX_MESSAGES, params: [records] });
+  if (records) {
+    steps.push({
+      store: 'outbox',
+      action: 'deleted',
+      select: async (tx, batchSize, start) => (await lockOutboxMessages.run(tx, { cutoff: records, batchSize, start })).rows,
+      apply: async (tx, ids) => (await deleteOutboxMessages.run(tx, { ids })).rowCount,
+    });
+  }
   const bodies = cutOff(outbox.bodies);
-  if (bodies) steps.push({ store: 'outbox', action: 'trimmed', sql: LOCK_OUTBOX_PAYLOADS, apply: TRIM_OUTBOX_PAYLOADS, params: [bodies] });
+  if (bodies) {
+    steps.push({
+      store: 'outbox',
+      action: 'trimmed',
+      select: async (tx, batchSize, start) => (await lockOutboxPayloads.run(tx, { cutoff: bodies, batchSize, start })).rows,
+      apply: async (tx, ids) => (await trimOutboxPayloads.run(tx, { ids })).rowCount,
+    });
+  }
   return steps;
 }
 
@@ -104,13 +123,12 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
    */
   async function batch(step: Step, start: Date): Promise<{ times: Date[]; changed: number } | undefined> {
     return ctx.db.transaction(async (tx) => {
-      if (!(await tryAdvisoryLock(tx, RETENTION_LOCK))) return undefined;
-      const rows = (await tx.query<{ id?: string; at: Date }>(step.sql, [...step.params, batchSize, start])).rows;
+      if (!(await tryAdvisoryLock.run(tx, { key: RETENTION_LOCK })).rows[0]!.locked) return undefined;
+      const rows = await step.select(tx, batchSize, start);
       const times = rows.map((r) => r.at);
       if (!step.apply) return { times, changed: rows.length };
       if (rows.length === 0) return { times, changed: 0 };
-      const applied = await tx.query(step.apply, [rows.map((r) => r.id)]);
-      return { times, changed: applied.rowCount ?? 0 };
+      return { times, changed: await step.apply(tx, rows.map((r) => r.id!)) };
     });
   }
 

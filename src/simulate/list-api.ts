@@ -88,17 +88,14 @@ export function buildListApi(options: ListApiOptions): FastifyInstance {
     } catch (err) {
       return refuse(reply, 400, 'invalid_request_error', `cursor: ${(err as Error).message}`);
     }
-    const { rows } = await options.db.query<{ id: string; status: string; amount: string; paid_amount: string; currency: string; updated_at: Date; order_id: string | null }>(
-      listInvoicesPage.text,
-      listInvoicesPage.bind({
-        statuses: q.status ?? null,
-        after,
-        since: q.updated_since ?? null,
-        until: q.updated_until ?? null,
-        // One more than asked: whether a next page exists without a second query.
-        limit: q.limit + 1,
-      }),
-    );
+    const { rows } = await listInvoicesPage.run(options.db, {
+      statuses: q.status ?? null,
+      after,
+      since: q.updated_since ?? null,
+      until: q.updated_until ?? null,
+      // One more than asked: whether a next page exists without a second query.
+      limit: q.limit + 1,
+    });
     const page = rows.slice(0, q.limit);
     const body: InvoiceListPage = {
       items: page.map((r) => ({

@@ -2,7 +2,7 @@ import type { PublishResult } from '../outbox/publish.js';
 import { replayMessage } from '../outbox/operations.js';
 import type { InvoiceStatus } from '../provider/invoice-events.js';
 import type { Db, Queryable } from '../store/db.js';
-import { DELIVERY_PROGRESS, OUTBOX_SUMMARY, SUCCEEDED_MESSAGES, UNSETTLED_DELIVERIES, UPDATE_INVOICE_STATUSES } from '../store/sql/simulate/invoices.js';
+import { deliveryProgress, outboxSummary, succeededMessages, unsettledDeliveries, updateInvoiceStatuses } from '../store/sql/simulate/invoices.js';
 import { TekilError } from '../errors.js';
 import type { FaultCounts } from './fault-proxy.js';
 import { finalStatus, paidAmountAt, type PlannedInvoice } from './lifecycle.js';
@@ -48,12 +48,12 @@ export async function publishWaves(options: WaveOptions): Promise<number> {
         return { invoice, status, occurredAt: invoice.reversed ? new Date(options.startedAt.getTime() + step) : now };
       });
       await db.transaction(async (tx) => {
-        await tx.query(UPDATE_INVOICE_STATUSES, [
-          changes.map((c) => c.invoice.id),
-          changes.map((c) => c.status),
-          changes.map((c) => paidAmountAt(c.status, c.invoice.amount)),
-          changes.map((c) => c.occurredAt),
-        ]);
+        await updateInvoiceStatuses.run(tx, {
+          ids: changes.map((c) => c.invoice.id),
+          statuses: changes.map((c) => c.status),
+          paidAmounts: changes.map((c) => paidAmountAt(c.status, c.invoice.amount)),
+          at: changes.map((c) => c.occurredAt),
+        });
         for (const c of changes) await options.publishOne(tx, c.invoice, c.status, c.occurredAt);
       });
       published += batch.length;
@@ -77,7 +77,7 @@ export async function publishWaves(options: WaveOptions): Promise<number> {
 export async function waitForSettled(db: Queryable, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await db.query<{ n: number }>(UNSETTLED_DELIVERIES);
+    const { rows } = await unsettledDeliveries.run(db);
     if (Number(rows[0]?.n ?? 0) === 0) return;
     if (Date.now() > deadline) {
       throw new TekilError('SIMULATION_UNSETTLED', `${rows[0]?.n} deliveries still unsettled after ${Math.round(timeoutMs / 1000)} s`, {
@@ -96,12 +96,12 @@ export async function replayOldDeliveries(db: Queryable, rate: number, random: (
   if (rate <= 0) return 0;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { rows } = await db.query<{ total: number; succeeded: number }>(DELIVERY_PROGRESS);
+    const { rows } = await deliveryProgress.run(db);
     const progress = rows[0]!;
     if (Number(progress.succeeded) * 2 >= Number(progress.total) || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 50));
   }
-  const { rows } = await db.query<{ id: string }>(SUCCEEDED_MESSAGES);
+  const { rows } = await succeededMessages.run(db);
   let replayed = 0;
   for (const { id } of rows) {
     if (random() < rate) {
@@ -140,7 +140,7 @@ export async function summarize(
     const status = finalStatus(invoice);
     finalStatuses[status] = (finalStatuses[status] ?? 0) + 1;
   }
-  const { rows } = await db.query<{ status: string; deliveries: number; attempts: number }>(OUTBOX_SUMMARY);
+  const { rows } = await outboxSummary.run(db);
   const deliveries: SimulationSummary['deliveries'] = {};
   for (const r of rows) deliveries[r.status] = { deliveries: Number(r.deliveries), attempts: Number(r.attempts) };
   return {

@@ -16,7 +16,7 @@ import { resolveSettings } from '../settings.js';
 import type { Db } from '../store/db.js';
 import { openStore } from '../store/open.js';
 import { migrate } from '../store/migrate.js';
-import { INSERT_INVOICES } from '../store/sql/simulate/invoices.js';
+import { insertInvoices } from '../store/sql/simulate/invoices.js';
 import { startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy.js';
 import { buildListApi } from './list-api.js';
 import { paidAmountAt, planInvoices, seededRandom, type PlannedInvoice } from './lifecycle.js';
@@ -203,15 +203,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         const started = Date.now();
         const invoices = planInvoices({ count: options.invoices, runId, random, reorderRate: options.faults.reorder });
         const createdAt = new Date(started - 1000);
-        await db.query(INSERT_INVOICES, [
-          invoices.map((i) => i.id),
-          invoices.map((i) => i.orderId),
-          invoices.map(() => 'awaiting_payment'),
-          invoices.map((i) => i.amount),
-          invoices.map(() => '0.00'),
-          invoices.map((i) => i.currency),
-          invoices.map(() => createdAt),
-        ]);
+        await insertInvoices.run(db, {
+          ids: invoices.map((i) => i.id),
+          orderIds: invoices.map((i) => i.orderId),
+          statuses: invoices.map(() => 'awaiting_payment'),
+          amounts: invoices.map((i) => i.amount),
+          paidAmounts: invoices.map(() => '0.00'),
+          currencies: invoices.map((i) => i.currency),
+          updatedAt: invoices.map(() => createdAt),
+        });
         await options.onInvoicesCreated?.(invoices);
         progress(`created ${invoices.length} invoices (run ${runId})`);
         const extras = options.callbackUrl && callbackProxy ? [{ url: callbackProxy.url, endpointId: endpoint.id }] : [];

@@ -3,6 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { Db } from './db.js';
 import { TekilError } from '../errors.js';
 import { pgErrorCode } from './pg-error.js';
+import { createMigrationsTable, migrationApplied, migrationLock, recordMigration } from './sql/migrations.js';
 
 const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));
 // Any fixed number works; it only has to be the same in every tekil process.
@@ -34,19 +35,18 @@ export async function migrate(db: Db): Promise<string[]> {
   const migrations = await loadMigrations();
   // Created under the same lock as the migrations: concurrent CREATE TABLE IF NOT EXISTS can collide.
   await db.transaction(async (tx) => {
-    await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-    await tx.query(`CREATE TABLE IF NOT EXISTS tekil_migrations (
-      id integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
+    await migrationLock.run(tx, { key: MIGRATION_LOCK });
+    await createMigrationsTable.run(tx);
   });
   const applied: string[] = [];
   for (const m of migrations) {
     await db
       .transaction(async (tx) => {
-        await tx.query('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
-        const done = await tx.query('SELECT 1 FROM tekil_migrations WHERE id = $1', [m.id]);
+        await migrationLock.run(tx, { key: MIGRATION_LOCK });
+        const done = await migrationApplied.run(tx, { id: m.id });
         if (done.rows.length > 0) return;
         await tx.exec(m.sql);
-        await tx.query('INSERT INTO tekil_migrations (id, name) VALUES ($1, $2)', [m.id, m.name]);
+        await recordMigration.run(tx, { id: m.id, name: m.name });
         applied.push(m.name);
       })
       .catch((err: unknown) => {

@@ -1,5 +1,5 @@
 import type { Db } from '../store/db.js';
-import { claimStatement } from '../store/sql/inbox/claim-due-deliveries.js';
+import { claimStatement, type InboxClaimRow } from '../store/sql/inbox/claim-due-deliveries.js';
 
 export interface InboxClaimedDelivery {
   source: string;
@@ -35,14 +35,12 @@ export const LOST_ERROR = 'lease expired: the worker did not finish (crashed, ki
  */
 export async function claimDueDeliveries(db: Db, options: { limit: number; leaseMs: number; token: string }): Promise<InboxClaimedDelivery[]> {
   const stmt = claimStatement(options.limit);
-  const res = await db.query<InboxClaimedRow>(stmt.text, stmt.bind({ lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR }), { name: stmt.name, sizeDependentPlan: true });
+  const res = await stmt.run(db, { lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR });
   return res.rows.map(toDelivery).sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
 }
 
 /** Times travel as epoch milliseconds (float8): cheaper to print and read than timestamp text. */
-type InboxClaimedRow = Omit<InboxClaimedDelivery, 'occurred_at' | 'received_at'> & { occurred_ms: number | null; received_ms: number };
-
-function toDelivery(r: InboxClaimedRow): InboxClaimedDelivery {
+function toDelivery(r: InboxClaimRow): InboxClaimedDelivery {
   // A literal with every field, not a spread: the hot path reads these objects many times per batch.
   return {
     source: r.source,

@@ -1,8 +1,8 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
-import { releaseSavepointSql, rollbackToSavepointSql, savepointSql } from '../store/sql/inbox/batch-connection.js';
-import { completeDeliveriesStatement, NESTLOOP_OFF_SQL } from '../store/sql/inbox/complete-deliveries.js';
+import { savepointStatements } from '../store/sql/inbox/batch-connection.js';
+import { completeDeliveriesStatement, nestloopOff } from '../store/sql/inbox/complete-deliveries.js';
 
 /** `release`: the delivery was not started; it returns to the queue as it was before the claim. */
 export type InboxDeliveryStatus = 'pending' | 'done' | 'stale' | 'dead' | 'release';
@@ -29,6 +29,7 @@ export interface InboxCompletion {
 
 /** The savepoint the outcomes are written behind: the batch's handler work stays if they are refused. */
 const OUTCOMES_SAVEPOINT = 'tekil_outcomes';
+const outcomesSavepoint = savepointStatements(OUTCOMES_SAVEPOINT);
 
 /**
  * Writes a whole batch's outcomes in one statement (src/store/sql/inbox/complete-deliveries.ts): the
@@ -55,16 +56,16 @@ export async function completeDeliveries(
     return;
   } catch (err) {
     if (!isValueRefusal(err)) throw err;
-    await tx.query(rollbackToSavepointSql(OUTCOMES_SAVEPOINT));
+    await outcomesSavepoint.rollbackTo.run(tx);
   }
   for (const completion of completions) {
     try {
       await writeOutcomes(tx, [completion], worker, token);
-      await tx.query(releaseSavepointSql(OUTCOMES_SAVEPOINT));
+      await outcomesSavepoint.release.run(tx);
       continue;
     } catch (err) {
       if (!isValueRefusal(err)) throw err;
-      await tx.query(rollbackToSavepointSql(OUTCOMES_SAVEPOINT));
+      await outcomesSavepoint.rollbackTo.run(tx);
       onRefused(completion, err);
       const why = `the store refused this outcome (SQLSTATE ${pgErrorCode(err)}; e.g. a retry time beyond the timestamp range)`;
       await writeOutcomes(tx, [refusedOutcome(completion, why)], worker, token);
@@ -79,7 +80,7 @@ function refusedOutcome(c: InboxCompletion, why: string): InboxCompletion {
   return { ...c, status, next_attempt_ms: null, result_ref: null, prior_error: null, error: status === 'dead' ? `${attempt}${why}; dead` : null };
 }
 
-/** One statement for the given outcomes, behind the savepoint OUTCOMES_SAVEPOINT (taken in the same round trip). */
+/** One statement for the given outcomes, behind the savepoint OUTCOMES_SAVEPOINT. */
 async function writeOutcomes(tx: Queryable, completions: readonly InboxCompletion[], worker: string, token: string): Promise<void> {
   const n = completions.length;
   const rowRefs = new Array<string>(n);
@@ -113,30 +114,26 @@ async function writeOutcomes(tx: Queryable, completions: readonly InboxCompletio
     (c.status === 'done' || c.status === 'stale' ? settledRefs : keptRefs).push(c.row_ref);
     writtenRecordRefs.push(c.record_ref);
   }
-  // One round trip for both: the savepoint costs the batch no extra wait.
-  await tx.exec(`${savepointSql(OUTCOMES_SAVEPOINT)}; ${NESTLOOP_OFF_SQL}`);
+  await outcomesSavepoint.take.run(tx);
+  await nestloopOff.run(tx);
   const stmt = completeDeliveriesStatement;
-  const res = await tx.query<{ written: number }>(
-    stmt.text,
-    stmt.bind({
-      row_refs: tidArray(rowRefs),
-      record_refs: tidArray(recordRefs),
-      statuses,
-      started_ms: started,
-      durations_ms: durations,
-      errors,
-      prior_errors: priorErrors,
-      next_attempts_ms: nextAttempts,
-      result_refs: resultRefs,
-      settled_refs: tidArray(settledRefs),
-      kept_refs: tidArray(keptRefs),
-      released_refs: tidArray(releasedRefs),
-      written_record_refs: tidArray(writtenRecordRefs),
-      worker,
-      token,
-    }),
-    { name: stmt.name },
-  );
+  const res = await stmt.run(tx, {
+    row_refs: tidArray(rowRefs),
+    record_refs: tidArray(recordRefs),
+    statuses,
+    started_ms: started,
+    durations_ms: durations,
+    errors,
+    prior_errors: priorErrors,
+    next_attempts_ms: nextAttempts,
+    result_refs: resultRefs,
+    settled_refs: tidArray(settledRefs),
+    kept_refs: tidArray(keptRefs),
+    released_refs: tidArray(releasedRefs),
+    written_record_refs: tidArray(writtenRecordRefs),
+    worker,
+    token,
+  });
   const written = res.rows[0]!.written;
   if (written !== n) {
     throw new TekilError('LEASE_LOST', `${n - written} of ${n} deliveries of this batch were taken back after their lease expired (or changed meanwhile); the batch is rolled back`);

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
+import { queueSizeUpTo } from '../store/sql/inbox/vacuum.js';
 
 /**
  * Vacuums the delivery queue on the embedded store. PGlite runs no autovacuum, and every settled
@@ -33,7 +34,7 @@ export function embeddedQueueVacuum(db: Db, logger: Logger, every = EMBEDDED_VAC
       claimedSince = 0;
       const started = performance.now();
       try {
-        const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM (SELECT 1 FROM inbox_queue LIMIT ${SMALL_QUEUE}) q`);
+        const { rows } = await queueSizeUpTo.run(db, { cap: SMALL_QUEUE });
         if (rows[0]!.n >= SMALL_QUEUE) return;
         await db.exec('VACUUM inbox_queue');
         logger.debug({ ms: Math.round(performance.now() - started) }, 'vacuumed the delivery queue (embedded store)');

@@ -2,7 +2,7 @@ import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
 import { pgErrorCode, PG_QUERY_CANCELED } from '../store/pg-error.js';
-import { BACKEND_PID_SQL, CANCEL_BACKEND_SQL } from '../store/sql/inbox/batch-connection.js';
+import { backendPid, cancelBackend } from '../store/sql/inbox/batch-connection.js';
 import type { LazySavepoint } from './savepoint.js';
 
 /**
@@ -22,7 +22,7 @@ export class BatchBackend {
   /** Reads the backend's pid (once); called before a handler's first statement. */
   learn = async (): Promise<void> => {
     if (this.db.kind !== 'postgres') return;
-    this.#pid ??= this.tx.query<{ pid: number }>(BACKEND_PID_SQL).then((r) => r.rows[0]!.pid);
+    this.#pid ??= backendPid.run(this.tx).then((r) => r.rows[0]!.pid);
     await this.#pid;
   };
 
@@ -34,7 +34,7 @@ export class BatchBackend {
   async cancelRunning(): Promise<void> {
     if (!this.#pid) return;
     const pid = await this.#pid;
-    await this.db.query(CANCEL_BACKEND_SQL, [pid]);
+    await cancelBackend.run(this.db, { pid });
   }
 }
 

@@ -26,5 +26,5 @@ export async function lockBatchResources(tx: Queryable, rows: readonly InboxClai
   for (const row of rows) if (row.resource_id !== null) keys.push(resourceLockKey(row.source, row.resource_id));
   if (keys.length === 0) return;
   const stmt = lockResourcesStatement;
-  await tx.query(stmt.text, stmt.bind({ keys }), { name: stmt.name });
+  await stmt.run(tx, { keys });
 }

@@ -1,7 +1,7 @@
 import type { OrderingConfig } from '../config/source.js';
 import { parsePath, readPath } from '../json-path.js';
 import type { Queryable } from '../store/db.js';
-import { APPLY_RESOURCE_SQL, READ_RESOURCE_SQL } from '../store/sql/inbox/ordering.js';
+import { applyResource, readResource } from '../store/sql/inbox/ordering.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
 /** A source's ordering rules, compiled once: where the state is and how states rank. */
@@ -37,13 +37,6 @@ function compileReader(locator: string): (payload: unknown, headers: Record<stri
   return (payload) => readPath(payload, path);
 }
 
-interface ResourceRow {
-  state: string | null;
-  rank: number | null;
-  occurred_at: Date | null;
-  event_id: string;
-}
-
 export type GuardVerdict =
   | { kind: 'apply'; state: string | null; rank: number | null }
   | { kind: 'stale'; reason: string };
@@ -65,7 +58,7 @@ export async function checkOrdering(
   // No lock here: the batch already holds its resources' locks (lock-resources.ts) until it commits,
   // so the check and the update below cannot interleave with another batch's.
   if (delivery.guard_bypass) return apply;
-  const res = await tx.query<ResourceRow>(READ_RESOURCE_SQL, [delivery.source, delivery.resource_id]);
+  const res = await readResource.run(tx, { source: delivery.source, resourceId: delivery.resource_id });
   const current = res.rows[0];
   if (!current || current.event_id === delivery.event_id) return apply;
   if (current.rank !== null && current.rank === guard.terminalRank) {
@@ -83,5 +76,5 @@ export async function checkOrdering(
 /** Records the applied event as the resource's current state (after its effect succeeded). */
 export async function applyOrdering(tx: Queryable, delivery: InboxClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
   if (delivery.resource_id === null) return;
-  await tx.query(APPLY_RESOURCE_SQL, [delivery.source, delivery.resource_id, verdict.state, verdict.rank, delivery.occurred_at, delivery.event_id]);
+  await applyResource.run(tx, { source: delivery.source, resourceId: delivery.resource_id, state: verdict.state, rank: verdict.rank, occurredAt: delivery.occurred_at, eventId: delivery.event_id });
 }

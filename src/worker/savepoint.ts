@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable, QueryResult } from '../store/db.js';
-import { releaseSavepointSql, rollbackToSavepointSql, savepointSql } from '../store/sql/inbox/batch-connection.js';
+import { savepointStatements } from '../store/sql/inbox/batch-connection.js';
 
 /**
  * A view of the batch transaction for one delivery. The savepoint is only taken when the handler
@@ -71,7 +71,7 @@ export class LazySavepoint implements Queryable {
   #ensure(): Promise<void> {
     this.#opening ??= (async () => {
       await this.beforeOpen?.();
-      await this.batchTx.query(savepointSql(this.name));
+      await savepointStatements(this.name).take.run(this.batchTx);
     })();
     return this.#opening;
   }
@@ -103,7 +103,7 @@ export class LazySavepoint implements Queryable {
     if (!opening) return;
     this.#opening = undefined;
     await opening; // a savepoint still being taken is released only once it exists
-    await this.batchTx.query(releaseSavepointSql(this.name));
+    await savepointStatements(this.name).release.run(this.batchTx);
   }
 
   /** Undoes the work of this delivery only. */
@@ -115,7 +115,7 @@ export class LazySavepoint implements Queryable {
     // Throws when taking the savepoint failed: the transaction is unusable then, and the caller gives
     // the batch up (the leases bring its deliveries back).
     await opening;
-    await this.batchTx.query(rollbackToSavepointSql(this.name));
-    await this.batchTx.query(releaseSavepointSql(this.name));
+    await savepointStatements(this.name).rollbackTo.run(this.batchTx);
+    await savepointStatements(this.name).release.run(this.batchTx);
   }
 }

@@ -11,6 +11,12 @@ describe('named statements', () => {
     expect(s.bind({ ids: ['a'], now })).toEqual([now, ['a']]);
   });
 
+  it('carries its plan policy as the QueryOptions every run passes', () => {
+    expect(defineStatement('a', 'SELECT 1', 'prepared').options).toEqual({ name: 'a' });
+    expect(defineStatement('b', 'SELECT 1', 'prepared-replanned').options).toEqual({ name: 'b', sizeDependentPlan: true });
+    expect(defineStatement('c', 'SELECT 1').options).toBeUndefined();
+  });
+
   it('refuses a missing value and dollar quoting with a coded error', () => {
     const s = defineStatement<{ a: number; b: number }>('t', 'SELECT $a, $b');
     expect(() => s.bind({ a: 1 } as { a: number; b: number })).toThrow(/no value for \$b/);

@@ -1,7 +1,5 @@
-import type { InboxFilter } from '../../../inbox/filter.js';
-import { queuedOnly } from '../../../inbox/filter.js';
 import type { Queryable } from '../../db.js';
-import { filterConditions, QUEUED_ONLY, WITH_QUEUE } from '../inbox/admin.js';
+import { defineStatement } from '../statement.js';
 
 export interface JobRow {
   id: string;
@@ -20,48 +18,57 @@ export interface JobRow {
   finished_at: Date | null;
 }
 
-/** How many deliveries a filter matches now: the dry run, and a job's total. */
-export async function countInboxMatching(db: Queryable, filter: InboxFilter): Promise<number> {
-  const params: unknown[] = [];
-  const where = filterConditions(filter, params);
-  const from = queuedOnly(filter.status) ? QUEUED_ONLY : WITH_QUEUE;
-  const { rows } = await db.query<{ n: string }>(`SELECT count(*) AS n FROM ${from}${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`, params);
-  return Number(rows[0]?.n ?? 0);
-}
+const insertJobStatement = defineStatement<{ id: string; kind: string; filter: string; total: number; createdBy: string }, JobRow>(
+  'dashboard_insert_job',
+  'INSERT INTO dashboard_jobs (id, kind, filter, total, created_by) VALUES ($id, $kind, $filter, $total, $createdBy) RETURNING *',
+);
+
+const recordProgressStatement = defineStatement<{ id: string; processed: number; changed: number; skipped: number }, { cancel_requested: boolean }>(
+  'dashboard_job_progress',
+  `UPDATE dashboard_jobs SET processed = processed + $processed, changed = changed + $changed, skipped = skipped + $skipped, heartbeat_at = now()
+     WHERE id = $id RETURNING cancel_requested`,
+);
+
+const finishJobStatement = defineStatement<{ id: string; status: JobRow['status']; error: string | null }, never>(
+  'dashboard_finish_job',
+  'UPDATE dashboard_jobs SET status = $status, error = $error, finished_at = now() WHERE id = $id',
+);
+
+const requestCancelStatement = defineStatement<{ id: string }, JobRow>(
+  'dashboard_cancel_job',
+  'UPDATE dashboard_jobs SET cancel_requested = true WHERE id = $id RETURNING *',
+);
+
+const selectJobStatement = defineStatement<{ id: string }, JobRow>('dashboard_job', 'SELECT * FROM dashboard_jobs WHERE id = $id');
+
+const selectJobsStatement = defineStatement<{ limit: number }, JobRow>(
+  'dashboard_jobs',
+  'SELECT * FROM dashboard_jobs ORDER BY created_at DESC, id DESC LIMIT $limit',
+);
 
 export async function insertJob(db: Queryable, job: { id: string; kind: string; filter: unknown; total: number; createdBy: string }): Promise<JobRow> {
-  const { rows } = await db.query<JobRow>(
-    'INSERT INTO dashboard_jobs (id, kind, filter, total, created_by) VALUES ($1, $2, $3, $4, $5) RETURNING *',
-    [job.id, job.kind, JSON.stringify(job.filter), job.total, job.createdBy],
-  );
+  const { rows } = await insertJobStatement.run(db, { ...job, filter: JSON.stringify(job.filter) });
   return rows[0]!;
 }
 
 /** Records a batch's progress; answers whether a cancel was asked for. */
 export async function recordProgress(db: Queryable, id: string, delta: { processed: number; changed: number; skipped: number }): Promise<boolean> {
-  const { rows } = await db.query<{ cancel_requested: boolean }>(
-    `UPDATE dashboard_jobs SET processed = processed + $2, changed = changed + $3, skipped = skipped + $4, heartbeat_at = now()
-     WHERE id = $1 RETURNING cancel_requested`,
-    [id, delta.processed, delta.changed, delta.skipped],
-  );
-return rows[0]?.cancel_requested ?? true;
+  const { rows } = await recordProgressStatement.run(db, { id, ...delta });
+  return rows[0]?.cancel_requested ?? true;
 }
 
 export async function finishJob(db: Queryable, id: string, status: JobRow['status'], error: string | null): Promise<void> {
-  await db.query('UPDATE dashboard_jobs SET status = $2, error = $3, finished_at = now() WHERE id = $1', [id, status, error]);
+  await finishJobStatement.run(db, { id, status, error });
 }
 
 export async function requestCancel(db: Queryable, id: string): Promise<JobRow | undefined> {
-  const { rows } = await db.query<JobRow>('UPDATE dashboard_jobs SET cancel_requested = true WHERE id = $1 RETURNING *', [id]);
-  return rows[0];
+  return (await requestCancelStatement.run(db, { id })).rows[0];
 }
 
 export async function selectJob(db: Queryable, id: string): Promise<JobRow | undefined> {
-  const { rows } = await db.query<JobRow>('SELECT * FROM dashboard_jobs WHERE id = $1', [id]);
-  return rows[0];
+  return (await selectJobStatement.run(db, { id })).rows[0];
 }
 
 export async function selectJobs(db: Queryable, limit: number): Promise<JobRow[]> {
-  const { rows } = await db.query<JobRow>('SELECT * FROM dashboard_jobs ORDER BY created_at DESC, id DESC LIMIT $1', [limit]);
-  return rows;
+  return (await selectJobsStatement.run(db, { limit })).rows;
 }

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db.js';
+import { defineStatement, type NoParams } from '../statement.js';
 
 export interface SessionRow {
   operator_id: string | null;
@@ -9,17 +10,34 @@ export interface SessionRow {
   admin_token_hash: string | null;
 }
 
+const deleteExpiredSessions = defineStatement<NoParams, never>('dashboard_delete_expired_sessions', 'DELETE FROM dashboard_sessions WHERE expires_at < now()');
+
+const insertSessionStatement = defineStatement<
+  { idHash: string; operatorId: string | null; role: string; csrfToken: string; ttlMs: number; adminTokenHash: string | null },
+  never
+>(
+  'dashboard_insert_session',
+  `INSERT INTO dashboard_sessions (id_hash, operator_id, role, csrf_token, expires_at, admin_token_hash)
+     VALUES ($idHash, $operatorId, $role, $csrfToken, now() + $ttlMs * interval '1 millisecond', $adminTokenHash)`,
+);
+
+const selectSessionStatement = defineStatement<{ idHash: string }, SessionRow>(
+  'tekil_dashboard_session',
+  `SELECT s.operator_id, s.role, s.csrf_token, s.expires_at, o.name, s.admin_token_hash
+     FROM dashboard_sessions s LEFT JOIN operators o ON o.id = s.operator_id
+     WHERE s.id_hash = $idHash AND s.expires_at > now() AND (s.operator_id IS NULL OR o.revoked_at IS NULL)`,
+  'prepared',
+);
+
+const deleteSessionStatement = defineStatement<{ idHash: string }, never>('dashboard_delete_session', 'DELETE FROM dashboard_sessions WHERE id_hash = $idHash');
+
 export async function insertSession(
   db: Queryable,
   row: { idHash: string; operatorId: string | null; role: string; csrfToken: string; ttlMs: number; adminTokenHash: string | null },
 ): Promise<void> {
   // Expired sessions are swept whenever one is made: sign-ins are rare, so this costs nothing.
-  await db.query('DELETE FROM dashboard_sessions WHERE expires_at < now()');
-  await db.query(
-    `INSERT INTO dashboard_sessions (id_hash, operator_id, role, csrf_token, expires_at, admin_token_hash)
-     VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', $6)`,
-    [row.idHash, row.operatorId, row.role, row.csrfToken, row.ttlMs, row.adminTokenHash],
-  );
+  await deleteExpiredSessions.run(db);
+  await insertSessionStatement.run(db, row);
 }
 
 /**
@@ -28,16 +46,9 @@ export async function insertSession(
  * as dead as the ones the revoke deleted.
  */
 export async function selectSession(db: Queryable, idHash: string): Promise<SessionRow | undefined> {
-  const { rows } = await db.query<SessionRow>(
-    `SELECT s.operator_id, s.role, s.csrf_token, s.expires_at, o.name, s.admin_token_hash
-     FROM dashboard_sessions s LEFT JOIN operators o ON o.id = s.operator_id
-     WHERE s.id_hash = $1 AND s.expires_at > now() AND (s.operator_id IS NULL OR o.revoked_at IS NULL)`,
-    [idHash],
-    { name: 'tekil_dashboard_session' },
-  );
-  return rows[0];
+  return (await selectSessionStatement.run(db, { idHash })).rows[0];
 }
 
 export async function deleteSession(db: Queryable, idHash: string): Promise<void> {
-  await db.query('DELETE FROM dashboard_sessions WHERE id_hash = $1', [idHash]);
+  await deleteSessionStatement.run(db, { idHash });
 }

@@ -1,18 +1,36 @@
-import type { InboxFilter } from '../../../inbox/filter.js';
+import { defineStatement } from '../statement.js';
 
 /**
- * The operator's statements on the inbox (list, show, replay, discard): not hot, so they share this
- * file. A delivery is its record (inbox_deliveries `d`) plus, while it is not settled, its queue row
- * (inbox_queue `q`): the lease, the next attempt and the attempt in flight live there. A leased
+ * The operator's statements on the inbox (list, show, count, replay, discard): not hot, so they share
+ * this file. A delivery is its record (inbox_deliveries `d`) plus, while it is not settled, its queue
+ * row (inbox_queue `q`): the lease, the next attempt and the attempt in flight live there. A leased
  * delivery is stored as pending; operators see it as processing.
  */
 const STATUS = `CASE WHEN q.locked_until > now() THEN 'processing' ELSE d.status END`;
-export const LIST_COLUMNS = `d.source, d.event_id, d.resource_id, d.event_type, ${STATUS} AS status, coalesce(q.attempts, d.attempts) AS attempts,
+const LIST_COLUMNS = `d.source, d.event_id, d.resource_id, d.event_type, ${STATUS} AS status, coalesce(q.attempts, d.attempts) AS attempts,
   d.occurred_at, d.received_at, CASE WHEN NOT q.dead THEN q.next_attempt_at END AS next_attempt_at,
   greatest(d.last_attempt_at, q.claimed_at) AS last_attempt_at, d.processed_at, d.last_error, d.result_ref`;
-export const WITH_QUEUE = 'inbox_deliveries d LEFT JOIN inbox_queue q ON q.source = d.source AND q.event_id = d.event_id';
+const WITH_QUEUE = 'inbox_deliveries d LEFT JOIN inbox_queue q ON q.source = d.source AND q.event_id = d.event_id';
 /** Pending, processing and dead deliveries all have a queue row: such lists start from the small queue. */
-export const QUEUED_ONLY = 'inbox_queue q JOIN inbox_deliveries d ON d.source = q.source AND d.event_id = q.event_id';
+const QUEUED_ONLY = 'inbox_queue q JOIN inbox_deliveries d ON d.source = q.source AND d.event_id = q.event_id';
+
+/** A delivery as an operator sees it in a list. */
+export interface InboxListRow {
+  source: string;
+  event_id: string;
+  resource_id: string | null;
+  event_type: string | null;
+  status: string;
+  attempts: number;
+  occurred_at: Date | null;
+  received_at: Date;
+  /** When the next attempt is due; null once settled, and while dead. */
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  processed_at: Date | null;
+  last_error: string | null;
+  result_ref: string | null;
+}
 
 /** The distinct sources of the inbox, by a skip scan of its primary key (one probe per source). */
 const EVERY_SOURCE = `WITH RECURSIVE s AS (
@@ -21,30 +39,51 @@ const EVERY_SOURCE = `WITH RECURSIVE s AS (
     SELECT (SELECT min(source) FROM inbox_deliveries WHERE source > s.source) FROM s WHERE s.source IS NOT NULL
   ) SELECT source FROM s WHERE source IS NOT NULL`;
 
-/** The conditions of a filter, its values appended to `params` (`$n` numbered after what is there). */
-export function filterConditions(filter: InboxFilter, params: unknown[]): string[] {
-  const where: string[] = [];
-  const add = (sql: string, value: unknown) => {
-    params.push(value);
-    where.push(sql.replace('?', `$${params.length}`));
-  };
-  if (filter.status === 'processing') where.push('q.locked_until > now()');
-  else if (filter.status === 'pending') where.push("d.status = 'pending' AND NOT q.dead AND (q.locked_until IS NULL OR q.locked_until <= now())");
-  else if (filter.status === 'dead') where.push("q.dead AND d.status = 'dead'");
-  else if (filter.status) add('d.status = ?', filter.status);
-  if (filter.source) add('d.source = ?', filter.source);
-  if (filter.type) add('d.event_type = ?', filter.type);
-  if (filter.resourceId) add('d.resource_id = ?', filter.resourceId);
-  if (filter.eventId) {
-    add('d.event_id = ?', filter.eventId);
-    // The primary key leads with the source: without one, each source (a handful, found by skipping
-    // through that key) is looked up with the event id, instead of reading every record.
-    if (!filter.source) where.push(`d.source IN (${EVERY_SOURCE})`);
-  }
-  if (filter.minAttempts !== undefined) add('coalesce(q.attempts, d.attempts) >= ?', filter.minAttempts);
-  if (filter.since) add('d.received_at >= ?', filter.since);
-  if (filter.until) add('d.received_at < ?', filter.until);
-  return where;
+/** An operator's filter, every field optional (null: not filtered). */
+export interface InboxFilterParams extends Record<string, unknown> {
+  /** An operator's status: `processing` is a pending delivery under a live lease. */
+  status: string | null;
+  source: string | null;
+  type: string | null;
+  resourceId: string | null;
+  eventId: string | null;
+  minAttempts: number | null;
+  since: Date | null;
+  until: Date | null;
+}
+
+/**
+ * The filter's conditions, each one switched off by a null parameter. These statements are sent
+ * unnamed, so Postgres plans each run with its values: a condition whose parameter is null folds away
+ * to `true` before planning, and the plan is the one the remaining conditions alone would get (the
+ * keyset order from the driving table's index, the resource index, the primary key).
+ *
+ * An event id without a source is the one filter that needs its own statement (`acrossSources`): the
+ * primary key leads with the source, so each source (a handful, found by skipping through that key)
+ * is looked up with the event id, instead of reading every record. That lookup is a sub-select, which
+ * Postgres turns into a join only where it stands on its own, not inside a condition a parameter
+ * switches off (it joins sub-selects before it folds parameters).
+ */
+const filter = (acrossSources: boolean) => `($status::text IS NULL
+    OR ($status::text = 'processing' AND q.locked_until > now())
+    OR ($status::text = 'pending' AND d.status = 'pending' AND NOT q.dead AND (q.locked_until IS NULL OR q.locked_until <= now()))
+    OR ($status::text = 'dead' AND q.dead AND d.status = 'dead')
+    OR ($status::text NOT IN ('processing', 'pending', 'dead') AND d.status = $status::text))
+  AND ($source::text IS NULL OR d.source = $source::text)
+  AND ($type::text IS NULL OR d.event_type = $type::text)
+  AND ($resourceId::text IS NULL OR d.resource_id = $resourceId::text)
+  AND ($eventId::text IS NULL OR d.event_id = $eventId::text)${acrossSources ? `
+  AND d.source IN (${EVERY_SOURCE})` : ''}
+  AND ($minAttempts::int IS NULL OR coalesce(q.attempts, d.attempts) >= $minAttempts::int)
+  AND ($since::timestamptz IS NULL OR d.received_at >= $since::timestamptz)
+  AND ($until::timestamptz IS NULL OR d.received_at < $until::timestamptz)`;
+
+export interface InboxListParams extends InboxFilterParams {
+  /** The keyset cursor: the last row's received time (ISO text with microseconds), source and id; all null on the first page. */
+  afterReceivedAt: string | null;
+  afterSource: string | null;
+  afterEventId: string | null;
+  limit: number;
 }
 
 /**
@@ -53,32 +92,76 @@ export function filterConditions(filter: InboxFilter, params: unknown[]): string
  * (a JS Date would lose them, and the server's DateStyle must not change the format a cursor is
  * checked against).
  */
-export function listSql(options: { from: string; k: 'q' | 'd'; where: string[]; limitParam: number }): string {
-  const { from, k, where, limitParam } = options;
+function listText(from: string, k: 'q' | 'd', acrossSources: boolean): string {
   return `SELECT ${LIST_COLUMNS}, to_char(d.received_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor_at
-  FROM ${from} ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-  ORDER BY ${k}.received_at DESC, ${k}.source DESC, ${k}.event_id DESC LIMIT $${limitParam}`;
+  FROM ${from}
+  WHERE ${filter(acrossSources)}
+    AND ($afterReceivedAt::timestamptz IS NULL
+         OR (${k}.received_at, ${k}.source, ${k}.event_id) < ($afterReceivedAt::timestamptz, $afterSource::text, $afterEventId::text))
+  ORDER BY ${k}.received_at DESC, ${k}.source DESC, ${k}.event_id DESC LIMIT $limit`;
 }
 
-/** The keyset condition after a cursor, its three values at `$n - 2 … $n`. */
-export function afterCursorCondition(k: 'q' | 'd', n: number): string {
-  return `(${k}.received_at, ${k}.source, ${k}.event_id) < ($${n - 2}::timestamptz, $${n - 1}, $${n})`;
+type ListRow = InboxListRow & { cursor_at: string };
+
+/**
+ * Which of a family's fixed statements serves a filter: read from the queue for a status that always
+ * has a queue row (pending, processing, dead), else from the records; and the variant that looks an
+ * event id up in every source when the filter names an event id and no source.
+ */
+export interface FilterShape {
+  queued: boolean;
+  acrossSources: boolean;
 }
 
-export const SHOW_DELIVERY_SQL = `SELECT ${LIST_COLUMNS}, d.content_type, d.headers, d.body, d.trimmed_at FROM ${WITH_QUEUE} WHERE d.source = $1 AND d.event_id = $2`;
+function family<P extends Record<string, unknown>, R>(name: string, text: (from: string, k: 'q' | 'd', acrossSources: boolean) => string) {
+  const make = (queued: boolean, acrossSources: boolean) =>
+    defineStatement<P, R>(`${name}${queued ? '_queued' : ''}${acrossSources ? '_across_sources' : ''}`, text(queued ? QUEUED_ONLY : WITH_QUEUE, queued ? 'q' : 'd', acrossSources));
+  const all = [make(false, false), make(false, true), make(true, false), make(true, true)] as const;
+  return (shape: FilterShape) => all[(shape.queued ? 2 : 0) + (shape.acrossSources ? 1 : 0)]!;
+}
 
-export const DELIVERY_ATTEMPTS_SQL =
-  'SELECT attempt, worker, started_at, finished_at, duration_ms, outcome, error FROM inbox_attempts WHERE source = $1 AND event_id = $2 ORDER BY id';
+/** The list, newest first (see listText). */
+export const listDeliveries = family<InboxListParams, ListRow>('inbox_list_deliveries', listText);
 
-export const GET_ITEM_SQL = `SELECT ${LIST_COLUMNS}, d.trimmed_at FROM ${WITH_QUEUE} WHERE d.source = $1 AND d.event_id = $2`;
+/** How many deliveries a filter matches now (a bulk job's dry run and total). */
+export const countDeliveries = family<InboxFilterParams, { n: string }>('inbox_count_deliveries', (from, _k, acrossSources) => `SELECT count(*) AS n FROM ${from} WHERE ${filter(acrossSources)}`);
+
+export const showDelivery = defineStatement<
+  { source: string; eventId: string },
+  InboxListRow & { content_type: string | null; headers: Record<string, string>; body: Uint8Array; trimmed_at: Date | null }
+>(
+  'inbox_show_delivery',
+  `SELECT ${LIST_COLUMNS}, d.content_type, d.headers, d.body, d.trimmed_at FROM ${WITH_QUEUE} WHERE d.source = $source AND d.event_id = $eventId`,
+);
+
+export interface InboxAttemptRow {
+  attempt: number;
+  worker: string | null;
+  started_at: Date;
+  finished_at: Date;
+  duration_ms: number | null;
+  outcome: string;
+  error: string | null;
+}
+
+export const deliveryAttempts = defineStatement<{ source: string; eventId: string }, InboxAttemptRow>(
+  'inbox_delivery_attempts',
+  'SELECT attempt, worker, started_at, finished_at, duration_ms, outcome, error FROM inbox_attempts WHERE source = $source AND event_id = $eventId ORDER BY id',
+);
+
+export const getItem = defineStatement<{ source: string; eventId: string }, InboxListRow & { trimmed_at: Date | null }>(
+  'inbox_get_item',
+  `SELECT ${LIST_COLUMNS}, d.trimmed_at FROM ${WITH_QUEUE} WHERE d.source = $source AND d.event_id = $eventId`,
+);
 
 /**
  * Queues the deliveries `target` selects (a query answering d.* rows, locked FOR UPDATE): a dead one's
  * queue row is reset, the others get a new one. The attempt that had settled each delivery moves from
  * its record to inbox_attempt_history, making room for the next one. One statement, so a replay is
- * all or nothing.
+ * all or nothing. `$force` lets each past the ordering guard once. Used at load time only, to build
+ * the fixed replay statement below (a bulk replay runs it for each delivery: src/inbox/bulk.ts).
  */
-export function replaySql(target: string, forceParam: string): string {
+function replayText(target: string): string {
   return `
 WITH target AS (${target}),
 archived AS (
@@ -91,7 +174,7 @@ archived AS (
 ),
 queued AS (
   INSERT INTO inbox_queue AS q (source, event_id, resource_id, provider_at, received_at, guard_bypass)
-  SELECT t.source, t.event_id, t.resource_id, coalesce(t.occurred_at, t.received_at), t.received_at, ${forceParam}
+  SELECT t.source, t.event_id, t.resource_id, coalesce(t.occurred_at, t.received_at), t.received_at, $force::boolean
   FROM target t
   ON CONFLICT (event_id, source) DO UPDATE
   SET dead = false, attempts = 0, next_attempt_at = now(), locked_until = NULL, locked_by = NULL, claimed_at = NULL,
@@ -106,38 +189,31 @@ RETURNING d.source, d.event_id, d.resource_id, d.event_type, d.status, d.attempt
           t.next_attempt_at, d.last_attempt_at, d.processed_at, d.last_error, d.result_ref`;
 }
 
-/** One delivery, replayable by status ($4) or done with force ($3), while it still has its body. */
-export const REPLAY_ONE_SQL = replaySql(
-  `SELECT d.* FROM inbox_deliveries d
-   WHERE d.source = $1 AND d.event_id = $2 AND (d.status = ANY($4::text[]) OR ($3 AND d.status = 'done')) AND d.trimmed_at IS NULL
+/** One delivery, replayable by status (`$replayable`) or done with force, while it still has its body. */
+export const replayOne = defineStatement<{ source: string; eventId: string; force: boolean; replayable: string[] }, InboxListRow>(
+  'inbox_replay_one',
+  replayText(
+    `SELECT d.* FROM inbox_deliveries d
+   WHERE d.source = $source AND d.event_id = $eventId AND (d.status = ANY($replayable::text[]) OR ($force AND d.status = 'done')) AND d.trimmed_at IS NULL
    FOR UPDATE`,
-  '$3::boolean',
+  ),
 );
-
-/**
- * Every delivery matching the conditions (`$1` is force) that still has its body. Dead deliveries are found through the
- * queue's review index, not by reading every record.
- */
-export function replayMatchingSql(dead: boolean, where: string[]): string {
-  // Settled deliveries have no queue row; the outer join is for a filter on attempts (coalesce(q.…, d.…)).
-  const from = dead ? QUEUED_ONLY : WITH_QUEUE;
-  // Trimmed deliveries have nothing left to run: a bulk replay passes over them.
-  return replaySql(`SELECT d.* FROM ${from} WHERE ${[...where, 'd.trimmed_at IS NULL', ...(dead ? ['q.dead'] : [])].join(' AND ')} FOR UPDATE OF d`, '$1::boolean');
-}
 
 /**
  * Takes a delivery out of the queue for good. A leased delivery cannot be discarded: the DELETE
  * waits for a claim in progress and then sees its lease.
  */
-export const DISCARD_SQL = `
+export const discard = defineStatement<{ source: string; eventId: string }, { source: string }>(
+  'inbox_discard',
+  `
 WITH dequeued AS (
   DELETE FROM inbox_queue q
-  WHERE q.source = $1 AND q.event_id = $2 AND (q.locked_until IS NULL OR q.locked_until <= now())
+  WHERE q.source = $source AND q.event_id = $eventId AND (q.locked_until IS NULL OR q.locked_until <= now())
   RETURNING q.source, q.event_id
 ), target AS (
   SELECT source, event_id, true AS dequeued FROM dequeued
   UNION ALL
-  SELECT d.source, d.event_id, false FROM inbox_deliveries d WHERE d.source = $1 AND d.event_id = $2 AND d.status = 'stale'
+  SELECT d.source, d.event_id, false FROM inbox_deliveries d WHERE d.source = $source AND d.event_id = $eventId AND d.status = 'stale'
 )
 -- Each branch re-checks its own status: a stale delivery replayed meanwhile (pending again, with a
 -- queue row this statement could not see) is not discarded behind its queue row's back.
@@ -145,4 +221,20 @@ UPDATE inbox_deliveries d SET status = 'discarded', processed_at = coalesce(d.pr
 FROM target t
 WHERE d.source = t.source AND d.event_id = t.event_id
   AND (CASE WHEN t.dequeued THEN d.status IN ('dead', 'pending') ELSE d.status = 'stale' END)
-RETURNING d.source`;
+RETURNING d.source`,
+);
+
+/**
+ * Every delivery of one resource (of one source, or of every source when `$source` is null), in the
+ * order the worker applies them: provider time (received time when the provider gives none), then
+ * received time, then event id — the queue's own order (inbox_queue.provider_at). Found through the
+ * inbox_deliveries_resource index; `$limit` caps the rows.
+ */
+export const resourceTimeline = defineStatement<{ resourceId: string; source: string | null; limit: number }, InboxListRow & { provider_at: Date }>(
+  'inbox_resource_timeline',
+  `SELECT ${LIST_COLUMNS}, coalesce(d.occurred_at, d.received_at) AS provider_at
+  FROM ${WITH_QUEUE}
+  WHERE d.resource_id = $resourceId AND ($source::text IS NULL OR d.source = $source)
+  ORDER BY coalesce(d.occurred_at, d.received_at), d.received_at, d.event_id
+  LIMIT $limit`,
+);

@@ -64,16 +64,39 @@ RETURNING q.source, q.event_id, d.resource_id, d.event_type, date_part('epoch', 
 
 export type ClaimParams = { lease_ms: number; token: string; lost_error: string };
 
-const byLimit = new Map<number, Statement<ClaimParams>>();
+/** A claimed delivery as the statement answers it: times as epoch milliseconds (float8), cheaper to print and read than timestamp text. */
+export interface InboxClaimRow {
+  source: string;
+  event_id: string;
+  resource_id: string | null;
+  event_type: string | null;
+  occurred_ms: number | null;
+  received_ms: number;
+  body: Buffer | Uint8Array;
+  content_type: string | null;
+  headers: Record<string, string>;
+  /** Counting this attempt. */
+  attempts: number;
+  guard_bypass: boolean;
+  /** The previous holder's lease had expired: that attempt was lost (recorded by the claim). */
+  was_lost: boolean;
+  /** Where the claimed queue row version is: the completion finds it without an index lookup. */
+  row_ref: string;
+  /** Where the delivery record is (its ctid), for the same reason. */
+  record_ref: string;
+}
+
+const byLimit = new Map<number, Statement<ClaimParams, InboxClaimRow>>();
 
 /**
- * The claim statement for a batch size. The limit is a literal in the text (see above), so each size
- * is its own prepared statement, named after it.
+ * The claim statement for a batch size: the one builder of this file. The limit is a literal in the
+ * text (see above), so each size is its own prepared statement, named after it.
  */
-export function claimStatement(limit: number): Statement<ClaimParams> {
+export function claimStatement(limit: number): Statement<ClaimParams, InboxClaimRow> {
   let stmt = byLimit.get(limit);
   if (!stmt) {
-    stmt = defineStatement<ClaimParams>(`tekil_claim_due_deliveries_${limit}`, claimText(limit));
+    // Its best plan depends on the queue's size (QueryOptions.sizeDependentPlan).
+    stmt = defineStatement<ClaimParams, InboxClaimRow>(`tekil_claim_due_deliveries_${limit}`, claimText(limit), 'prepared-replanned');
     byLimit.set(limit, stmt);
   }
   return stmt;

@@ -1,4 +1,4 @@
-import { defineStatement } from '../statement.js';
+import { defineStatement, type NoParams } from '../statement.js';
 
 /** One array per outcome field, in the same order (one unnest), then the ctid lists per kind of outcome. */
 export type CompleteParams = {
@@ -38,7 +38,7 @@ export type CompleteParams = {
  * kind of outcome), matched to the outcomes by a hash join. A TID scan repeated per row, the nested
  * loop a planner would otherwise pick, asks the kernel for the table's size on every repetition
  * (an lseek each, a fifth of the whole statement's time), hence `enable_nestloop = off` for this
- * statement (NESTLOOP_OFF_SQL, sent just before it).
+ * statement (nestloopOff, sent just before it).
  *
  * A queue row still holding this batch's token (`locked_by`) at its ctid is this batch's claim; the
  * source, event id and attempt number are read from it. A queue row changed since the claim is not
@@ -47,7 +47,7 @@ export type CompleteParams = {
  * rolls the whole batch back, handler writes included, so that delivery's effect is the other
  * worker's alone.
  */
-export const completeDeliveriesStatement = defineStatement<CompleteParams>(
+export const completeDeliveriesStatement = defineStatement<CompleteParams, { written: number }>(
   'tekil_complete_deliveries',
   `
 WITH r AS (
@@ -96,10 +96,11 @@ WITH r AS (
   RETURNING 1
 )
 SELECT ((SELECT count(*) FROM recorded) + (SELECT count(*) FROM released))::int AS written`,
+  'prepared',
 );
 
 /**
  * Planner settings for the completion, local to the batch transaction. They last until the commit,
  * which follows at once: the handlers' own queries have already run with the defaults.
  */
-export const NESTLOOP_OFF_SQL = "SELECT set_config('enable_nestloop', 'off', true)";
+export const nestloopOff = defineStatement<NoParams, never>('tekil_nestloop_off', "SELECT set_config('enable_nestloop', 'off', true)");

@@ -50,7 +50,7 @@ const insertMany = defineStatement<{
   bodyLengths: number[];
   contentTypes: Array<string | null>;
   headers: string[];
-}>(
+}, { source: string; event_id: string }>(
   'inbox_insert_deliveries',
   `INSERT INTO inbox_deliveries
     (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
@@ -63,9 +63,10 @@ const insertMany = defineStatement<{
   ORDER BY r.source, r.event_id
   ON CONFLICT (source, event_id) DO NOTHING
   RETURNING source, event_id`,
+  'prepared',
 );
 
-const insertOne = defineStatement<InboxDeliveryRow>(
+const insertOne = defineStatement<InboxDeliveryRow, { event_id: string }>(
   'inbox_insert_delivery',
   `INSERT INTO inbox_deliveries
     (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
@@ -101,11 +102,7 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
     headers[i] = r.headers;
   }
   const packed = packBytes(bodies);
-  const res = await db.query<{ source: string; event_id: string }>(
-    insertMany.text,
-    insertMany.bind({ sources, eventIds, resourceIds, eventTypes, occurredAt, bodies: packed.bytes, bodyStarts: packed.starts, bodyLengths: packed.lengths, contentTypes, headers }),
-    { name: insertMany.name },
-  );
+  const res = await insertMany.run(db, { sources, eventIds, resourceIds, eventTypes, occurredAt, bodies: packed.bytes, bodyStarts: packed.starts, bodyLengths: packed.lengths, contentTypes, headers });
   const inserted = new Set<string>();
   for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
   return inserted;
@@ -113,6 +110,6 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
 
 /** Inserts one delivery; true when it was new. The per-row fallback of the batcher. */
 export async function insertDelivery(db: Queryable, r: InboxDeliveryRow): Promise<boolean> {
-  const res = await db.query(insertOne.text, insertOne.bind(r));
+  const res = await insertOne.run(db, r);
   return res.rows.length > 0;
 }

@@ -1,4 +1,3 @@
-import type { OutboxClaimedDelivery } from '../../../outbox/types.js';
 import type { Queryable } from '../../db.js';
 import { defineStatement } from '../statement.js';
 
@@ -15,7 +14,33 @@ import { defineStatement } from '../statement.js';
  * earlier due one). If this process dies, the row is due again once the lease runs out, and its record
  * is still `sending`: the attempt was abandoned.
  */
-const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number }>(
+/** A claimed delivery, with what its attempt needs of the message and the endpoint. */
+export interface OutboxClaimRow {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  /** The destination: the extra destination's URL, else the endpoint's. */
+  url: string;
+  /** This attempt's number (1 for the first). */
+  attempt: number;
+  ladder_base: number;
+  previous_status: 'pending' | 'sending';
+  /** When the abandoned attempt started; null unless previous_status is `sending`. */
+  previous_attempt_at: Date | null;
+  payload: Uint8Array;
+  event_type: string;
+  scheme: string;
+  /** The `hmac` scheme's options as JSON text; null for the other schemes. */
+  scheme_options_json: string | null;
+  timeout_ms: number;
+  /** The endpoint's ladder as JSON text. */
+  ladder_json: string;
+  /** The endpoint's updated_at in epoch milliseconds. */
+  endpoint_updated_ms: number;
+  consecutive_failures: number;
+}
+
+const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number }, OutboxClaimRow>(
   'tekil_outbox_claim',
   `
 WITH eps AS (
@@ -78,10 +103,11 @@ RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.at
   picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
   m.payload, m.event_type, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
   (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures`,
+  // Its best plan depends on the queue's size (QueryOptions.sizeDependentPlan).
+  'prepared-replanned',
 );
 
-export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<OutboxClaimedDelivery[]> {
-  const params = claimStatement.bind({ limit, lease, lease_margin_ms: leaseMarginMs });
-  const { rows } = await db.query<OutboxClaimedDelivery>(claimStatement.text, params, { name: claimStatement.name, sizeDependentPlan: true });
+export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<OutboxClaimRow[]> {
+  const { rows } = await claimStatement.run(db, { limit, lease, lease_margin_ms: leaseMarginMs });
   return rows;
 }

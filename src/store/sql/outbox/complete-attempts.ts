@@ -1,6 +1,3 @@
-import { endpointStreaks } from '../../../outbox/attempt-decision.js';
-import type { OutboxCompletion } from '../../../outbox/types.js';
-import type { Queryable } from '../../db.js';
 import { defineStatement } from '../statement.js';
 
 /**
@@ -8,12 +5,14 @@ import { defineStatement } from '../statement.js';
  * (its record, and its queue row: migration 013) only where this dispatcher still holds the lease (a
  * replay or a lease takeover meanwhile wins).
  */
-const completeStatement = defineStatement<{
+export interface CompleteAttemptsParams extends Record<string, unknown> {
   ids: number[]; leases: string[]; nexts: string[]; delays_ms: number[]; status_codes: Array<number | null>; errors: Array<string | null>;
   message_ids: string[]; endpoint_ids: string[]; attempts: number[]; urls: string[]; started_ms: number[]; durations_ms: number[];
   succeeded: boolean[]; response_bodies: Array<string | null>; dispatcher: string;
   streak_endpoint_ids: string[]; streak_resets: boolean[]; streak_failures: number[]; disable_after: number;
-}>(
+}
+
+export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(
   'tekil_outbox_complete',
   `
 WITH r AS (
@@ -54,32 +53,5 @@ SELECT a.id, a.message_id, a.endpoint_id, a.attempt, a.url, to_timestamp(a.start
 FROM unnest($ids::bigint[], $message_ids::text[], $endpoint_ids::text[], $attempts::int[], $urls::text[], $started_ms::double precision[], $durations_ms::int[],
   $succeeded::boolean[], $status_codes::int[], $errors::text[], $response_bodies::text[])
   AS a (id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)`,
+  'prepared',
 );
-
-/** Writes one group of finished attempts (see the statement above). */
-export async function writeCompletions(db: Queryable, batch: readonly OutboxCompletion[], dispatcher: string, disableAfter: number): Promise<void> {
-  const streaks = endpointStreaks(batch);
-  const streakIds = [...streaks.keys()];
-  const params = completeStatement.bind({
-    ids: batch.map((c) => c.deliveryId),
-    leases: batch.map((c) => c.lease),
-    nexts: batch.map((c) => c.next),
-    delays_ms: batch.map((c) => c.delayMs),
-    status_codes: batch.map((c) => c.statusCode),
-    errors: batch.map((c) => c.error),
-    message_ids: batch.map((c) => c.messageId),
-    endpoint_ids: batch.map((c) => c.endpointId),
-    attempts: batch.map((c) => c.attempt),
-    urls: batch.map((c) => c.url),
-    started_ms: batch.map((c) => c.startedAt.getTime()),
-    durations_ms: batch.map((c) => c.durationMs),
-    succeeded: batch.map((c) => c.succeeded),
-    response_bodies: batch.map((c) => c.responseBody),
-    dispatcher,
-    streak_endpoint_ids: streakIds,
-    streak_resets: streakIds.map((id) => streaks.get(id)!.reset),
-    streak_failures: streakIds.map((id) => streaks.get(id)!.failed),
-    disable_after: disableAfter,
-  });
-  await db.query(completeStatement.text, params, { name: completeStatement.name });
-}

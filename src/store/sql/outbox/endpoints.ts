@@ -1,4 +1,4 @@
-import { defineStatement } from '../statement.js';
+import { defineStatement, type NoParams, type Statement } from '../statement.js';
 
 /** Endpoint administration: small statements, one file. */
 
@@ -6,8 +6,32 @@ import { defineStatement } from '../statement.js';
 const COLUMNS = `id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
   consecutive_failures, created_at, updated_at`;
 
-export const SELECT_ENDPOINT = `SELECT ${COLUMNS} FROM endpoints WHERE id = $1 AND deleted_at IS NULL`;
-export const LIST_ENDPOINTS = `SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL ORDER BY created_at, id`;
+/** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
+export interface EndpointRow {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  ladder: unknown;
+  timeout_ms: number;
+  max_in_flight: number;
+  scheme: string;
+  hmac: unknown;
+  enabled: boolean;
+  disabled_reason: string | null;
+  consecutive_failures: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const selectEndpoint = defineStatement<{ id: string }, EndpointRow>(
+  'tekil_outbox_select_endpoint',
+  `SELECT ${COLUMNS} FROM endpoints WHERE id = $id AND deleted_at IS NULL`,
+);
+export const listEndpoints = defineStatement<NoParams, EndpointRow>(
+  'tekil_outbox_list_endpoints',
+  `SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL ORDER BY created_at, id`,
+);
 
 export const insertEndpoint = defineStatement<{
   id: string;
@@ -20,7 +44,7 @@ export const insertEndpoint = defineStatement<{
   scheme: string;
   hmac_json: string | null;
   enabled: boolean;
-}>(
+}, EndpointRow>(
   'tekil_outbox_insert_endpoint',
   `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled)
    VALUES ($id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled)
@@ -42,35 +66,71 @@ export const UPDATABLE_COLUMNS = {
 } as const;
 export type UpdatableColumn = keyof typeof UPDATABLE_COLUMNS;
 
+/** An update's values: the endpoint's id, and one value for each column it sets (named after it). */
+export type EndpointUpdateParams = { id: string } & Partial<Record<UpdatableColumn, unknown>>;
+
+const updates = new Map<string, Statement<EndpointUpdateParams, EndpointRow>>();
+
 /**
- * An UPDATE of the given columns ($1 is the id, the values follow in order); `extra` is fixed SQL
- * appended to the SET list (never user input).
+ * The UPDATE of the given columns: the one statement of this file whose text varies, since an update
+ * writes only the columns an operator changed (a column set to its own value would still count as
+ * written). Its text comes only from the column whitelist above, each column bound as `$<column>`;
+ * `resetStreak` also clears the disabled reason and the failure streak (re-enabling). One named
+ * Statement per combination, made once.
  */
-export function updateEndpointSql(columns: readonly UpdatableColumn[], extra: readonly string[] = []): string {
-  const sets = columns.map((c, i) => `${c} = $${i + 2}${UPDATABLE_COLUMNS[c]}`).concat(extra);
-  return `UPDATE endpoints SET ${sets.join(', ')}, updated_at = now() WHERE id = $1 AND deleted_at IS NULL RETURNING ${COLUMNS}`;
+export function updateEndpointStatement(columns: readonly UpdatableColumn[], resetStreak: boolean): Statement<EndpointUpdateParams, EndpointRow> {
+  const key = `${columns.join(',')}${resetStreak ? '+reset' : ''}`;
+  let stmt = updates.get(key);
+  if (!stmt) {
+    const sets = columns.map((c) => `${c} = $${c}${UPDATABLE_COLUMNS[c]}`);
+    if (resetStreak) sets.push('disabled_reason = NULL, consecutive_failures = 0');
+    stmt = defineStatement<EndpointUpdateParams, EndpointRow>(
+      `tekil_outbox_update_endpoint_${columns.join('_')}${resetStreak ? '_reset' : ''}`,
+      `UPDATE endpoints SET ${sets.join(', ')}, updated_at = now() WHERE id = $id AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+    );
+    updates.set(key, stmt);
+  }
+  return stmt;
 }
 
-export const MARK_ENDPOINT_DELETED = `
+export const markEndpointDeleted = defineStatement<{ id: string }, { id: string }>(
+  'tekil_outbox_mark_endpoint_deleted',
+  `
 UPDATE endpoints SET deleted_at = now(), enabled = false, disabled_reason = 'deleted', updated_at = now()
-WHERE id = $1 AND deleted_at IS NULL RETURNING id`;
-export const DELETE_ENDPOINT_SECRETS = 'DELETE FROM endpoint_secrets WHERE endpoint_id = $1';
-/** $1 endpoint: its unsent deliveries (found through the queue) are cancelled and leave the queue. */
-export const CANCEL_UNSENT_DELIVERIES = `
+WHERE id = $id AND deleted_at IS NULL RETURNING id`,
+);
+export const deleteEndpointSecrets = defineStatement<{ endpointId: string }, never>(
+  'tekil_outbox_delete_endpoint_secrets',
+  'DELETE FROM endpoint_secrets WHERE endpoint_id = $endpointId',
+);
+/** The endpoint's unsent deliveries (found through the queue) are cancelled and leave the queue. */
+export const cancelUnsentDeliveries = defineStatement<{ endpointId: string }, never>(
+  'tekil_outbox_cancel_unsent',
+  `
 WITH cancelled AS (
   UPDATE outbox_deliveries d SET status = 'cancelled', completed_at = now(), lease = NULL
   FROM outbox_queue q
-  WHERE q.endpoint_id = $1 AND NOT q.failed AND d.id = q.delivery_id AND d.status IN ('pending', 'sending')
+  WHERE q.endpoint_id = $endpointId AND NOT q.failed AND d.id = q.delivery_id AND d.status IN ('pending', 'sending')
   RETURNING d.id
 )
-DELETE FROM outbox_queue q USING cancelled WHERE q.delivery_id = cancelled.id`;
+DELETE FROM outbox_queue q USING cancelled WHERE q.delivery_id = cancelled.id`,
+);
 
-export const INSERT_ENDPOINT_SECRET = 'INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($1, $2)';
-/** $1 endpoint, $2 window in ms: live secrets expire at the window's end (none is lengthened). */
-export const EXPIRE_LIVE_SECRETS = `
-UPDATE endpoint_secrets SET expires_at = now() + $2::double precision * interval '1 millisecond'
-WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now() + $2::double precision * interval '1 millisecond')
-RETURNING expires_at`;
-export const DELETE_EXPIRED_SECRETS = 'DELETE FROM endpoint_secrets WHERE endpoint_id = $1 AND expires_at <= now()';
+export const insertEndpointSecret = defineStatement<{ endpointId: string; secretEnc: string }, never>(
+  'tekil_outbox_insert_endpoint_secret',
+  'INSERT INTO endpoint_secrets (endpoint_id, secret_enc) VALUES ($endpointId, $secretEnc)',
+);
+/** Live secrets expire at the window's end (none is lengthened). */
+export const expireLiveSecrets = defineStatement<{ endpointId: string; windowMs: number }, { expires_at: Date }>(
+  'tekil_outbox_expire_live_secrets',
+  `
+UPDATE endpoint_secrets SET expires_at = now() + $windowMs::double precision * interval '1 millisecond'
+WHERE endpoint_id = $endpointId AND (expires_at IS NULL OR expires_at > now() + $windowMs::double precision * interval '1 millisecond')
+RETURNING expires_at`,
+);
+export const deleteExpiredSecrets = defineStatement<{ endpointId: string }, never>(
+  'tekil_outbox_delete_expired_secrets',
+  'DELETE FROM endpoint_secrets WHERE endpoint_id = $endpointId AND expires_at <= now()',
+);
 /** A new updated_at invalidates every dispatcher's cached secrets of the endpoint. */
-export const TOUCH_ENDPOINT = 'UPDATE endpoints SET updated_at = now() WHERE id = $1';
+export const touchEndpoint = defineStatement<{ id: string }, never>('tekil_outbox_touch_endpoint', 'UPDATE endpoints SET updated_at = now() WHERE id = $id');

@@ -1,5 +1,48 @@
 import { defineStatement } from '../statement.js';
 
+/** The statuses outbox_deliveries allows (its CHECK constraint). */
+export type OutboxDeliveryStatusValue = 'pending' | 'sending' | 'succeeded' | 'failed' | 'cancelled';
+
+export interface MessageListRow {
+  id: string;
+  event_type: string;
+  resource_id: string | null;
+  created_at: Date;
+  /** Delivery counts by status. */
+  deliveries: Partial<Record<OutboxDeliveryStatusValue, number>>;
+}
+
+export interface DeliveryListRow {
+  id: number;
+  message_id: string;
+  endpoint_id: string;
+  url: string;
+  status: OutboxDeliveryStatusValue;
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  created_at: Date;
+  completed_at: Date | null;
+  event_type: string;
+  resource_id: string | null;
+  last_duration_ms: number | null;
+}
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  attempt: number;
+  url: string;
+  started_at: Date;
+  duration_ms: number;
+  succeeded: boolean;
+  status_code: number | null;
+  error: string | null;
+  response_body: string | null;
+}
+
 /** The delivery history: message and delivery lists (newest first, keyset pages), one message's attempts. */
 
 export interface MessageListParams extends Record<string, unknown> {
@@ -14,7 +57,7 @@ export interface MessageListParams extends Record<string, unknown> {
 }
 
 /** Messages, newest first (ids are time-ordered); endpoint and status filters match any of its deliveries. */
-export const listMessagesStatement = defineStatement<MessageListParams>(
+export const listMessagesStatement = defineStatement<MessageListParams, MessageListRow>(
   'tekil_outbox_list_messages',
   `
 SELECT m.id, m.event_type, m.resource_id, m.created_at,
@@ -68,7 +111,7 @@ WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($message_id::text IS NULL OR d.message_id = $message_id)${extra}
 ORDER BY d.id DESC LIMIT $limit`;
 
-export const listDeliveriesStatement = defineStatement<DeliveryListParams>('tekil_outbox_list_deliveries', deliveriesFrom('outbox_deliveries d', ''));
+export const listDeliveriesStatement = defineStatement<DeliveryListParams, DeliveryListRow>('tekil_outbox_list_deliveries', deliveriesFrom('outbox_deliveries d', ''));
 
 /**
  * The same list for a status that keeps a queue row (pending, sending, failed: migration 013), read
@@ -77,15 +120,21 @@ export const listDeliveriesStatement = defineStatement<DeliveryListParams>('teki
  * ones come from the queue's partial index on failed rows, in id order. Sent unnamed, as the other
  * list, so each call is planned with its values.
  */
-export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams & { failed: boolean }>(
+export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams & { failed: boolean }, DeliveryListRow>(
   'tekil_outbox_list_queued_deliveries',
   deliveriesFrom('outbox_queue q JOIN outbox_deliveries d ON d.id = q.delivery_id', `
   AND q.failed = $failed AND ($before_id::bigint IS NULL OR q.delivery_id < $before_id)`).replace('ORDER BY d.id DESC', 'ORDER BY q.delivery_id DESC'),
 );
 
-export const SELECT_MESSAGE = 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $1';
+export const selectMessage = defineStatement<
+  { id: string },
+  { id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }
+>('tekil_outbox_select_message', 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $id');
 
-/** $1: delivery ids. Their attempts, in order. */
-export const SELECT_ATTEMPTS = `
+/** The attempts of the given deliveries, in order. */
+export const selectAttempts = defineStatement<{ deliveryIds: number[] }, AttemptRow>(
+  'tekil_outbox_select_attempts',
+  `
 SELECT id::int8 AS id, delivery_id::int8 AS delivery_id, attempt, url, started_at, duration_ms, succeeded, status_code, error, response_body
-FROM outbox_attempts WHERE delivery_id = ANY ($1::bigint[]) ORDER BY delivery_id, attempt, id`;
+FROM outbox_attempts WHERE delivery_id = ANY ($deliveryIds::bigint[]) ORDER BY delivery_id, attempt, id`,
+);

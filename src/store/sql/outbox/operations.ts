@@ -1,15 +1,19 @@
+import { defineStatement, type NoParams } from '../statement.js';
 import { OUTBOX_CHANNEL } from './publish-message.js';
 
 /** Operator actions on the outbox (replay, bulk replay, ping): small statements, one file. */
 
 /** Wakes every dispatcher (delivered at commit when run inside a transaction). */
-export const NOTIFY_DISPATCHERS = `SELECT pg_notify('${OUTBOX_CHANNEL}', '')`;
+export const notifyDispatchers = defineStatement<NoParams, never>('tekil_notify_dispatchers', `SELECT pg_notify('${OUTBOX_CHANNEL}', '')`);
 
 /** A replayed delivery starts its ladder over; its attempt numbers continue. */
 const RESET = `status = 'pending', next_attempt_at = now(), ladder_base = outbox_deliveries.attempts, lease = NULL, completed_at = NULL`;
 
 /** The message, and when retention trimmed its payload (null while kept). */
-export const MESSAGE_EXISTS = 'SELECT trimmed_at FROM outbox_messages WHERE id = $1';
+export const messageExists = defineStatement<{ messageId: string }, { trimmed_at: Date | null }>(
+  'tekil_outbox_message_exists',
+  'SELECT trimmed_at FROM outbox_messages WHERE id = $messageId',
+);
 
 /**
  * A replay resets a delivery only while its message keeps its payload, and locks the message (FOR
@@ -18,7 +22,10 @@ export const MESSAGE_EXISTS = 'SELECT trimmed_at FROM outbox_messages WHERE id =
  */
 const PAYLOAD_KEPT = (messageId: string) =>
   `EXISTS (SELECT 1 FROM outbox_messages m WHERE m.id = ${messageId} AND m.trimmed_at IS NULL FOR SHARE OF m)`;
-export const LIVE_ENDPOINT_EXISTS = 'SELECT 1 FROM endpoints WHERE id = $1 AND deleted_at IS NULL';
+export const liveEndpointExists = defineStatement<{ endpointId: string }, { exists: number }>(
+  'tekil_outbox_live_endpoint_exists',
+  'SELECT 1 AS exists FROM endpoints WHERE id = $endpointId AND deleted_at IS NULL',
+);
 
 /**
  * Each reset delivery (re)enters the queue, due now; the statement counts one row per delivery. The
@@ -28,41 +35,53 @@ const REQUEUE = (reset: string) => `
 INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM ${reset}
 ON CONFLICT (delivery_id) DO UPDATE SET next_attempt_at = now(), lease_until = NULL, failed = false`;
 
-/** $1 message, $2 endpoint: creates the delivery, or resets the one there is. */
-export const REPLAY_TO_ENDPOINT = `
+/** Creates the message's delivery to the endpoint, or resets the one there is. */
+export const replayToEndpoint = defineStatement<{ messageId: string; endpointId: string }, never>(
+  'tekil_outbox_replay_to_endpoint',
+  `
 WITH reset AS (
-  INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT $1, $2 WHERE ${PAYLOAD_KEPT('$1')}
+  INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT $messageId, $endpointId WHERE ${PAYLOAD_KEPT('$messageId')}
   ON CONFLICT (message_id, endpoint_id, (coalesce(url, ''))) DO UPDATE SET ${RESET}
   RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
-)${REQUEUE('reset')}`;
+)${REQUEUE('reset')}`,
+);
 
-/** $1 message: every delivery it had to an endpoint that still exists. */
-export const REPLAY_MESSAGE = `
+/** Every delivery the message had to an endpoint that still exists. */
+export const replayMessage = defineStatement<{ messageId: string }, never>(
+  'tekil_outbox_replay_message',
+  `
 WITH reset AS (
   UPDATE outbox_deliveries SET ${RESET}
-  WHERE message_id = $1 AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL) AND ${PAYLOAD_KEPT('$1')}
+  WHERE message_id = $messageId AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL) AND ${PAYLOAD_KEPT('$messageId')}
   RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
-)${REQUEUE('reset')}`;
+)${REQUEUE('reset')}`,
+);
 
 /**
- * $1 endpoint, $2 since, $3 until (each may be null): failed deliveries created in that window whose
+ * Failed deliveries (of an endpoint, created since, until: each may be null) created in that window whose
  * message keeps its payload. Failed deliveries are found through the queue, where they stay parked.
  */
-export const REPLAY_FAILED = `
+export const replayFailed = defineStatement<{ endpointId: string | null; since: Date | null; until: Date | null }, never>(
+  'tekil_outbox_replay_failed',
+  `
 WITH reset AS (
   UPDATE outbox_deliveries SET ${RESET}
   FROM outbox_queue q
   WHERE q.failed AND outbox_deliveries.id = q.delivery_id AND outbox_deliveries.status = 'failed'
-    AND ($1::text IS NULL OR outbox_deliveries.endpoint_id = $1)
-    AND ($2::timestamptz IS NULL OR outbox_deliveries.created_at >= $2)
-    AND ($3::timestamptz IS NULL OR outbox_deliveries.created_at < $3)
+    AND ($endpointId::text IS NULL OR outbox_deliveries.endpoint_id = $endpointId)
+    AND ($since::timestamptz IS NULL OR outbox_deliveries.created_at >= $since)
+    AND ($until::timestamptz IS NULL OR outbox_deliveries.created_at < $until)
     AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)
     AND ${PAYLOAD_KEPT('outbox_deliveries.message_id')}
   RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
-)${REQUEUE('reset')}`;
+)${REQUEUE('reset')}`,
+);
 
-/** $1 id, $2 endpoint, $3 payload: a `test.ping` message with one delivery, to that endpoint only. */
-export const INSERT_PING = `
-WITH msg AS (INSERT INTO outbox_messages (id, event_type, resource_id, payload) VALUES ($1, 'test.ping', $2, $3) RETURNING id),
-delivery AS (INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT id, $2 FROM msg RETURNING id, endpoint_id)
-INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM delivery`;
+/** A `test.ping` message with one delivery, to that endpoint only. */
+export const insertPing = defineStatement<{ id: string; endpointId: string; payload: Buffer }, never>(
+  'tekil_outbox_insert_ping',
+  `
+WITH msg AS (INSERT INTO outbox_messages (id, event_type, resource_id, payload) VALUES ($id, 'test.ping', $endpointId, $payload) RETURNING id),
+delivery AS (INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT id, $endpointId FROM msg RETURNING id, endpoint_id)
+INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM delivery`,
+);

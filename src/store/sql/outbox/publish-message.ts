@@ -26,10 +26,11 @@ export interface PublishMessageParams extends Record<string, unknown> {
  * NOTIFY: the holder's wakes the dispatcher, which claims again shortly after every wake-up for
  * publishers that commit after the holder (src/outbox/dispatcher.ts), with polling as the backstop.
  */
-export const publishMessage = defineStatement<PublishMessageParams>(
+export const publishMessage = defineStatement<PublishMessageParams, { id: string; deliveries: number }>(
   'tekil_outbox_publish',
   `SELECT id, deliveries FROM tekil_outbox_publish($id, $event_type, $resource_id, $payload, $idempotency_key,
                                                    $extra_endpoint_ids::text[], $extra_urls::text[])`,
+  'prepared',
 );
 
 export interface PublishMessagesParams extends Record<string, unknown> {
@@ -55,13 +56,17 @@ export interface PublishMessagesParams extends Record<string, unknown> {
  * `duplicate`. The payloads travel as one bytea cut apart by offsets, as the receiver's bodies do (a
  * bytea[] would go as hex text). One text for any number of messages, so it is prepared once.
  */
-export const publishMessages = defineStatement<PublishMessagesParams>(
+export const publishMessages = defineStatement<PublishMessagesParams, { n: number; id: string; deliveries: number; duplicate: boolean }>(
   'tekil_outbox_publish_many',
   `SELECT n, id, deliveries, duplicate
    FROM tekil_outbox_publish_many($ids::text[], $event_types::text[], $resource_ids::text[], $payloads::bytea,
                                   $payload_starts::int[], $payload_lengths::int[], $idempotency_keys::text[],
                                   $extra_ns::int[], $extra_endpoint_ids::text[], $extra_urls::text[])`,
+  'prepared',
 );
 
 /** The first message published under an idempotency key. */
-export const MESSAGE_BY_IDEMPOTENCY_KEY = 'SELECT id FROM outbox_messages WHERE idempotency_key = $1';
+export const messageByIdempotencyKey = defineStatement<{ idempotencyKey: string | null }, { id: string }>(
+  'tekil_outbox_message_by_idempotency_key',
+  'SELECT id FROM outbox_messages WHERE idempotency_key = $idempotencyKey',
+);

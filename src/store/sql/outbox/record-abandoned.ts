@@ -1,9 +1,17 @@
 import type { Queryable } from '../../db.js';
+import { defineStatement } from '../statement.js';
 
-const RECORD_ABANDONED = `
+const recordAbandonedStatement = defineStatement<
+  { ids: number[]; messageIds: string[]; endpointIds: string[]; attempts: number[]; urls: string[]; startedAt: Date[] },
+  never
+>(
+  'tekil_outbox_record_abandoned',
+  `
 INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, error)
 SELECT id, mid, eid, n, url, started, 0, false, 'dispatcher stopped during the attempt (lease expired); outcome unknown'
-FROM unnest($1::bigint[], $2::text[], $3::text[], $4::int[], $5::text[], $6::timestamptz[]) AS x (id, mid, eid, n, url, started)`;
+FROM unnest($ids::bigint[], $messageIds::text[], $endpointIds::text[], $attempts::int[], $urls::text[], $startedAt::timestamptz[]) AS x (id, mid, eid, n, url, started)`,
+  'prepared',
+);
 
 /** Records attempts a dispatcher started but never finished (it died): the lease ran out. */
 export async function recordAbandoned(
@@ -11,9 +19,12 @@ export async function recordAbandoned(
   rows: ReadonlyArray<{ id: number; message_id: string; endpoint_id: string; attempt: number; url: string; startedAt: Date }>,
 ): Promise<void> {
   if (rows.length === 0) return;
-  await db.query(
-    RECORD_ABANDONED,
-    [rows.map((r) => r.id), rows.map((r) => r.message_id), rows.map((r) => r.endpoint_id), rows.map((r) => r.attempt), rows.map((r) => r.url), rows.map((r) => r.startedAt)],
-    { name: 'tekil_outbox_record_abandoned' },
-  );
+  await recordAbandonedStatement.run(db, {
+    ids: rows.map((r) => r.id),
+    messageIds: rows.map((r) => r.message_id),
+    endpointIds: rows.map((r) => r.endpoint_id),
+    attempts: rows.map((r) => r.attempt),
+    urls: rows.map((r) => r.url),
+    startedAt: rows.map((r) => r.startedAt),
+  });
 }

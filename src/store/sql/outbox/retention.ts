@@ -1,3 +1,5 @@
+import { defineStatement } from '../statement.js';
+
 /**
  * Retention of the outbox, run by the sweeper in small batches, two statements per batch in one
  * transaction. A message is touched only when none of its deliveries is pending or sending.
@@ -10,47 +12,65 @@
  * LOCKED: a message being replayed is skipped), and the second, with a fresh snapshot, checks again
  * that each is settled before it changes it; a replay that starts later waits for the batch's lock
  * and then finds the message trimmed or gone. Failed deliveries count as settled: see
- * docs/retention.md. `$3` is where the previous batch of the sweep ended (its latest `created_at`).
+ * docs/retention.md. `$start` is where the previous batch of the sweep ended (its latest `created_at`).
  */
+/** One batch of the sweep: messages created before `cutoff`, from `start` on, at most `batchSize`. */
+export interface OutboxRetentionParams extends Record<string, unknown> {
+  cutoff: Date;
+  batchSize: number;
+  start: Date;
+}
+
 const SETTLED = `NOT EXISTS (SELECT 1 FROM outbox_deliveries od WHERE od.message_id = m.id AND od.status IN ('pending', 'sending'))`;
 
-/** $1 cut-off, $2 batch size, $3 start: locks settled messages created before the cut-off whose payload is still there. */
-export const LOCK_OUTBOX_PAYLOADS = `
+/** Locks settled messages created before the cut-off whose payload is still there. */
+export const lockOutboxPayloads = defineStatement<OutboxRetentionParams, { id: string; at: Date }>(
+  'tekil_retention_lock_outbox_payloads',
+  `
 SELECT m.id, m.created_at AS at FROM outbox_messages m
-WHERE m.trimmed_at IS NULL AND m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
-ORDER BY m.created_at LIMIT $2
-FOR UPDATE SKIP LOCKED`;
+WHERE m.trimmed_at IS NULL AND m.created_at < $cutoff AND m.created_at >= $start AND ${SETTLED}
+ORDER BY m.created_at LIMIT $batchSize
+FOR UPDATE SKIP LOCKED`,
+);
 
 /**
- * $1 the locked ids: empties the payload of those still settled and the kept answers of their
+ * Given the locked ids: empties the payload of those still settled and the kept answers of their
  * attempts. The message, its deliveries and their attempts stay.
  */
-export const TRIM_OUTBOX_PAYLOADS = `
+export const trimOutboxPayloads = defineStatement<{ ids: string[] }, never>(
+  'tekil_retention_trim_outbox_payloads',
+  `
 WITH target AS (
-  SELECT m.id FROM outbox_messages m WHERE m.id = ANY($1::text[]) AND ${SETTLED}
+  SELECT m.id FROM outbox_messages m WHERE m.id = ANY($ids::text[]) AND ${SETTLED}
 ),
 answers AS (
   UPDATE outbox_attempts a SET response_body = NULL
   FROM outbox_deliveries od JOIN target t ON od.message_id = t.id
   WHERE a.delivery_id = od.id AND a.response_body IS NOT NULL
 )
-UPDATE outbox_messages m SET payload = ''::bytea, trimmed_at = now() FROM target t WHERE m.id = t.id`;
+UPDATE outbox_messages m SET payload = ''::bytea, trimmed_at = now() FROM target t WHERE m.id = t.id`,
+);
 
-/** $1 cut-off, $2 batch size, $3 start: locks settled messages created before the cut-off. */
-export const LOCK_OUTBOX_MESSAGES = `
+/** Locks settled messages created before the cut-off. */
+export const lockOutboxMessages = defineStatement<OutboxRetentionParams, { id: string; at: Date }>(
+  'tekil_retention_lock_outbox_messages',
+  `
 SELECT m.id, m.created_at AS at FROM outbox_messages m
-WHERE m.created_at < $1 AND m.created_at >= $3 AND ${SETTLED}
-ORDER BY m.created_at LIMIT $2
-FOR UPDATE SKIP LOCKED`;
+WHERE m.created_at < $cutoff AND m.created_at >= $start AND ${SETTLED}
+ORDER BY m.created_at LIMIT $batchSize
+FOR UPDATE SKIP LOCKED`,
+);
 
 /**
- * $1 the locked ids: deletes those still settled, with their deliveries, their attempts and the queue
+ * Given the locked ids: deletes those still settled, with their deliveries, their attempts and the queue
  * rows of failed ones (the outbox
  * keeps no foreign keys on its hot paths: migration 012). One row per deleted message.
  */
-export const DELETE_OUTBOX_MESSAGES = `
+export const deleteOutboxMessages = defineStatement<{ ids: string[] }, { id: string }>(
+  'tekil_retention_delete_outbox_messages',
+  `
 WITH message AS (
-  DELETE FROM outbox_messages m WHERE m.id = ANY($1::text[]) AND ${SETTLED} RETURNING m.id
+  DELETE FROM outbox_messages m WHERE m.id = ANY($ids::text[]) AND ${SETTLED} RETURNING m.id
 ), delivery AS (
   DELETE FROM outbox_deliveries od USING message WHERE od.message_id = message.id RETURNING od.id
 ), attempt AS (
@@ -59,4 +79,5 @@ WITH message AS (
   -- A failed delivery's parked queue row (migration 013).
   DELETE FROM outbox_queue q USING delivery WHERE q.delivery_id = delivery.id
 )
-SELECT id FROM message`;
+SELECT id FROM message`,
+);

@@ -1,12 +1,16 @@
 import type { Queryable } from '../../db.js';
+import { defineStatement } from '../statement.js';
 
 /** The sealed secrets that sign now: the current one first, then any still inside a rotation window. */
-const SIGNING_SECRETS = `
+const signingSecrets = defineStatement<{ endpointId: string }, { secret_enc: string; expires_at: Date | null }>(
+  'tekil_outbox_signing_secrets',
+  `
 SELECT secret_enc, expires_at FROM endpoint_secrets
-WHERE endpoint_id = $1 AND (expires_at IS NULL OR expires_at > now())
-ORDER BY expires_at DESC NULLS FIRST, id DESC`;
+WHERE endpoint_id = $endpointId AND (expires_at IS NULL OR expires_at > now())
+ORDER BY expires_at DESC NULLS FIRST, id DESC`,
+  'prepared',
+);
 
 export async function selectSigningSecrets(db: Queryable, endpointId: string): Promise<Array<{ secret_enc: string; expires_at: Date | null }>> {
-  const { rows } = await db.query<{ secret_enc: string; expires_at: Date | null }>(SIGNING_SECRETS, [endpointId], { name: 'tekil_outbox_signing_secrets' });
-  return rows;
+  return (await signingSecrets.run(db, { endpointId })).rows;
 }

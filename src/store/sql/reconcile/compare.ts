@@ -10,7 +10,7 @@ export interface RecordedDelivery {
 }
 
 /** Deliveries of a page's resources (generic adapter): one lookup per page. */
-export const deliveriesOfResources = defineStatement<{ source: string; resourceIds: string[] }>(
+export const deliveriesOfResources = defineStatement<{ source: string; resourceIds: string[] }, RecordedDelivery>(
   'reconcile_deliveries_of_resources',
   `SELECT event_id, resource_id, event_type, status, occurred_at FROM inbox_deliveries
    WHERE resource_id = ANY($resourceIds::text[]) AND source = $source
@@ -18,13 +18,13 @@ export const deliveriesOfResources = defineStatement<{ source: string; resourceI
 );
 
 /** The ordering guard's last applied state of a page's resources. */
-export const resourceStates = defineStatement<{ source: string; resourceIds: string[] }>(
+export const resourceStates = defineStatement<{ source: string; resourceIds: string[] }, { resource_id: string; state: string | null }>(
   'reconcile_resource_states',
   `SELECT resource_id, state FROM resources WHERE source = $source AND resource_id = ANY($resourceIds::text[])`,
 );
 
 /** Deliveries by their ids (Stripe's events, GitHub's delivery guids): one lookup per page. */
-export const deliveriesByIds = defineStatement<{ source: string; eventIds: string[] }>(
+export const deliveriesByIds = defineStatement<{ source: string; eventIds: string[] }, RecordedDelivery>(
   'reconcile_deliveries_by_ids',
   `SELECT event_id, resource_id, event_type, status, occurred_at FROM inbox_deliveries
    WHERE source = $source AND event_id = ANY($eventIds::text[])`,
@@ -34,7 +34,7 @@ export const deliveriesByIds = defineStatement<{ source: string; eventIds: strin
  * Done deliveries of a window with the given types: what tekil applied and the provider should know.
  * Reads by received time (the indexed column), then keeps the provider times inside the window.
  */
-export const doneInWindow = defineStatement<{ source: string; types: string[] | null; windowStart: Date; windowEnd: Date | null }>(
+export const doneInWindow = defineStatement<{ source: string; types: string[] | null; windowStart: Date; windowEnd: Date | null }, RecordedDelivery>(
   'reconcile_done_in_window',
   `SELECT event_id, resource_id, event_type, status, occurred_at FROM inbox_deliveries
    WHERE source = $source AND status = 'done'

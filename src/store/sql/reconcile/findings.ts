@@ -1,4 +1,4 @@
-import { defineStatement } from '../statement.js';
+import { defineStatement, type NoParams } from '../statement.js';
 
 export type FindingKind = 'missing' | 'unprocessed' | 'state' | 'extra';
 export const findingKinds: readonly FindingKind[] = ['missing', 'unprocessed', 'state', 'extra'];
@@ -29,7 +29,7 @@ export const insertFindings = defineStatement<{
   tekilStates: Array<string | null>;
   actions: string[];
   details: Array<string | null>;
-}>(
+}, never>(
   'reconcile_insert_findings',
   `INSERT INTO reconcile_findings (run_id, source, kind, resource_id, event_id, provider_state, tekil_state, action, detail)
    SELECT $runId::bigint, $source, f.kind, f.resource_id, f.event_id, f.provider_state, f.tekil_state, f.action, f.detail
@@ -40,7 +40,7 @@ export const insertFindings = defineStatement<{
 );
 
 /** Newest first, keyset-paged by id; every filter optional. */
-export const listFindings = defineStatement<{ source: string | null; kind: string | null; runId: string | null; beforeId: string | null; limit: number }>(
+export const listFindings = defineStatement<{ source: string | null; kind: string | null; runId: string | null; beforeId: string | null; limit: number }, FindingRow>(
   'reconcile_list_findings',
   `SELECT * FROM reconcile_findings
    WHERE ($source::text IS NULL OR source = $source) AND ($kind::text IS NULL OR kind = $kind)
@@ -49,4 +49,7 @@ export const listFindings = defineStatement<{ source: string | null; kind: strin
 );
 
 /** Every finding ever stored, by source and kind: what `tekil_reconcile_findings_total` reports. */
-export const countFindings = `SELECT source, kind, count(*)::int AS n FROM reconcile_findings GROUP BY source, kind`;
+export const countFindings = defineStatement<NoParams, { source: string; kind: string; n: number }>(
+  'reconcile_count_findings',
+  `SELECT source, kind, count(*)::int AS n FROM reconcile_findings GROUP BY source, kind`,
+);

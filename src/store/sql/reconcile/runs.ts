@@ -21,7 +21,7 @@ export interface ReconcileRunRow {
   finished_at: Date | null;
 }
 
-export const insertRun = defineStatement<{ source: string; provider: string; windowStart: Date; windowEnd: Date | null; apply: boolean; trigger: string }>(
+export const insertRun = defineStatement<{ source: string; provider: string; windowStart: Date; windowEnd: Date | null; apply: boolean; trigger: string }, ReconcileRunRow>(
   'reconcile_insert_run',
   `INSERT INTO reconcile_runs (source, provider, window_start, window_end, apply, trigger)
    VALUES ($source, $provider, $windowStart, $windowEnd, $apply, $trigger)
@@ -32,30 +32,30 @@ export const insertRun = defineStatement<{ source: string; provider: string; win
  * The last run of a source, when it failed: a new run over the same window (or a scheduled one, whatever
  * its window) continues it from its cursor. Taken FOR UPDATE so two starts cannot both resume it.
  */
-export const lastRunOfSource = defineStatement<{ source: string }>(
+export const lastRunOfSource = defineStatement<{ source: string }, ReconcileRunRow>(
   'reconcile_last_run',
   `SELECT * FROM reconcile_runs WHERE source = $source ORDER BY id DESC LIMIT 1 FOR UPDATE`,
 );
 
-export const resumeRun = defineStatement<{ id: string; apply: boolean; trigger: string }>(
+export const resumeRun = defineStatement<{ id: string; apply: boolean; trigger: string }, ReconcileRunRow>(
   'reconcile_resume_run',
   `UPDATE reconcile_runs SET status = 'running', error = NULL, resumed = resumed + 1, apply = $apply, trigger = $trigger, updated_at = now()
    WHERE id = $id RETURNING *`,
 );
 
 /** After a page: where the next one starts. Committed with the page's findings and deliveries. */
-export const advanceRun = defineStatement<{ id: string; cursor: string | null; items: number }>(
+export const advanceRun = defineStatement<{ id: string; cursor: string | null; items: number }, never>(
   'reconcile_advance_run',
   `UPDATE reconcile_runs SET cursor = $cursor, pages = pages + 1, items = items + $items, updated_at = now() WHERE id = $id`,
 );
 
-export const finishRun = defineStatement<{ id: string; status: 'completed' | 'failed'; error: string | null }>(
+export const finishRun = defineStatement<{ id: string; status: 'completed' | 'failed'; error: string | null }, never>(
   'reconcile_finish_run',
   `UPDATE reconcile_runs SET status = $status, error = $error, updated_at = now(), finished_at = now() WHERE id = $id`,
 );
 
 /** Newest first, keyset-paged by id. */
-export const listRuns = defineStatement<{ source: string | null; beforeId: string | null; limit: number }>(
+export const listRuns = defineStatement<{ source: string | null; beforeId: string | null; limit: number }, ReconcileRunRow & { counts: Record<string, number> }>(
   'reconcile_list_runs',
   `SELECT r.*,
           (SELECT coalesce(jsonb_object_agg(k.kind, k.n), '{}'::jsonb)
@@ -65,4 +65,4 @@ export const listRuns = defineStatement<{ source: string | null; beforeId: strin
    ORDER BY r.id DESC LIMIT $limit`,
 );
 
-export const runById = defineStatement<{ id: string }>('reconcile_run_by_id', `SELECT * FROM reconcile_runs WHERE id = $id::bigint`);
+export const runById = defineStatement<{ id: string }, ReconcileRunRow>('reconcile_run_by_id', `SELECT * FROM reconcile_runs WHERE id = $id::bigint`);

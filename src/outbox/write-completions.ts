@@ -1,0 +1,31 @@
+import type { Queryable } from '../store/db.js';
+import { completeAttempts } from '../store/sql/outbox/complete-attempts.js';
+import { endpointStreaks } from './attempt-decision.js';
+import type { OutboxCompletion } from './types.js';
+
+/** Writes one group of finished attempts (src/store/sql/outbox/complete-attempts.ts: one statement). */
+export async function writeCompletions(db: Queryable, batch: readonly OutboxCompletion[], dispatcher: string, disableAfter: number): Promise<void> {
+  const streaks = endpointStreaks(batch);
+  const streakIds = [...streaks.keys()];
+  await completeAttempts.run(db, {
+    ids: batch.map((c) => c.deliveryId),
+    leases: batch.map((c) => c.lease),
+    nexts: batch.map((c) => c.next),
+    delays_ms: batch.map((c) => c.delayMs),
+    status_codes: batch.map((c) => c.statusCode),
+    errors: batch.map((c) => c.error),
+    message_ids: batch.map((c) => c.messageId),
+    endpoint_ids: batch.map((c) => c.endpointId),
+    attempts: batch.map((c) => c.attempt),
+    urls: batch.map((c) => c.url),
+    started_ms: batch.map((c) => c.startedAt.getTime()),
+    durations_ms: batch.map((c) => c.durationMs),
+    succeeded: batch.map((c) => c.succeeded),
+    response_bodies: batch.map((c) => c.responseBody),
+    dispatcher,
+    streak_endpoint_ids: streakIds,
+    streak_resets: streakIds.map((id) => streaks.get(id)!.reset),
+    streak_failures: streakIds.map((id) => streaks.get(id)!.failed),
+    disable_after: disableAfter,
+  });
+}

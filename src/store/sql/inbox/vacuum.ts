@@ -1,0 +1,7 @@
+import { defineStatement } from '../statement.js';
+
+/** How many rows the inbox queue holds, counted up to `$cap` only (the embedded store's vacuum asks whether it is small). */
+export const queueSizeUpTo = defineStatement<{ cap: number }, { n: number }>(
+  'tekil_inbox_queue_size_up_to',
+  'SELECT count(*)::int AS n FROM (SELECT 1 FROM inbox_queue LIMIT $cap::int) q',
+);
