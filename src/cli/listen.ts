@@ -50,6 +50,7 @@ export function registerListenCommand(program: Command): void {
     .option('--interval <duration>', 'how often to ask the remote for new deliveries', '1s')
     .action(async (opts: ListenOptions) => {
       const target = resolveApiTarget({ ...opts, url: opts.remote ?? opts.url });
+      if (!/^https?:\/\/[^/]/.test(opts.to) || !URL.canParse(opts.to)) throw new TekilError('VALIDATION_FAILED', `--to: expected an http(s) URL, got "${opts.to}"`);
       const interval = durationOption('--interval', opts.interval);
       const since = opts.since === undefined ? undefined : durationOption('--since', opts.since);
       await listen({ target, source: opts.source, to: opts.to, statePath: opts.state ?? defaultStatePath(opts.source), since, intervalMs: interval });
@@ -119,7 +120,17 @@ async function listSince(run: ListenRun, floor: string): Promise<ListedDelivery[
 /** Fetches the delivery's stored headers and raw body and POSTs them to the local URL until it answers 2xx. */
 async function forwardUntilAccepted(run: ListenRun, d: ListedDelivery): Promise<void> {
   const path = `/api/v1/inbox/${encodeURIComponent(run.source)}/${encodeURIComponent(d.event_id)}`;
-  const detail = await retrying(`show ${d.event_id}`, () => callApi<DeliveryDetail>(run.target, 'GET', path));
+  let detail: DeliveryDetail;
+  try {
+    detail = await retrying(`show ${d.event_id}`, () => callApi<DeliveryDetail>(run.target, 'GET', path));
+  } catch (err) {
+    // Listed a moment ago, deleted since (retention's record sweep): there is nothing left to forward.
+    if (err instanceof ApiError && err.status === 404) {
+      log(`${d.event_id}: skipped, the delivery no longer exists on the remote`);
+      return;
+    }
+    throw err;
+  }
   if (detail.body_trimmed_at !== null) {
     log(`${d.event_id}: skipped, retention trimmed its body at ${detail.body_trimmed_at}`);
     return;
