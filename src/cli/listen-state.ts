@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -46,12 +46,21 @@ export function readState(path: string, remote: string, source: string): ListenS
   return { version: 1, remote, source, floor: parsed.floor, forwarded: new Map(parsed.forwarded) };
 }
 
-/** Writes the state to a temporary file and renames it over the old one: a kill leaves one or the other, whole. */
+/**
+ * Writes the state to a temporary file, flushes it to disk and renames it over the old one: a kill or a
+ * power cut leaves one or the other, whole.
+ */
 export function writeState(path: string, state: ListenState): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.${process.pid}.tmp`;
   const saved: SavedState = { ...state, forwarded: [...state.forwarded] };
-  writeFileSync(tmp, JSON.stringify(saved));
+  const fd = openSync(tmp, 'w');
+  try {
+    writeSync(fd, JSON.stringify(saved));
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
   renameSync(tmp, path);
 }
 
