@@ -101,7 +101,7 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
       expect(r.headers['content-type']).toBe('application/json');
       expect(r.headers['x-tekil-source']).toBe(SOURCE);
     }
-    // The cursor on disk holds what was forwarded once the answer came back.
+    // A delivery listen reports as forwarded is in the cursor on disk.
     await waitUntil(() => second.output().includes('evt_d1: 200'), 30_000, 'evt_d1 accepted');
     second.child.kill('SIGTERM');
     await second.exited;
@@ -134,4 +134,15 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
     expect(err).toMatch(/^tekil: UNAUTHORIZED: wrong admin token/);
     expect(() => readFileSync(state)).toThrow();
   }, 60_000);
+
+  it('a delivery arriving while it waits is forwarded at once, woken by the live event stream, not at the next poll', async () => {
+    const listener = await spawnListen(['--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', join(dir, 'woken.json'), '--interval', '10m'], env);
+    children.push(listener.child);
+    await waitUntil(() => listener.output().includes('following the live event stream'), 30_000, 'the event stream open');
+    const before = sink.requests.length;
+    await send('evt_woken');
+    await waitUntil(() => sink.requests.slice(before).some((r) => r.headers['x-tekil-event-id'] === 'evt_woken'), 20_000, 'evt_woken forwarded before the 10-minute poll');
+    listener.child.kill('SIGTERM');
+    await listener.exited;
+  }, 90_000);
 });

@@ -75,16 +75,61 @@ interface ListenRun {
 async function listen(run: ListenRun): Promise<never> {
   const state = await startingState(run);
   writeState(run.statePath, state);
+  const wake = followEventStream(run);
   log(`listening to ${run.source} on ${run.target.url}, forwarding to ${run.to} (cursor ${run.statePath})`);
   for (;;) {
     const fresh = (await retrying('list deliveries', () => listSince(run, state.floor))).filter((d) => !state.forwarded.has(d.event_id));
     for (const d of fresh) {
-      await forwardUntilAccepted(run, d);
+      const accepted = await forwardUntilAccepted(run, d);
       markForwarded(state, d.event_id, d.received_at);
       writeState(run.statePath, state);
+      // Said once the cursor holds it: a line on screen is a delivery a restart will not send again.
+      if (accepted !== undefined) log(`${d.event_id}: ${accepted}`);
     }
-    if (fresh.length === 0) await sleep(run.intervalMs);
+    if (fresh.length === 0) await wake.next(run.intervalMs);
   }
+}
+
+/**
+ * The remote's live event stream (`GET /api/v1/events`, the panel's) only wakes the loop: a delivery
+ * arrived or changed, so list now rather than at the next interval. The list stays the one source of
+ * truth, so a dropped stream (reconnected with backoff) or a missed event only costs latency.
+ */
+function followEventStream(run: ListenRun): { next(timeoutMs: number): Promise<void> } {
+  let pending = false;
+  let waiter: (() => void) | undefined;
+  const signal = () => {
+    pending = true;
+    waiter?.();
+  };
+  void (async () => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const res = await request(`${run.target.url}/api/v1/events`, { headers: { authorization: `Bearer ${run.target.token}` }, bodyTimeout: 0 });
+        if (res.statusCode !== 200) {
+          await res.body.dump();
+        } else {
+          attempt = 0;
+          log('following the live event stream');
+          for await (const chunk of res.body) if ((chunk as Buffer).includes('event: delivery')) signal();
+        }
+      } catch {
+        // Unreachable or cut: polling carries on meanwhile, and the stream is opened again below.
+      }
+      await sleep(backoff(Math.max(1, attempt)));
+    }
+  })();
+  return {
+    async next(timeoutMs) {
+      if (!pending) {
+        const timer = new AbortController();
+        await Promise.race([sleep(timeoutMs, undefined, { signal: timer.signal }).catch(() => {}), new Promise<void>((resolve) => (waiter = resolve))]);
+        timer.abort();
+        waiter = undefined;
+      }
+      pending = false;
+    },
+  };
 }
 
 /** `--since` replays a window; else the saved cursor; else "from now": what the remote holds already counts as forwarded. */
@@ -117,8 +162,11 @@ async function listSince(run: ListenRun, floor: string): Promise<ListedDelivery[
   return all.reverse();
 }
 
-/** Fetches the delivery's stored headers and raw body and POSTs them to the local URL until it answers 2xx. */
-async function forwardUntilAccepted(run: ListenRun, d: ListedDelivery): Promise<void> {
+/**
+ * Fetches the delivery's stored headers and raw body and POSTs them to the local URL until it answers
+ * 2xx; answers the status and time of the accepted request, or undefined when there was nothing to send.
+ */
+async function forwardUntilAccepted(run: ListenRun, d: ListedDelivery): Promise<string | undefined> {
   const path = `/api/v1/inbox/${encodeURIComponent(run.source)}/${encodeURIComponent(d.event_id)}`;
   let detail: DeliveryDetail;
   try {
@@ -127,13 +175,13 @@ async function forwardUntilAccepted(run: ListenRun, d: ListedDelivery): Promise<
     // Listed a moment ago, deleted since (retention's record sweep): there is nothing left to forward.
     if (err instanceof ApiError && err.status === 404) {
       log(`${d.event_id}: skipped, the delivery no longer exists on the remote`);
-      return;
+      return undefined;
     }
     throw err;
   }
   if (detail.body_trimmed_at !== null) {
     log(`${d.event_id}: skipped, retention trimmed its body at ${detail.body_trimmed_at}`);
-    return;
+    return undefined;
   }
   const body = Buffer.from(detail.body, detail.body_encoding === 'base64' ? 'base64' : 'utf8');
   const headers: Record<string, string> = {};
@@ -148,8 +196,7 @@ async function forwardUntilAccepted(run: ListenRun, d: ListedDelivery): Promise<
       const res = await request(run.to, { method: 'POST', headers, body, headersTimeout: LOCAL_TIMEOUT_MS, bodyTimeout: LOCAL_TIMEOUT_MS });
       await res.body.dump();
       if (res.statusCode >= 200 && res.statusCode < 300) {
-        log(`${d.event_id}: ${res.statusCode} (${Date.now() - started} ms)`);
-        return;
+        return `${res.statusCode} (${Date.now() - started} ms)`;
       }
       outcome = `HTTP ${res.statusCode}`;
     } catch (err) {
