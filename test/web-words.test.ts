@@ -1,5 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { inboxStatuses } from '../src/inbox/filter.js';
+import { outboxDeliveryStatuses } from '../src/outbox/types.js';
 
 type Table = Record<string, string | ((...args: never[]) => string)>;
 type Words = Record<string, { en: Table; tr: Table }>;
@@ -67,5 +69,42 @@ describe("the panel's words", () => {
     expect(words.delivery!.en.noAttempts).toBe('No attempt yet.');
     expect(words.overview!.en.noAttempts).toBe('No outbound attempts in the last hour.');
     expect(words.delivery!.tr.noAttempts).toBe('Henüz deneme yok.');
+  });
+
+  /**
+   * Every status value the API can send, by where it comes from: inbound and outbound delivery statuses
+   * (from the code's own lists), attempt outcomes (the inbox_attempts CHECK constraint, migration 002),
+   * the timeline's verdicts (a delivery status, `done` read as `applied`), bulk jobs' kinds and statuses.
+   */
+  const apiStatuses = [
+    ...inboxStatuses,
+    ...outboxDeliveryStatuses,
+    ...['done', 'retry', 'dead', 'stale', 'lost'],
+    'applied',
+    ...['inbox.replay', 'inbox.discard', 'running', 'done', 'cancelled', 'failed'],
+  ];
+
+  it('every status value the API can return has a Turkish word of its own', () => {
+    const { en, tr } = words.status!;
+    for (const value of new Set(apiStatuses)) {
+      expect(en[value], value).toBe(value);
+      expect(typeof tr[value], value).toBe('string');
+      expect(tr[value], value).not.toBe(value);
+    }
+  });
+
+  /** Turkish words that are rightly the English ones: codes, formats and units. */
+  const SAME_IN_BOTH = new Set(['CSV', 'Excel', 'PDF', 'ms', 'p50 / p99 ms', 'URL']);
+
+  it('no Turkish word is left in English, but for codes, formats and units', () => {
+    for (const ns of namespaces) {
+      const { en, tr } = words[ns]!;
+      for (const key of Object.keys(en)) {
+        const [e, t] = [en[key], tr[key]];
+        // A function's words are compared on a sample call.
+        const text = (w: unknown) => (typeof w === 'function' ? String((w as (...a: unknown[]) => unknown)(1, 2)) : String(w));
+        if (text(e) === text(t)) expect(SAME_IN_BOTH.has(text(t)), `${ns}.${key} is "${text(t)}" in both`).toBe(true);
+      }
+    }
   });
 });

@@ -2,7 +2,7 @@
 // A delivery's detail: its ids and fields, the kept (non-secret) headers, the body pretty or raw, the
 // attempt timeline, and replay / discard for those who may change things.
 
-import { api, canOperate, el, formatTime, pageLink, wordsOf } from './lib.js';
+import { api, canOperate, el, formatTime, pageLink, statusText, wordsOf } from './lib.js';
 import { table } from './widgets.js';
 import { lastListHash } from './inbound.js';
 
@@ -26,7 +26,7 @@ const { t, word } = words;
 const attemptColumns = [
   { text: '#', value: (a) => String(a.attempt) },
   { label: 'started', value: (a) => formatTime(a.started_at) },
-  { label: 'outcome', value: (a) => a.outcome, className: (a) => `outcome-${a.outcome}` },
+  { label: 'outcome', status: (a) => a.outcome, className: (a) => `outcome-${a.outcome}` },
   { label: 'ms', value: (a) => (a.duration_ms == null ? '' : String(a.duration_ms)) },
   { label: 'error', value: (a) => a.error },
 ];
@@ -52,7 +52,7 @@ function bodies(d) {
 function fieldList(d) {
   /** @type {[Parameters<typeof word>[1], unknown][]} */
   const fields = [
-    ['source', d.source], ['eventId', d.event_id], ['status', d.status], ['type', d.event_type], ['resource', d.resource_id],
+    ['source', d.source], ['eventId', d.event_id], ['status', statusText(d.status)], ['type', d.event_type], ['resource', d.resource_id],
     ['attempts', d.attempts], ['occurred', formatTime(d.occurred_at)], ['received', formatTime(d.received_at)],
     ['processed', formatTime(d.processed_at)], ['nextAttempt', formatTime(d.next_attempt_at)], ['resultRef', d.result_ref], ['lastError', d.last_error],
   ];
@@ -115,7 +115,7 @@ async function render(section, source, eventId) {
         { className: 'toolbar' },
         // A trimmed body has nothing left to replay (the API answers BODY_TRIMMED).
         operate && !d.body_trimmed_at && ['dead', 'done', 'stale'].includes(d.status)
-          ? word('button', 'replay', { id: 'replay', type: 'button', on: { click: () => act(section, d, 'replay', { force: d.status === 'done' }, (r) => t('replayed')(r.status)) } })
+          ? word('button', 'replay', { id: 'replay', type: 'button', on: { click: () => act(section, d, 'replay', { force: d.status === 'done' }, (r) => t('replayed')(statusText(r.status))) } })
           : null,
         operate && ['dead', 'stale', 'pending'].includes(d.status)
           ? word('button', 'discard', { id: 'discard', type: 'button', on: { click: () => act(section, d, 'discard', undefined, () => t('discarded')) } })

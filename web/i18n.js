@@ -9,6 +9,7 @@ import { inboundWords } from './words-inbound.js';
 import { outboundWords } from './words-outbound.js';
 import { overviewWords } from './words-overview.js';
 import { reviewWords } from './words-review.js';
+import { statusWords } from './words-status.js';
 import { timelineWords } from './words-timeline.js';
 
 const common = {
@@ -33,6 +34,7 @@ export const words = {
   timeline: timelineWords,
   outbound: outboundWords,
   overview: overviewWords,
+  status: statusWords,
 };
 
 /** The browser's language when the panel speaks it, else English. */

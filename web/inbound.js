@@ -63,7 +63,7 @@ const columns = [
   { label: 'eventId', value: (d) => d.event_id },
   { label: 'type', value: (d) => d.event_type },
   { label: 'resourceId', value: (d) => d.resource_id },
-  { label: 'status', value: (d) => d.status, className: (d) => `status-${d.status}` },
+  { label: 'status', status: (d) => d.status, className: (d) => `status-${d.status}` },
   { label: 'attempts', value: (d) => String(d.attempts) },
 ];
 

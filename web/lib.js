@@ -193,6 +193,21 @@ export function el(tag, props = {}, ...children) {
 export const wordIn = (namespace, tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
 
 /**
+ * A status value the API sent (`dead`, `succeeded`, …) in the chosen language (words.status).
+ * @param {string} value
+ */
+export const statusText = (value) => String(lookup('status', value));
+
+/**
+ * A cell showing a status value, kept in the chosen language by translate() (it is its own namespace).
+ * @param {string} value
+ * @param {string} [className]
+ */
+export function statusCell(value, className) {
+  return el('td', { className, dataset: { words: 'status', i18n: value } }, statusText(value));
+}
+
+/**
  * @param {string | null | undefined} text
  * @param {string} [className]
  */

@@ -2,7 +2,7 @@
 // An outbound message's delivery to the open endpoint: every attempt, the payload, and a replay. A ping
 // or a replay is watched until its first attempt lands.
 
-import { $, api, canOperate, cell, el, formatTime, wordsOf } from './lib.js';
+import { $, api, canOperate, cell, el, formatTime, statusText, wordsOf } from './lib.js';
 
 /**
  * A message's delivery to one endpoint, with every attempt (GET /messages/{id}).
@@ -61,7 +61,7 @@ export function messageDetail(page) {
     detail.hidden = false;
     detail.dataset.message = m.id;
     $('message-title').textContent = `${m.event_type} · ${m.id}`;
-    $('message-status').textContent = delivery ? `${t('status')}: ${delivery.status}` : '';
+    $('message-status').textContent = delivery ? `${t('status')}: ${statusText(delivery.status)}` : '';
     $('message-status').dataset.status = delivery?.status ?? '';
     $('message-attempts').replaceChildren(
       ...(delivery?.attempt_history ?? []).map((a) =>

@@ -5,7 +5,7 @@
 // from the store is only ever set as textContent. A viewer gets no button that changes anything (and
 // the API would refuse it anyway).
 
-import { $, api, canOperate, cell, el, formatTime, wordsOf } from './lib.js';
+import { $, api, canOperate, cell, el, formatTime, statusCell, wordsOf } from './lib.js';
 import { toLocalInput } from './widgets.js';
 import { messageDetail } from './outbound-message.js';
 import { outboundViews } from './outbound-views.js';
@@ -249,7 +249,7 @@ async function loadHistory() {
         cell(formatTime(d.created_at)),
         cell(d.message_id),
         cell(d.event_type),
-        cell(d.status, `status-${d.status}`),
+        statusCell(d.status, `status-${d.status}`),
         cell(String(d.attempts)),
         cell(d.last_status_code == null ? '' : String(d.last_status_code)),
         cell(d.last_duration_ms == null ? '' : String(d.last_duration_ms)),

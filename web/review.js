@@ -3,7 +3,7 @@
 // one matching the filter as a background job: a dry-run count first, then the job with its progress
 // and a cancel. A viewer sees the queue and the dry-run count only.
 
-import { $, api, ApiError, canOperate, el, find, formatTime, navigate, pageLink, pick, queryString, wordsOf } from './lib.js';
+import { $, api, ApiError, canOperate, el, find, formatTime, navigate, pageLink, pick, queryString, statusText, wordsOf } from './lib.js';
 import { confirmDialog, filterForm, table } from './widgets.js';
 import { FILTERS, filterFields } from './inbound.js';
 
@@ -92,7 +92,7 @@ function showJob(job) {
   $('job').hidden = false;
   $('job-progress', HTMLProgressElement).max = Math.max(job.total, 1);
   $('job-progress', HTMLProgressElement).value = job.processed;
-  $('job-status').textContent = t('jobLine')(job);
+  $('job-status').textContent = t('jobLine')({ ...job, kind: statusText(job.kind), status: statusText(job.status) });
   $('job-status').dataset.status = job.status;
   $('job-cancel').hidden = job.status !== 'running';
 }

@@ -20,7 +20,7 @@ const columns = [
   { label: 'source', value: (e) => e.source },
   { label: 'eventId', cell: (e) => el('a', { href: pageLink('delivery', [e.source, e.event_id]) }, e.event_id) },
   { label: 'type', value: (e) => e.event_type },
-  { label: 'verdict', value: (e) => e.verdict, className: (e) => `verdict-${e.verdict}` },
+  { label: 'verdict', status: (e) => e.verdict, className: (e) => `verdict-${e.verdict}` },
   { label: 'reason', value: (e) => e.reason },
   { label: 'attempts', value: (e) => String(e.attempts) },
 ];

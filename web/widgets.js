@@ -2,16 +2,16 @@
 // The panel's widgets, built from lib.js's helpers: a table of rows, a filter form, and the dialog that
 // asks before a change. Their words are the page's (its namespace is passed in).
 
-import { $, cell, common, el, find, translate, wordIn } from './lib.js';
+import { $, cell, common, el, find, statusCell, statusText, translate, wordIn } from './lib.js';
 
 /** @typedef {import('./lib.js').Namespace} Namespace */
 /** @typedef {import('./lib.js').Props} Props */
 
 /**
  * A column of table(): its heading is the word `label` (or the plain `text`); its cell is `value(row)`
- * as text, or the node `cell(row)`.
+ * as text, or the node `cell(row)`, or `status(row)`: a status value the API sent, shown in the chosen language.
  * @template R
- * @typedef {{ label?: string, text?: string, value?: (row: R) => string | null | undefined, cell?: (row: R) => Node, className?: (row: R) => string }} Column
+ * @typedef {{ label?: string, text?: string, value?: (row: R) => string | null | undefined, cell?: (row: R) => Node, status?: (row: R) => string, className?: (row: R) => string }} Column
  */
 
 /**
@@ -29,7 +29,7 @@ export function table(columns, options) {
   /** @param {R} item */
   const row = (item) => {
     const tr = el('tr', options.rowProps?.(item) ?? {});
-    for (const c of columns) tr.append(c.cell ? el('td', {}, c.cell(item)) : cell(c.value?.(item), c.className?.(item)));
+    for (const c of columns) tr.append(c.cell ? el('td', {}, c.cell(item)) : c.status ? statusCell(c.status(item), c.className?.(item)) : cell(c.value?.(item), c.className?.(item)));
     return tr;
   };
   return {
@@ -98,7 +98,7 @@ export function filterForm(words, id, fields, values, onApply) {
     /** @type {HTMLInputElement | HTMLSelectElement} */
     let input;
     if (f.type === 'select') {
-      input = el('select', props, el('option', { value: '' }, '—'), (f.options ?? []).map((o) => el('option', { value: o }, o)));
+      input = el('select', props, el('option', { value: '' }, '—'), (f.options ?? []).map((o) => el('option', { value: o, dataset: { words: 'status', i18n: o } }, statusText(o))));
       input.value = values[f.name] ?? '';
     } else if (f.type === 'time') {
       const value = values[f.name];

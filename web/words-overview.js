@@ -15,7 +15,7 @@ export const overviewWords = {
     receivedPerMinute: 'Bu sürecin alıcısının dakika başına yanıtları: kabul, yinelenen, reddedilen', settledPerMinute: 'Dakika başına kaydedilen ve sonuçlanan',
     outboundPerEndpoint: 'Uç nokta başına giden (son bir saat): başarı oranı, deneme, gecikme',
     processLocal: 'Kabul, yinelenen ve reddedilen yanıtlar ile onay gecikmesi bu sürecin belleğinde, başladığından beri tutulur (diğer süreçlerin alıcıları sayılmaz); gerisi depodan okunur.',
-    accepted: 'kabul', duplicate: 'yinelenen', rejected: 'reddedilen', received: 'alındı', processed: 'işlendi', stale: 'eskimiş', dead: 'ölü',
+    accepted: 'kabul', duplicate: 'yinelenen', rejected: 'reddedilen', received: 'alındı', processed: 'işlendi', stale: 'eskimiş', dead: 'incelemede',
     notReceiving: 'Bu süreç webhook almıyor.', noAttempts: 'Son bir saatte giden deneme yok.',
   },
 };

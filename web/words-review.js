@@ -26,7 +26,7 @@ export const reviewWords = {
     matching: 'Bu filtreye uyan her şey:', dryRun: 'Say (deneme)', replayAll: 'Uyanların hepsini yeniden işle', discardAll: 'Uyanların hepsinden vazgeç',
     cancelJob: 'İşi durdur', emptyQueue: 'İnceleme kuyruğu boş.',
     /** @param {number} n */
-    matchCount: (n) => `${n} ölü teslimat uyuyor.`,
+    matchCount: (n) => `İncelemedeki ${n} teslimat uyuyor.`,
     /** @param {number} changed @param {number} skipped */
     doneSelected: (changed, skipped) => `${changed} tamam, ${skipped} atlandı (bu arada değişti).`,
     /** @param {JobLine} j */

@@ -11,6 +11,7 @@ import { registerProveCommand } from './prove.js';
 import { registerReconcileCommand } from './reconcile.js';
 import { registerSimulateCommand } from './simulate.js';
 import { registerOperatorsCommand } from './operators.js';
+import { registerListenCommand } from './listen.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -29,6 +30,7 @@ registerProveCommand(program);
 registerReconcileCommand(program);
 registerSimulateCommand(program);
 registerOperatorsCommand(program);
+registerListenCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint
