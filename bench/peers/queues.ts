@@ -3,7 +3,9 @@
 // settled; the same `handle` (a no-op, or sign + POST + attempt row) runs inside each.
 //   pg-boss 10:  4 work() loops, batchSize 500 (jobs fetched and completed per statement), polling 0.5 s
 //                (its floor), a pool of 10;
-//   BullMQ:      one Worker, concurrency 64 (process) / 64 (send), removeOnComplete, on a Redis given by URL.
+//   BullMQ:      one Worker, concurrency 64, removeOnComplete, on a Redis given by URL, in its own key prefix.
+// A handler's queries (the send path's attempt rows) go to the bench's pool of 10, except graphile-worker's,
+// which uses the worker's own pool as its docs advise (helpers.query).
 // graphile-worker's side is bench/process/sides.ts's (processing) and sendGraphile below (sending).
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
