@@ -23,39 +23,22 @@
  * default 64), BENCH_ASYNC_COMMIT=1 (synchronous_commit off for the bench database),
  * BENCH_PROFILE=<file> (CPU profile of tekil's last dispatch run).
  */
-import { fork } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { Agent, request } from 'undici';
-import { parseConfig } from '../src/config/load.js';
-import { createLogger } from '../src/logger.js';
-import { DestinationGuard } from '../src/http/destination-guard.js';
-import { Dispatcher, FLUSH_GROUP } from '../src/outbox/dispatcher.js';
-import { endpointStore } from '../src/outbox/endpoints.js';
-import { publish } from '../src/outbox/publish.js';
-import { createSecretBox } from '../src/outbox/secrets.js';
+import { FLUSH_GROUP } from '../src/outbox/dispatcher.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { migrate } from '../src/store/migrate.js';
 import { backendCpu, cpuBetween, medianBy } from './lib/cpu.js';
 import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 import { dispatchStoreOnly } from './dispatch/store-only.js';
 import { floorDispatch, refillFloor, setUpFloor } from './dispatch/floor.js';
+import { resetDeliveries, runTekilDispatch, setUpTekilDispatch } from './dispatch/tekil.js';
+import { startSinkProcess } from './lib/sink.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 50_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
-const PUBLISH_TX = 5_000;
-
-async function startSink(): Promise<{ url: string; stop(): void }> {
-  const child = fork(fileURLToPath(new URL('./dispatch-sink.ts', import.meta.url)), [], {
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
-  });
-  const port = await new Promise<string>((resolve) => child.stdout!.once('data', (d: Buffer) => resolve(d.toString().trim())));
-  return { url: `http://127.0.0.1:${port}/hook`, stop: () => child.kill() };
-}
 
 /** The ceiling: CONCURRENCY loops of plain undici POSTs, no database, no signing. */
 async function bareRate(url: string, bodies: Buffer[]): Promise<{ rate: number; cpuShare: number }> {
@@ -104,18 +87,6 @@ interface Run {
   note: string;
 }
 
-/** Every delivery due again as if new: state, attempts and failure streaks reset, the tables vacuumed. */
-async function resetDeliveries(db: ReturnType<typeof createPostgresDb>): Promise<void> {
-  await db.query(
-    `UPDATE outbox_deliveries SET status = 'pending', attempts = 0, lease = NULL, next_attempt_at = now(),
-       last_status_code = NULL, last_error = NULL, last_attempt_at = NULL, completed_at = NULL`,
-  );
-  await db.query('TRUNCATE outbox_attempts, outbox_queue');
-  await db.query('INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM outbox_deliveries');
-  await db.query('UPDATE endpoints SET consecutive_failures = 0');
-  await db.exec('VACUUM ANALYZE outbox_deliveries, outbox_queue, outbox_attempts, endpoints');
-}
-
 function line(side: Side, r: Run): string {
   return `${LABELS[side]}: ${Math.round(r.rate)}/s; CPU per delivery: node ${Math.round(r.nodeUs)} µs, Postgres ${Math.round(r.postgresUs)} µs${r.note}`;
 }
@@ -129,32 +100,14 @@ async function main(): Promise<void> {
   const floorPool = new pg.Pool({ connectionString: dbUrl, max: 4 });
   // The database is dropped WITH (FORCE) at the end: an idle client cut then must not crash the bench.
   floorPool.on('error', () => {});
-  const sink = await startSink();
+  const sink = await startSinkProcess();
   try {
     await migrate(db);
-    const config = parseConfig({ sending: { allow_networks: ['127.0.0.0/8'], dispatcher: { concurrency: CONCURRENCY } } });
-    const box = createSecretBox(randomBytes(32).toString('base64'));
-    const guard = new DestinationGuard(config.sending.allow_networks);
-    const endpoints = endpointStore({ sending: config.sending, box, guard });
-    // The endpoint's cap counts claimed deliveries, which run ahead of the requests: allow 6x.
-    await endpoints.create(db, { url: sink.url, max_in_flight: 6 * CONCURRENCY });
-
     process.stdout.write(`publishing ${MESSAGES} messages… `);
-    let t0 = performance.now();
-    const chunks = Array.from({ length: Math.ceil(MESSAGES / PUBLISH_TX) }, (_, c) => c * PUBLISH_TX);
-    const publishChunk = async (start: number) =>
-      db.transaction(async (tx) => {
-        for (let i = start; i < Math.min(start + PUBLISH_TX, MESSAGES); i++) {
-          await publish(tx, { type: 'invoice.paid', resourceId: `inv_${i}`, data: { invoice_id: `inv_${i}`, amount: '125.00', currency: 'TRY' } });
-        }
-      });
-    // Four publishing transactions side by side, like an application's request handlers.
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      for (let start = chunks.shift(); start !== undefined; start = chunks.shift()) await publishChunk(start);
-    }));
+    const t0 = performance.now();
+    const setup = await setUpTekilDispatch(db, { sinkUrl: sink.url, concurrency: CONCURRENCY, messages: MESSAGES });
+    const { config, bodies } = setup;
     process.stdout.write(`${Math.round(MESSAGES / ((performance.now() - t0) / 1000))} msg/s (not timed below)\n`);
-    const { rows } = await db.query<{ payload: Buffer }>('SELECT payload FROM outbox_messages');
-    const bodies = rows.map((r) => Buffer.from(r.payload));
     await setUpFloor(floorPool);
 
     const withPostgresCpu = async (run: () => Promise<Omit<Run, 'postgresUs'>>, items: number): Promise<Run> => {
@@ -180,49 +133,21 @@ async function main(): Promise<void> {
     let tekilRuns = 0;
     const tekilRunsPlanned = SIDES.includes('tekil') ? ROUNDS : 0;
     const runTekil = async (): Promise<Run> => {
-      await resetDeliveries(db);
-      const dispatcher = new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'warn' }) });
       // BENCH_PROFILE=<file> writes a CPU profile of the last dispatch run (open it in Chrome DevTools).
       const profiler = process.env.BENCH_PROFILE && ++tekilRuns === tekilRunsPlanned ? new Session() : undefined;
-      if (profiler) {
-        profiler.connect();
-        await profiler.post('Profiler.enable');
-        await profiler.post('Profiler.start');
-      }
-      const pgCpu0 = await backendCpu(db, name);
-      const started = performance.now();
-      const cpu0 = process.cpuUsage();
-      await dispatcher.start();
-      for (;;) {
-        // This stops at the first unsettled row of the queue's due index; a count would scan the
-        // queue ten times a second and take its CPU from the run being measured.
-        const { rows: left } = await db.query<{ busy: boolean }>(
-          'SELECT (SELECT delivery_id FROM outbox_queue WHERE NOT failed ORDER BY endpoint_id, next_attempt_at LIMIT 1) IS NOT NULL AS busy',
-        );
-        if (!left[0]!.busy) break;
-        await new Promise((r) => setTimeout(r, 25)); // the end is seen at most 25 ms late
-      }
-      const seconds = (performance.now() - started) / 1000;
-      const cpu = process.cpuUsage(cpu0);
-      if (profiler) {
-        const { profile } = await profiler.post('Profiler.stop');
-        writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
-        profiler.disconnect();
-      }
-      const pgSeconds = cpuBetween(pgCpu0, await backendCpu(db, name));
-      await dispatcher.stop();
-      const { rows: check } = await db.query<{ ok: number; attempts: number }>(
-        "SELECT count(*) FILTER (WHERE status = 'succeeded')::int AS ok, (SELECT count(*) FROM outbox_attempts)::int AS attempts FROM outbox_deliveries",
-      );
-      if (check[0]!.ok !== MESSAGES || check[0]!.attempts !== MESSAGES) {
-        throw new Error(`tekil: ${check[0]!.ok} of ${MESSAGES} deliveries succeeded with ${check[0]!.attempts} attempts recorded`);
-      }
-      return {
-        rate: MESSAGES / seconds,
-        nodeUs: ((cpu.user + cpu.system) / MESSAGES),
-        postgresUs: (pgSeconds * 1e6) / MESSAGES,
-        note: ` (${((cpu.user + cpu.system) / 1e6 / seconds * 100).toFixed(0)}% of one core; every delivery succeeded, one attempt each)`,
-      };
+      const r = await runTekilDispatch(db, name, setup, profiler && {
+        async started() {
+          profiler.connect();
+          await profiler.post('Profiler.enable');
+          await profiler.post('Profiler.start');
+        },
+        async finished() {
+          const { profile } = await profiler.post('Profiler.stop');
+          writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+          profiler.disconnect();
+        },
+      });
+      return { ...r, note: ` (${(r.coreShare * 100).toFixed(0)}% of one core; every delivery succeeded, one attempt each)` };
     };
 
     const runStore = async (): Promise<Run> => {
