@@ -64,7 +64,7 @@ async function ingest(label: string, config: string, during?: () => Promise<Chil
     const warm = await runWrk({ port, script, seconds: warmup, offset: 0, connections });
     const side = during ? await during() : undefined;
     let sideOut = '';
-    side?.stdout!.on('data', (d: Buffer) => (sideOut += d.toString()));
+    side?.stdout?.on('data', (d: Buffer) => (sideOut += d.toString()));
     const measured = await runWrk({ port, script, seconds, offset: warm.requests, connections });
     if (side) {
       if (side.exitCode === null) await stopServer(side);
