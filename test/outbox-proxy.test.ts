@@ -5,7 +5,10 @@ import { DestinationGuard } from '../src/http/destination-guard.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { publish } from '../src/outbox/publish.js';
 import { Sender } from '../src/outbox/sender.js';
+import { createForwarders } from '../src/worker/forward.js';
+import { createInboxWorker } from '../src/worker/worker.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
+import { SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
 import { outboxHarness } from './helpers/outbox.js';
 import { startSink, waitUntil, type Sink } from './helpers/sink.js';
 
@@ -118,6 +121,28 @@ describe('outbox: sending through an egress proxy', () => {
       expect(sink.requests.some((r) => r.path === '/literal' || r.path === '/by-name')).toBe(false);
     } finally {
       await sender.close(true);
+    }
+  });
+
+  it('forwarding goes through the proxy when its forward block says proxy: true', { timeout: 60_000 }, async () => {
+    const t = await createTestDb();
+    try {
+      const secret = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+      const forward = { url: `${new URL(sink.url).origin}/forwarded`, secret, proxy: true };
+      const config = workerTestConfig({ sending: { proxy: proxy.url('tekil', 's3cret') } }, { forward, ordering: undefined });
+      const worker = createInboxWorker(testContext(t.db, config));
+      const tunnels = proxy.tunnels;
+      await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body) VALUES ($1, 'evt_px', 'inv_px', 'invoice.paid', '\\x7b7d')`, [SOURCE]);
+      expect(await worker.runOnce()).toBe(1);
+      expect(proxy.tunnels).toBe(tunnels + 1);
+      expect(sink.requests.at(-1)!.path).toBe('/forwarded');
+      const { rows } = await t.db.query<{ status: string }>(`SELECT status FROM inbox_deliveries WHERE event_id = 'evt_px'`);
+      expect(rows[0]!.status).toBe('done');
+      await worker.stop();
+      // Without a proxy to forward through, the configuration is refused, naming the setting.
+      expect(() => createForwarders(workerTestConfig({}, { forward }))).toThrow(/sources\.shop-paymos\.forward\.proxy: no sending\.proxy is configured/);
+    } finally {
+      await t.close();
     }
   });
 });
