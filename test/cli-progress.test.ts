@@ -1,14 +1,16 @@
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProgress, Progress, type ProgressStream } from '../src/cli/progress.js';
+import { publish } from '../src/outbox/publish.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { SOURCE, workerTestConfig } from './helpers/inbox.js';
+import { outboxHarness } from './helpers/outbox.js';
 import { waitUntil } from './helpers/wait.js';
 
 const run = promisify(execFile);
@@ -133,5 +135,22 @@ describe('CLI: replay-bulk shows its progress and stops cleanly on Ctrl-C', () =
     expect(rows[0]).toEqual({ status: 'cancelled', processed: Number(jobId![2]) });
     const dead = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_queue WHERE dead AND event_id LIKE 'evt_int%'`);
     expect(dead.rows[0]!.n).toBe(30_000 - Number(jobId![2]));
+  }, 120_000);
+
+  it('an export to a file streams into it with a progress line on stderr; to stdout, the same bytes and no line', async () => {
+    const h = outboxHarness(t.db);
+    await h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/export-hook', event_types: ['export.event'] });
+    await t.db.transaction(async (tx) => {
+      for (let i = 0; i < 300; i++) await publish(tx, { type: 'export.event', data: { i } });
+    });
+    const file = join(dataDir, 'deliveries.csv');
+    const withFile = await run(process.execPath, [...CLI, 'messages', 'export', '-o', file], { env: { ...env, TEKIL_PROGRESS_INTERVAL: '1' }, timeout: 60_000 });
+    expect(withFile.stdout).toBe('');
+    expect(withFile.stderr).toMatch(new RegExp(`^export [1-9]\\d* lines [\\d.]+/s at ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
+    const written = readFileSync(file, 'utf8');
+    expect(written.trimEnd().split('\n')).toHaveLength(301); // the header and the 300 deliveries
+    const toStdout = await run(process.execPath, [...CLI, 'messages', 'export'], { env, timeout: 60_000 });
+    expect(toStdout.stdout).toBe(written);
+    expect(toStdout.stderr).toBe('');
   }, 120_000);
 });
