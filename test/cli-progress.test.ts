@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatProgress, Progress, type ProgressStream } from '../src/cli/progress.js';
 import { publish } from '../src/outbox/publish.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
-import { createTestDb, type TestDb } from './helpers/db.js';
+import { randomBytes } from 'node:crypto';
+import { loadMigrations } from '../src/store/migrate.js';
+import { adminQuery, createTestDb, onPostgres, postgresUrl, type TestDb } from './helpers/db.js';
 import { SOURCE, workerTestConfig } from './helpers/inbox.js';
 import { outboxHarness } from './helpers/outbox.js';
 import { waitUntil } from './helpers/wait.js';
@@ -54,7 +56,7 @@ describe('the progress line', () => {
     expect(stream.text.endsWith('\r\x1b[2K')).toBe(true);
   });
 
-  it('elsewhere writes a plain line every few seconds; quiet (--json) writes nothing', () => {
+  it('elsewhere writes a plain line every few seconds, the first after one interval; quiet (--json) writes nothing', () => {
     let now = 0;
     const plain = fakeStream(false);
     const quiet = fakeStream(true);
@@ -66,7 +68,7 @@ describe('the progress line', () => {
       q.update({ done: i, total: 120 });
     }
     p.clear();
-    expect(plain.text.split('\n').filter(Boolean)).toEqual(['job 1/120 0% 10/s ETA 12s', 'job 51/120 42% 10/s ETA 7s', 'job 101/120 84% 10/s ETA 2s']);
+    expect(plain.text.split('\n').filter(Boolean)).toEqual(['job 50/120 41% 10/s ETA 7s', 'job 100/120 83% 10/s ETA 2s']);
     expect(quiet.text).toBe('');
   });
 });
@@ -154,3 +156,30 @@ describe('CLI: replay-bulk shows its progress and stops cleanly on Ctrl-C', () =
     expect(toStdout.stderr).toBe('');
   }, 120_000);
 });
+
+/** `tekil migrate` on a store with no migration yet: which one it is applying, on stderr. */
+describe('CLI: tekil migrate progress', () => {
+  it('names each migration as it goes, off a terminal as plain lines; stdout stays the list applied', { timeout: 120_000 }, async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tekil-migrate-progress-'));
+    const env: NodeJS.ProcessEnv = { ...process.env, TEKIL_DATA_DIR: join(dir, 'data'), TEKIL_PROGRESS_INTERVAL: '1', TEKIL_LOG_LEVEL: 'silent' };
+    delete env.DATABASE_URL;
+    const name = `tekil_migp_${randomBytes(6).toString('hex')}`;
+    if (onPostgres) {
+      await adminQuery(`CREATE DATABASE ${name}`);
+      const url = new URL(postgresUrl!);
+      url.pathname = `/${name}`;
+      env.DATABASE_URL = url.toString();
+    }
+    try {
+      const total = (await loadMigrations()).length;
+      const migrated = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'migrate'], { env, timeout: 110_000 });
+      expect(migrated.stdout).toMatch(/^applied: 001_/);
+      expect(migrated.stderr).toMatch(new RegExp(`^migrate \\d+/${total} migrations \\d+% [\\d.]+/s (ETA \\S+ )?at (\\d{3}_[\\w-]+|done)$`, 'm'));
+      expect(migrated.stderr).not.toContain('\x1b[');
+    } finally {
+      if (onPostgres) await adminQuery(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+

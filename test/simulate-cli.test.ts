@@ -86,6 +86,7 @@ describe('tekil simulate (CLI)', () => {
 
   it('while the tail settles, a progress line on stderr; the step lines stay on stdout', async () => {
     const slow = await startSink(() => ({ status: 204, delayMs: 100 }));
+    process.env.TEKIL_PROGRESS_INTERVAL = '1'; // a plain line as soon as there is something to say
     try {
       const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
       const run = await cli('--target', `${slow.url}/hooks`, '--invoices', '10', '--concurrency', '1', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '5', ...store);
@@ -96,6 +97,7 @@ describe('tekil simulate (CLI)', () => {
       expect(run.stdout).toMatch(/^every delivery settled$/m);
       expect(run.stdout).not.toMatch(/simulate settled/);
     } finally {
+      delete process.env.TEKIL_PROGRESS_INTERVAL;
       await slow.close();
     }
   }, 120_000);

@@ -1,7 +1,8 @@
 /**
  * One progress line for long CLI commands, on stderr so stdout stays the command's answer.
  * On a terminal the line is redrawn in place (at most ten times a second); elsewhere (a log, a pipe)
- * a plain line is written every few seconds; with --json nothing is written at all.
+ * a plain line is written every few seconds (none for a command done sooner); with --json nothing is
+ * written at all.
  */
 
 /** The part of a stream the progress line needs: tests pass a fake that says isTTY. */
@@ -78,6 +79,8 @@ export class Progress {
     this.plainEveryMs = options.plainEveryMs ?? plainInterval();
     this.now = options.now ?? Date.now;
     this.started = this.now();
+    // Off a terminal the first line waits one interval: a quick command leaves no line in a log.
+    if (!this.tty) this.lastWrite = this.started;
   }
 
   /** Takes the new state; writes when the terminal's or the log's pace allows. */
