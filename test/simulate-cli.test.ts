@@ -84,6 +84,24 @@ describe('tekil simulate (CLI)', () => {
     }
   }, 60_000);
 
+  it('while the tail settles, a progress line on stderr; the step lines stay on stdout', async () => {
+    const slow = await startSink(() => ({ status: 204, delayMs: 100 }));
+    process.env.TEKIL_PROGRESS_INTERVAL = '1'; // a plain line as soon as there is something to say
+    try {
+      const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
+      const run = await cli('--target', `${slow.url}/hooks`, '--invoices', '10', '--concurrency', '1', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '5', ...store);
+      expect(run.code).toBe(0);
+      // Not a terminal: plain lines, no escape codes.
+      expect(run.stderr).toMatch(/^simulate settled \d+\/\d+ deliveries \d+% /m);
+      expect(run.stderr).not.toContain('\x1b[');
+      expect(run.stdout).toMatch(/^every delivery settled$/m);
+      expect(run.stdout).not.toMatch(/simulate settled/);
+    } finally {
+      delete process.env.TEKIL_PROGRESS_INTERVAL;
+      await slow.close();
+    }
+  }, 120_000);
+
   it('a fault list it cannot read is one line with a hint', async () => {
     const run = await cli('--target', `${sink.url}/hooks`, '--faults', 'lose=0.5', '--data-dir', dataDir);
     expect(run.code).toBe(1);

@@ -1,3 +1,5 @@
+import { createWriteStream } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
 import { request } from 'undici';
 import { readStoredAdminToken } from '../auth/admin-token.js';
@@ -83,10 +85,7 @@ export async function callApi<T = unknown>(
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
   } catch (err) {
-    throw new TekilError('SERVER_UNREACHABLE', `cannot reach tekil at ${target.url}: ${(err as Error).message}`, {
-      cause: err,
-      hint: 'is tekil running with the api role? pass --url or set TEKIL_URL',
-    });
+    throw unreachable(target, err);
   }
   const text = await res.body.text();
   const isJson = (res.headers['content-type'] ?? '').toString().includes('json');
@@ -100,6 +99,38 @@ export async function callApi<T = unknown>(
   }
   if (res.statusCode >= 400) throw apiErrorFrom(res.statusCode, parsed, text, `${method} ${path}`);
   return parsed as T;
+}
+
+function unreachable(target: ApiTarget, err: unknown): TekilError {
+  return new TekilError('SERVER_UNREACHABLE', `cannot reach tekil at ${target.url}: ${(err as Error).message}`, {
+    cause: err,
+    hint: 'is tekil running with the api role? pass --url or set TEKIL_URL',
+  });
+}
+
+/**
+ * Streams a GET answer of the admin API into a file (an export can be larger than memory), telling
+ * `onChunk` about each piece as it is written; throws ApiError for a refusal.
+ */
+export async function downloadApi(target: ApiTarget, path: string, file: string, onChunk: (chunk: Buffer) => void): Promise<void> {
+  let res;
+  try {
+    res = await request(`${target.url}${path}`, { method: 'GET', headers: { authorization: `Bearer ${target.token}` } });
+  } catch (err) {
+    throw unreachable(target, err);
+  }
+  if (res.statusCode >= 400) {
+    const text = await res.body.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      // Not JSON (a proxy's page): the text is the message.
+    }
+    throw apiErrorFrom(res.statusCode, parsed, text, `GET ${path}`);
+  }
+  res.body.on('data', onChunk);
+  await pipeline(res.body, createWriteStream(file));
 }
 
 /** Prints a value as JSON (for --json) or as aligned columns of the given fields. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import { addApiOptions, callApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
+import { replayInJob } from './replay-job.js';
 
 interface FilterOptions extends ApiOptions {
   status?: string;
@@ -88,12 +89,14 @@ export function registerInboxCommand(program: Command): void {
     });
 
   addFilterOptions(addApiOptions(inbox.command('replay-bulk')))
-    .description('Queue every delivery matching the filter again (status dead unless --status).')
+    .description('Queue every delivery matching the filter again (status dead unless --status), as a job in tekil, with progress.')
     .option('--status <status>', 'dead (default), stale, discarded, or done with --force')
     .option('--force', 'needed to replay done deliveries')
+    .option('--json', 'print the finished job as JSON, and no progress')
     .action(async (opts: FilterOptions & { force?: boolean }) => {
-      const res = await callApi<{ replayed: number }>(resolveApiTarget(opts), 'POST', '/api/v1/inbox/replay', { ...filterOf(opts), force: Boolean(opts.force) });
-      process.stdout.write(`queued ${res.replayed} deliveries\n`);
+      const job = await replayInJob(resolveApiTarget(opts), { status: 'dead', ...filterOf(opts) }, Boolean(opts.force), Boolean(opts.json));
+      if (opts.json) process.stdout.write(`${JSON.stringify(job, null, 2)}\n`);
+      else process.stdout.write(`queued ${job.changed} deliveries${job.skipped ? ` (${job.skipped} changed meanwhile, skipped)` : ''}\n`);
     });
 
   addApiOptions(inbox.command('discard <source> <event_id>'))

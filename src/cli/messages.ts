@@ -1,7 +1,7 @@
-import { writeFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import { TekilError } from '../errors.js';
-import { addApiOptions, callApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
+import { addApiOptions, callApi, downloadApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
+import { Progress } from './progress.js';
 
 interface FilterFlags extends ApiOptions {
   endpoint?: string;
@@ -114,8 +114,22 @@ export function registerMessagesCommand(program: Command): void {
   filterOptions(addApiOptions(messages.command('export').description('Export the delivery history as CSV.')))
     .option('-o, --output <file>', 'write to a file instead of stdout')
     .action(async (flags: FilterFlags & { output?: string }) => {
-      const csv = await callApi<string>(resolveApiTarget(flags), 'GET', `/api/v1/deliveries/export.csv${query(flags)}`);
-      if (flags.output) await writeFile(flags.output, csv);
-      else process.stdout.write(csv);
+      const path = `/api/v1/deliveries/export.csv${query(flags)}`;
+      if (flags.output) {
+        // Streamed to the file with a progress line on stderr (lines written; the total is not known ahead).
+        const progress = new Progress('export', {}, ' lines');
+        let lines = 0;
+        const output = flags.output;
+        try {
+          await downloadApi(resolveApiTarget(flags), path, output, (chunk) => {
+            for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+            progress.update({ done: lines, at: output });
+          });
+        } finally {
+          progress.clear();
+        }
+        return;
+      }
+      process.stdout.write(await callApi<string>(resolveApiTarget(flags), 'GET', path));
     });
 }

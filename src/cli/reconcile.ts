@@ -10,6 +10,7 @@ import { resolveSettings } from '../settings.js';
 import { migrate } from '../store/migrate.js';
 import { addApiOptions, callApi, resolveApiTarget, type ApiOptions } from './api-client.js';
 import { addConfigOption, loadCliConfig } from './config.js';
+import { handleInterrupt, Progress } from './progress.js';
 
 interface ReconcileOptions extends ApiOptions {
   config?: string;
@@ -36,6 +37,16 @@ function reviveReport(json: ReconcileReport): ReconcileReport {
 async function runRemotely(opts: ReconcileOptions, source: string, window: ReconcileWindow): Promise<ReconcileReport> {
   const body = { source, since: window.start.toISOString(), ...(window.end ? { until: window.end.toISOString() } : {}), apply: Boolean(opts.apply) };
   return reviveReport(await callApi<ReconcileReport>(resolveApiTarget(opts), 'POST', '/api/v1/reconcile/runs', body));
+}
+
+/** What Ctrl-C leaves: the run, its cursor, and the command that continues it (same source, same absolute window). */
+function interruptedMessage(report: ReconcileReport, apply: boolean): string {
+  const { run } = report;
+  const resume = ['tekil reconcile', `--source ${run.source}`, `--since ${run.window_start.toISOString()}`, ...(run.window_end ? [`--until ${run.window_end.toISOString()}`] : []), ...(apply ? ['--apply'] : [])];
+  return (
+    `interrupted: reconcile run ${run.id} stopped at cursor ${run.cursor ?? '(first page)'} after ${run.items} items; it is kept as failed and resumable.\n` +
+    `to resume from that cursor: ${resume.join(' ')}\n`
+  );
 }
 
 /**
@@ -93,7 +104,24 @@ export function registerReconcileCommand(program: Command): void {
       }
       // The log goes to stderr: stdout is the report (and, with --json, must parse).
       const logger = pino({ level: settings.logLevel, redact: redactPaths }, pino.destination(2));
-      const report = await runReconcile({ db, config, logger }, { source: opts.source!, window: window!, apply: Boolean(opts.apply), trigger: 'cli' });
+      const progress = new Progress('reconcile', { quiet: Boolean(opts.json) }, ' items');
+      const interrupt = new AbortController();
+      const release = handleInterrupt(() => interrupt.abort());
+      let report: ReconcileReport;
+      try {
+        report = await runReconcile(
+          { db, config, logger, signal: interrupt.signal, onPage: (p) => progress.update({ done: p.items, at: `page ${p.pages}${p.cursor ? ` cursor ${p.cursor}` : ''}` }) },
+          { source: opts.source!, window: window!, apply: Boolean(opts.apply), trigger: 'cli' },
+        );
+      } finally {
+        release();
+        progress.clear();
+      }
+      if (interrupt.signal.aborted && report.run.status === 'failed') {
+        process.stderr.write(interruptedMessage(report, Boolean(opts.apply)));
+        process.exitCode = 130;
+        return;
+      }
       print(report, formatReport(report));
     } finally {
       await db.close();

@@ -5,6 +5,7 @@ import { createLogger } from '../logger.js';
 import { endpointSchemes } from '../outbox/types.js';
 import { allFaults, parseFaults } from '../simulate/faults.js';
 import { parseHmacOption, parsePort } from './config.js';
+import { Progress } from './progress.js';
 
 interface SimulateOptions {
   target: string;
@@ -78,6 +79,9 @@ export function registerSimulateCommand(program: Command): void {
       if (opts.scheme === 'hmac' && opts.hmac === undefined) throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac with its options');
       // Loaded here, not with the CLI: the simulator brings its own HTTP server and signing.
       const [{ startSimulator }, { formatSummary }] = await Promise.all([import('../simulate/simulator.js'), import('../simulate/report.js')]);
+      // The tail of the run (deliveries retried on the ladder) can be long: a progress line on stderr.
+      const settling = new Progress('simulate settled', { quiet: opts.json }, ' deliveries');
+      let settleTotal: number | undefined;
       const sim = await startSimulator({
         target: opts.target,
         callbackUrl: opts.callbackUrl,
@@ -98,13 +102,22 @@ export function registerSimulateCommand(program: Command): void {
         rateLimit: opts.rateLimit,
         concurrency: Math.max(1, opts.concurrency),
         logger: createLogger({ level: 'warn' }),
-        onProgress: opts.json ? undefined : (line) => process.stdout.write(`${line}\n`),
+        onProgress: opts.json
+          ? undefined
+          : (line) => {
+              settling.clear();
+              process.stdout.write(`${line}\n`);
+            },
+        onSettling: (unsettled) => {
+          settleTotal ??= unsettled;
+          if (settleTotal > 0) settling.update({ done: settleTotal - unsettled, total: settleTotal });
+        },
       });
       try {
         if (!opts.json) {
           process.stdout.write(`signing secret: ${sim.secret}\n${sim.salt ? `merchant salt: ${sim.salt}\n` : ''}list API: ${sim.listUrl} (Authorization: Bearer ${sim.apiKey})\n`);
         }
-        const summary = await sim.run();
+        const summary = await sim.run().finally(() => settling.clear());
         process.stdout.write(opts.json ? `${JSON.stringify({ ...summary, listUrl: sim.listUrl, apiKey: sim.apiKey, secret: sim.secret, ...(sim.salt ? { salt: sim.salt } : {}) }, null, 2)}\n` : formatSummary(summary));
         if (opts.serve) {
           process.stdout.write(`serving ${sim.listUrl} until Ctrl-C\n`);

@@ -6,6 +6,7 @@ import { roleNames, type Role } from '../service.js';
 import { TekilError } from '../errors.js';
 import { addConfigOption, loadCliConfig, parsePort } from './config.js';
 import { loadHandlersModule } from './handlers-module.js';
+import { Progress } from './progress.js';
 
 function parseRoles(value: string | undefined): Set<Role> {
   if (!value || value === 'all') return new Set(roleNames);
@@ -142,7 +143,9 @@ export function registerMigrateCommand(program: Command): void {
     const { openConfiguredStore } = await import('../store/open.js');
     const db = await openConfiguredStore(resolveSettings(config, process.env), config, 1);
     try {
-      const applied = await migrate(db);
+      // Each migration is its own transaction: one cut short by Ctrl-C is rolled back, and a rerun goes on.
+      const progress = new Progress('migrate', {}, ' migrations');
+      const applied = await migrate(db, (step) => progress.update({ done: step.done, total: step.total, at: step.name })).finally(() => progress.clear());
       process.stdout.write(applied.length ? `applied: ${applied.join(', ')}\n` : 'up to date\n');
     } finally {
       await db.close();

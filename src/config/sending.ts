@@ -41,6 +41,16 @@ export const sendingSchema = z
   .object({
     /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
     allow_networks: z.array(networkCidr).default([]),
+    /**
+     * An HTTP proxy every delivery goes through (CONNECT tunnels), `http://user:pass@proxy:3128`, so
+     * requests leave from the proxy's fixed addresses. The destination guard still judges the final
+     * destination; the proxy's own address may be private.
+     */
+    proxy: z
+      .string()
+      .url()
+      .refine((text) => /^https?:$/.test(new URL(text).protocol), 'expected an http:// or https:// proxy URL')
+      .optional(),
     /** Timeout of an endpoint created without one: a deadline for the whole attempt, to the answer's last byte. */
     timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
     /** How long a rotated-out secret keeps signing next to the new one. */

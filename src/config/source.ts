@@ -71,6 +71,8 @@ export const forwardSchema = z
     allow_networks: z.array(networkCidr).optional(),
     /** Standard Webhooks secret (`whsec_<base64>`) tekil signs forwarded requests with. */
     secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'expected "whsec_" followed by base64'),
+    /** Forward through `sending.proxy` too (an application reached from the proxy's addresses). */
+    proxy: z.boolean().optional(),
   })
   .strict();
 export type ForwardConfig = z.infer<typeof forwardSchema>;

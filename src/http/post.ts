@@ -1,5 +1,7 @@
+import type { LookupAddress } from 'node:dns';
 import type { EventEmitter } from 'node:events';
-import { Agent, type Dispatcher } from 'undici';
+import { isIP } from 'node:net';
+import { Agent, ProxyAgent, type Dispatcher } from 'undici';
 import { isTekilError } from '../errors.js';
 import type { DestinationGuard } from './destination-guard.js';
 
@@ -95,22 +97,34 @@ export interface HttpPosterOptions {
   keepAliveTimeoutMs?: number;
   /** Connections per origin (undici's default is unlimited). */
   connections?: number;
+  /** An HTTP proxy (`http://user:pass@proxy:3128`): every request goes through a CONNECT tunnel. */
+  proxy?: string;
 }
 
 export class HttpPoster {
-  private readonly agent: Agent;
+  private readonly agent: Agent | ProxyAgent;
   private readonly guard: DestinationGuard;
+  private readonly proxied: boolean;
   /** Destinations repeat: each URL is parsed once (a bounded cache; URL objects are not changed). */
   private readonly destinations = new Map<string, Destination>();
 
   constructor(options: HttpPosterOptions) {
     this.guard = options.guard;
-    this.agent = new Agent({
-      // The guard sees the address each connection really uses, so DNS rebinding cannot slip past it.
-      connect: { lookup: options.guard.lookup },
+    this.proxied = options.proxy !== undefined;
+    const pool = {
       keepAliveTimeout: options.keepAliveTimeoutMs ?? 30_000,
       ...(options.connections === undefined ? {} : { connections: options.connections }),
-    });
+    };
+    // Through a proxy, the socket goes to the proxy (its address is the operator's and usually private,
+    // so it is not judged); the final destination is judged before each request instead (see post).
+    // The proxy's user and password come from its URL, sent as Proxy-Authorization: Basic.
+    this.agent = options.proxy
+      ? new ProxyAgent({ uri: options.proxy, ...pool })
+      : new Agent({
+          // The guard sees the address each connection really uses, so DNS rebinding cannot slip past it.
+          connect: { lookup: options.guard.lookup },
+          ...pool,
+        });
   }
 
   /** Posts the exact bytes; never throws: every failure is a result. No redirect is followed. */
@@ -127,6 +141,7 @@ export class HttpPoster {
         return { ok: false, startedAt, durationMs: elapsed(), failure: 'request', error: `invalid URL: ${describe(err)}` };
       }
       this.guard.checkLiteral(destination.url);
+      if (this.proxied) await this.checkResolved(destination.url);
       const options: Dispatcher.RequestOptions = {
         origin: destination.origin,
         path: destination.path,
@@ -150,6 +165,18 @@ export class HttpPoster {
     } finally {
       deadline.clear();
     }
+  }
+
+  /**
+   * Through a proxy, the proxy resolves the name and connects, out of the guard's reach: the name is
+   * resolved here first, through the guard, and refused when it has no permitted address.
+   */
+  private checkResolved(url: URL): Promise<void> {
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    if (isIP(host) !== 0) return Promise.resolve(); // checkLiteral judged it
+    return new Promise((resolve, reject) => {
+      this.guard.lookup(host, { all: true }, (err: NodeJS.ErrnoException | null, _addresses: string | LookupAddress[]) => (err ? reject(err) : resolve()));
+    });
   }
 
   private parse(text: string): Destination {
@@ -221,6 +248,12 @@ function classify(err: unknown): PostFailure {
 function describeFailure(err: unknown): string {
   for (let e: unknown = err; e; e = (e as { cause?: unknown }).cause) {
     if (isTekilError(e, 'FORBIDDEN_DESTINATION')) return e.message;
+  }
+  // undici's words for a tunnel the proxy refused; 407 is the proxy's user or password.
+  const refused = /Proxy response \((\d+)\) !== 200/.exec((err as { message?: string }).message ?? '');
+  if (refused) {
+    const status = Number(refused[1]);
+    return `the proxy refused the tunnel: HTTP ${status}${status === 407 ? ' (proxy authentication failed: check the user and password in sending.proxy)' : ''}`;
   }
   return describe(err);
 }

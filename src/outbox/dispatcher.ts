@@ -85,7 +85,7 @@ export class Dispatcher implements Service {
   private wakeAt = Infinity;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.sender = new Sender(options.guard);
+    this.sender = new Sender(options.guard, options.sending.proxy);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
     this.caches = new DispatcherCaches(this.sql, options.box);
     this.metrics = dispatcherMetrics(options.metrics);

@@ -23,8 +23,9 @@ export const RESPONSE_KEEP_BYTES = 4096;
 export class Sender {
   private readonly poster: HttpPoster;
 
-  constructor(guard: DestinationGuard) {
-    this.poster = new HttpPoster({ guard });
+  /** `proxy`: `sending.proxy`, every request tunnelled through it. */
+  constructor(guard: DestinationGuard, proxy?: string) {
+    this.poster = new HttpPoster({ guard, ...(proxy ? { proxy } : {}) });
   }
 
   async send(req: SendRequest): Promise<AttemptOutcome> {

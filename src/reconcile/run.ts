@@ -33,6 +33,10 @@ export interface ReconcileDeps {
   logger: Logger;
   /** Told about each finding stored (the metric). */
   onFindings?: (source: string, kinds: readonly FindingKind[]) => void;
+  /** Told after each provider page is stored (the CLI's progress line). */
+  onPage?: (page: { pages: number; items: number; cursor: string | null }) => void;
+  /** When aborted, the run stops after the page in hand is stored and ends `failed` (`interrupted`), resumable from its cursor. */
+  signal?: AbortSignal;
 }
 
 /** A run left `running` this long without a page finished is taken as dead and resumed. */
@@ -148,6 +152,8 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
   let cursor = run.cursor;
   const fromFirstPage = cursor === null;
   log.info({ resumed, cursor, apply: request.apply }, 'reconcile run started');
+  let pages = 0;
+  let items = Number(run.items);
   try {
     for (;;) {
       const page = await adapter.comparePage(db, window, cursor);
@@ -167,8 +173,16 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
         await advanceRun.run(tx, { id: run.id, cursor: page.nextCursor ?? cursor, items: page.count });
       });
       deps.onFindings?.(request.source, page.findings.map((f) => f.kind));
+      pages++;
+      items += page.count;
+      deps.onPage?.({ pages, items, cursor: page.nextCursor });
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
+      if (deps.signal?.aborted) {
+        await db.query(finishRun.text, finishRun.bind({ id: run.id, status: 'failed', error: 'interrupted' }));
+        log.info({ cursor }, 'reconcile run interrupted; a run over the same window resumes from its cursor');
+        return reportOf(db, run.id);
+      }
       if (cfg.page_interval > 0) await new Promise((resolve) => setTimeout(resolve, cfg.page_interval));
     }
     // `extra` needs the whole listing in this process; a resumed run cannot tell.

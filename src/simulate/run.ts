@@ -74,10 +74,11 @@ export async function publishWaves(options: WaveOptions): Promise<number> {
 }
 
 /** Waits until no delivery is pending or being sent: every event has been answered or given up on. */
-export async function waitForSettled(db: Queryable, timeoutMs: number): Promise<void> {
+export async function waitForSettled(db: Queryable, timeoutMs: number, onUnsettled?: (n: number) => void): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const { rows } = await unsettledDeliveries.run(db);
+    onUnsettled?.(Number(rows[0]?.n ?? 0));
     if (Number(rows[0]?.n ?? 0) === 0) return;
     if (Date.now() > deadline) {
       throw new TekilError('SIMULATION_UNSETTLED', `${rows[0]?.n} deliveries still unsettled after ${Math.round(timeoutMs / 1000)} s`, {

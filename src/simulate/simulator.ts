@@ -68,6 +68,8 @@ export interface SimulatorOptions {
   /** Called once the invoices exist and before any event is sent (a merchant creating its orders). */
   onInvoicesCreated?: ((invoices: readonly PlannedInvoice[]) => Promise<void>) | undefined;
   onProgress?: ((line: string) => void) | undefined;
+  /** Told how many deliveries are still unsettled, at each check while the run waits for the tail. */
+  onSettling?: ((unsettled: number) => void) | undefined;
   /** Requests in flight at once, per URL (default 32). */
   concurrency?: number | undefined;
   /** Longest wait for every delivery to settle (default 10 minutes). */
@@ -245,7 +247,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         // an operator replays old deliveries while new ones flow, and the run waits for one tail only.
         const replayed = await replayOldDeliveries(db, options.faults.replay, random, settleMs);
         if (replayed > 0) progress(`replayed ${replayed} delivered messages by hand (same event ids)`);
-        await waitForSettled(db, settleMs);
+        await waitForSettled(db, settleMs, options.onSettling);
         progress('every delivery settled');
         return summarize(db, {
           runId,

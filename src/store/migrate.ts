@@ -31,7 +31,7 @@ export async function loadMigrations(): Promise<Migration[]> {
  * lock, so several processes starting at once apply each migration exactly once.
  * Returns the names applied by this call.
  */
-export async function migrate(db: Db): Promise<string[]> {
+export async function migrate(db: Db, onStep?: (step: { done: number; total: number; name: string }) => void): Promise<string[]> {
   const migrations = await loadMigrations();
   // Created under the same lock as the migrations: concurrent CREATE TABLE IF NOT EXISTS can collide.
   await db.transaction(async (tx) => {
@@ -39,7 +39,9 @@ export async function migrate(db: Db): Promise<string[]> {
     await createMigrationsTable.run(tx);
   });
   const applied: string[] = [];
-  for (const m of migrations) {
+  for (const [i, m] of migrations.entries()) {
+    // Told before each one: on a large store one migration can take minutes (the CLI's progress line).
+    onStep?.({ done: i, total: migrations.length, name: m.name });
     await db
       .transaction(async (tx) => {
         await migrationLock.run(tx, { key: MIGRATION_LOCK });
@@ -55,5 +57,6 @@ export async function migrate(db: Db): Promise<string[]> {
         throw new TekilError('MIGRATION_FAILED', `migration ${m.name} failed${code ? ` (SQLSTATE ${code})` : ''}: ${reason}`, { cause: err });
       });
   }
+  onStep?.({ done: migrations.length, total: migrations.length, name: 'done' });
   return applied;
 }

@@ -3,6 +3,7 @@ import { forwardDefaultNetworks, type ForwardConfig } from '../config/source.js'
 import { headerValue } from '../http/header-value.js';
 import { HttpPoster } from '../http/post.js';
 import { DestinationGuard } from '../http/destination-guard.js';
+import { TekilError } from '../errors.js';
 import { parseRetryAfter } from '../http/retry-after.js';
 import { createStandardScheme } from '../signing/standard.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
@@ -27,9 +28,11 @@ export class Forwarder {
     readonly config: ForwardConfig,
     /** Longest Retry-After honoured (`worker.retry_after_max`); a longer one is cut to this. */
     private readonly retryAfterMaxMs: number,
+    /** `sending.proxy`, when the forward block asks for it. */
+    proxy?: string,
   ) {
     const guard = new DestinationGuard(config.allow_networks ?? forwardDefaultNetworks, { setting: ['sources', source, 'forward', 'allow_networks'] });
-    this.poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64 });
+    this.poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64, ...(proxy ? { proxy } : {}) });
   }
 
   forward(delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
@@ -46,7 +49,11 @@ export class Forwarder {
 export function createForwarders(config: TekilConfig): Map<string, Forwarder> {
   const forwarders = new Map<string, Forwarder>();
   for (const [name, source] of Object.entries(config.sources)) {
-    if (source.forward) forwarders.set(name, new Forwarder(name, source.forward, config.worker.retry_after_max));
+    if (!source.forward) continue;
+    if (source.forward.proxy && !config.sending.proxy) {
+      throw new TekilError('CONFIG_INVALID', `sources.${name}.forward.proxy: no sending.proxy is configured to forward through`, { hint: 'set sending: { proxy: "http://proxy:3128" }, or remove forward.proxy' });
+    }
+    forwarders.set(name, new Forwarder(name, source.forward, config.worker.retry_after_max, source.forward.proxy ? config.sending.proxy : undefined));
   }
   return forwarders;
 }
