@@ -17,7 +17,8 @@ export interface ApiOperations {
       scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
       hmac?: {
         algorithm?: "sha256" | "sha1" | "sha512";
-        signature_header: string;
+        signature_header?: string;
+        signature?: string;
         encoding?: "hex" | "base64";
         prefix?: string;
         separator?: string;
@@ -60,7 +61,8 @@ export interface ApiOperations {
       scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
       hmac?: {
         algorithm?: "sha256" | "sha1" | "sha512";
-        signature_header: string;
+        signature_header?: string;
+        signature?: string;
         encoding?: "hex" | "base64";
         prefix?: string;
         separator?: string;
