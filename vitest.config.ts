@@ -29,6 +29,8 @@ const endToEnd = [
   'test/worker-pg-restart.test.ts',
   'test/pgbouncer.test.ts',
   'test/memory.test.ts',
+  'test/listen.test.ts',
+  'test/providers-interop.test.ts',
 ];
 
 export default defineConfig(({ mode }) => {
