@@ -35,9 +35,9 @@ async function discardOne(db: Queryable, source: string, eventId: string): Promi
 }
 
 /**
- * Applies the operation to one page: a replay as one statement for the whole page (one statement a
- * delivery took 30 to 100 times longer over a backlog of 20,000 dead deliveries on Postgres), a discard
- * one delivery at a time. Answers how many changed.
+ * Applies the operation to one page: a replay as one statement for the whole page (20,000 dead
+ * deliveries on Postgres: 3 to 4 s, against 75 to 277 s with one statement a delivery), a discard one
+ * delivery at a time. Answers how many changed.
  */
 async function applyToPage(db: Queryable, kind: BulkKind, items: readonly { source: string; event_id: string }[], force: boolean): Promise<number> {
   if (kind === 'inbox.replay') return replayDeliveries(db, items, force);
