@@ -17,19 +17,16 @@ export interface BulkCounts {
 }
 
 /**
- * What a bulk operation passes over, counted as skipped: a delivery that changed since it was listed
- * (CONFLICT: already queued, or done without force) and one whose body retention trimmed (nothing left
- * to run). Anything else stops the operation.
+ * Discards one delivery as a single call from the API would; false when it was skipped: it changed
+ * since it was listed (CONFLICT). Anything else stops the operation. (A bulk replay skips the same
+ * deliveries, and those whose body retention trimmed, inside its page statement.)
  */
-const SKIPPED_CODES = ['CONFLICT', 'BODY_TRIMMED'] as const;
-
-/** Discards one delivery as a single call from the API would; false when it was skipped. */
 async function discardOne(db: Queryable, source: string, eventId: string): Promise<boolean> {
   try {
     await discardDelivery(db, source, eventId);
     return true;
   } catch (err) {
-    if (SKIPPED_CODES.some((code) => isTekilError(err, code))) return false;
+    if (isTekilError(err, 'CONFLICT')) return false;
     throw err;
   }
 }
