@@ -94,6 +94,20 @@ describe('PayTR and iyzico through the HTTP receiver', () => {
     expect(await countRows(t.db)).toBe(0);
   });
 
+  it('refuses a merchant_oid whose percent-decoded bytes are not UTF-8 (x%FF and x%FE would both read "x\\uFFFD")', async () => {
+    // Signed over the value as a form parser decodes it, so the request reaches the id.
+    const signed = paytrBody({ merchant_oid: 'SIP\uFFFD', status: 'success', total_amount: '3456' });
+    for (const bytes of ['%FF', '%FE', '%C3']) {
+      const res = await post('paytr', signed.replace('%EF%BF%BD', bytes), FORM);
+      expect(res.status, res.text).toBe(400);
+      expect(JSON.parse(res.text)).toMatchObject({ error: 'EVENT_ID_INVALID' });
+    }
+    expect(await countRows(t.db)).toBe(0);
+    // A U+FFFD sent as its own UTF-8 bytes is a real character and fine.
+    expect(await post('paytr', signed, FORM)).toMatchObject({ status: 200, text: 'OK' });
+    expect(await countRows(t.db)).toBe(1);
+  });
+
   it('iyzico V3 notifications verify in each documented format; a retry is a duplicate', async () => {
     const direct = { iyziEventTime: 1764844800000, iyziEventType: 'THREE_DS_AUTH', iyziReferenceCode: 'ref-1', paymentId: 22416035, paymentConversationId: 'conv-1001', status: 'SUCCESS', merchantId: MERCHANT_ID };
     const directSig = iyzicoSign(IYZICO_KEY + 'THREE_DS_AUTH' + '22416035' + 'conv-1001' + 'SUCCESS');

@@ -36,7 +36,7 @@ export class EventHub {
 
   constructor(
     private readonly db: Db,
-    private readonly logger: Logger,
+    logger: Logger,
     private readonly options: EventHubOptions = defaultEventHubOptions,
   ) {
     this.polls = new WakeLoop(db, {

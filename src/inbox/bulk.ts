@@ -3,7 +3,7 @@ import { isTekilError, TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 import type { InboxFilter } from './filter.js';
 import { listInbox } from './list.js';
-import { discardDelivery, REPLAYABLE, replayDelivery } from './replay.js';
+import { discardDelivery, REPLAYABLE, replayDeliveries } from './replay.js';
 
 export type BulkKind = 'inbox.replay' | 'inbox.discard';
 
@@ -17,28 +17,41 @@ export interface BulkCounts {
 }
 
 /**
- * What a bulk operation passes over, counted as skipped: a delivery that changed since it was listed
- * (CONFLICT: already queued, or done without force) and one whose body retention trimmed (nothing left
- * to run). Anything else stops the operation.
+ * Discards one delivery as a single call from the API would; false when it was skipped: it changed
+ * since it was listed (CONFLICT). Anything else stops the operation. (A bulk replay skips the same
+ * deliveries, and those whose body retention trimmed, inside its page statement.)
  */
-const SKIPPED_CODES = ['CONFLICT', 'BODY_TRIMMED'] as const;
-
-/** Replays or discards one delivery as a single call from the API would; false when it was skipped. */
-async function applyToDelivery(db: Queryable, kind: BulkKind, source: string, eventId: string, force: boolean): Promise<boolean> {
+async function discardOne(db: Queryable, source: string, eventId: string): Promise<boolean> {
   try {
-    if (kind === 'inbox.replay') await replayDelivery(db, source, eventId, force);
-    else await discardDelivery(db, source, eventId);
+    await discardDelivery(db, source, eventId);
     return true;
   } catch (err) {
-    if (SKIPPED_CODES.some((code) => isTekilError(err, code))) return false;
+    if (isTekilError(err, 'CONFLICT')) return false;
     throw err;
   }
 }
 
 /**
+ * Applies the operation to one page: a replay as one statement for the whole page (20,000 dead
+ * deliveries on Postgres: 3 to 4 s, against 75 to 277 s with one statement a delivery), a discard one
+ * delivery at a time. Answers how many changed.
+ */
+async function applyToPage(db: Queryable, kind: BulkKind, items: readonly { source: string; event_id: string }[], force: boolean): Promise<number> {
+  if (kind === 'inbox.replay') return replayDeliveries(db, items, force);
+  let changed = 0;
+  for (const item of items) {
+    if (await discardOne(db, item.source, item.event_id)) changed++;
+    // A store that answers in microtasks (PGlite in-process) would let a bulk operation hold the whole
+    // process, HTTP included, until it ends: a turn of the event loop between deliveries.
+    await nextTurn();
+  }
+  return changed;
+}
+
+/**
  * The one bulk path, for the panel's jobs and for `POST /api/v1/inbox/replay` (the CLI's
- * `replay-bulk`): every delivery matching the filter, a page at a time, each with the same statement as
- * a single replay or discard, so a bulk operation can never do what one call would refuse. After each
+ * `replay-bulk`): every delivery matching the filter, a page at a time, each under the same conditions
+ * as a single replay or discard, so a bulk operation can never do what one call would refuse. After each
  * batch, `afterBatch` hears its counts and may answer true to stop there.
  */
 export async function applyToMatching(
@@ -52,14 +65,9 @@ export async function applyToMatching(
   let cursor: string | undefined;
   do {
     const page = await listInbox(db, filter, { limit: options.batchSize ?? BULK_BATCH, cursor });
-    const batch: BulkCounts = { processed: page.items.length, changed: 0, skipped: 0 };
-    for (const item of page.items) {
-      if (await applyToDelivery(db, kind, item.source, item.event_id, force)) batch.changed++;
-      else batch.skipped++;
-      // A store that answers in microtasks (PGlite in-process) would let a bulk operation hold the whole
-      // process, HTTP included, until it ends: a turn of the event loop between deliveries.
-      await nextTurn();
-    }
+    const changed = await applyToPage(db, kind, page.items, force);
+    const batch: BulkCounts = { processed: page.items.length, changed, skipped: page.items.length - changed };
+    await nextTurn();
     total.processed += batch.processed;
     total.changed += batch.changed;
     total.skipped += batch.skipped;

@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { discard, replayOne } from '../store/sql/inbox/admin.js';
+import { discard, replayMany, replayOne } from '../store/sql/inbox/admin.js';
 import { notifyInbox } from '../store/sql/inbox/notify.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
@@ -26,6 +26,17 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
   if (trimmedAt) throw trimmedError(`${source}/${eventId}`, trimmedAt);
   if (status === 'done') throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}: already queued`);
+}
+
+/**
+ * Replays a page of deliveries in one statement, each as replayDelivery would; one that changed since
+ * it was listed, or whose body retention trimmed, is passed over. Answers how many were replayed.
+ */
+export async function replayDeliveries(db: Queryable, keys: readonly { source: string; event_id: string }[], force: boolean): Promise<number> {
+  if (keys.length === 0) return 0;
+  const res = await replayMany.run(db, { sources: keys.map((k) => k.source), eventIds: keys.map((k) => k.event_id), force, replayable: [...REPLAYABLE] });
+  if (res.rowCount > 0) await notifyInbox.run(db);
+  return res.rowCount;
 }
 
 /**

@@ -4,7 +4,7 @@ import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
 import { rawJsonValue } from '../raw-json.js';
 import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
-import { isComposite, parseFormFields, singleFormValue, type LocatorSpec } from '../signing/request-fields.js';
+import { formDecodesAsUtf8, isComposite, parseFormFields, singleFormValue, type LocatorSpec } from '../signing/request-fields.js';
 
 /** Longest event or resource id accepted; longer ones are almost certainly not ids. */
 export const MAX_ID_LENGTH = 255;
@@ -60,10 +60,12 @@ class LazyRequest {
 
   /**
    * True when a U+FFFD read from the body may stand for bytes that are not UTF-8: decoding replaced
-   * them, so "x\xFF" and "x\xFE" both read "x\uFFFD". Checked only for a value that holds one.
+   * them, so "x\xFF" and "x\xFE" (or a form's `x%FF` and `x%FE`) both read "x\uFFFD". Checked only
+   * for a value that holds one.
    */
   mayHaveReplaced(value: string): boolean {
-    return value.includes('\uFFFD') && !isUtf8(this.input.body);
+    if (!value.includes('\uFFFD')) return false;
+    return !isUtf8(this.input.body) || (this.form !== undefined && !formDecodesAsUtf8(this.input.body));
   }
 }
 

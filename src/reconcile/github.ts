@@ -1,7 +1,7 @@
 import type { GithubReconcileConfig } from '../config/source.js';
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { deliveriesByIds, type RecordedDelivery } from '../store/sql/reconcile/compare.js';
+import { deliveriesByIds } from '../store/sql/reconcile/compare.js';
 import { providerRequest, type ProviderHttpOptions } from './provider-http.js';
 import type { ComparedPage, PlannedFinding, ReconcileAdapter, ReconcileWindow } from './types.js';
 

@@ -3,7 +3,7 @@ import { TekilError } from '../errors.js';
 import { createExtractor } from '../receiver/extract.js';
 import { createScheme } from '../signing/index.js';
 import type { Queryable } from '../store/db.js';
-import { deliveriesByIds, doneInWindow, type RecordedDelivery } from '../store/sql/reconcile/compare.js';
+import { deliveriesByIds, doneInWindow } from '../store/sql/reconcile/compare.js';
 import { providerRequest, type ProviderHttpOptions } from './provider-http.js';
 import { syntheticHeaders } from './synthetic.js';
 import type { ComparedPage, PlannedFinding, ReconcileAdapter, ReconcileWindow } from './types.js';

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { parsePath, readPath } from '../json-path.js';
 import { rawJsonValue } from '../raw-json.js';
 import { getHeader } from './common.js';
@@ -26,6 +27,26 @@ export function parseFormFields(body: Buffer): Map<string, string[]> {
     else fields.set(name, [value]);
   }
   return fields;
+}
+
+/**
+ * True when the form's percent-decoded bytes are UTF-8. A form parser decodes `%FF` as U+FFFD, so
+ * `x%FF` and `x%FE` both read "x\uFFFD" and no longer say which bytes were sent. Checked over the
+ * whole body: the separators are ASCII, so no sequence spans two fields.
+ */
+export function formDecodesAsUtf8(body: Buffer): boolean {
+  const bytes = Buffer.allocUnsafe(body.length);
+  let length = 0;
+  for (let i = 0; i < body.length; i++) {
+    const hex = body[i] === 0x25 && i + 2 < body.length ? body.toString('latin1', i + 1, i + 3) : '';
+    if (/^[0-9A-Fa-f]{2}$/.test(hex)) {
+      bytes[length++] = parseInt(hex, 16);
+      i += 2;
+    } else {
+      bytes[length++] = body[i]!;
+    }
+  }
+  return isUtf8(bytes.subarray(0, length));
 }
 
 /**

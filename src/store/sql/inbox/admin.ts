@@ -159,7 +159,7 @@ export const getItem = defineStatement<{ source: string; eventId: string }, Inbo
  * queue row is reset, the others get a new one. The attempt that had settled each delivery moves from
  * its record to inbox_attempt_history, making room for the next one. One statement, so a replay is
  * all or nothing. `$force` lets each past the ordering guard once. Used at load time only, to build
- * the fixed replay statement below (a bulk replay runs it for each delivery: src/inbox/bulk.ts).
+ * the fixed replay statements below (one delivery, and a bulk replay's page: src/inbox/bulk.ts).
  */
 function replayText(target: string): string {
   return `
@@ -196,6 +196,20 @@ export const replayOne = defineStatement<{ source: string; eventId: string; forc
     `SELECT d.* FROM inbox_deliveries d
    WHERE d.source = $source AND d.event_id = $eventId AND (d.status = ANY($replayable::text[]) OR ($force AND d.status = 'done')) AND d.trimmed_at IS NULL
    FOR UPDATE`,
+  ),
+);
+
+/**
+ * A page of deliveries at once (a bulk replay's, keys as two arrays), each under the same conditions as
+ * replayOne; a delivery that fails them (changed since it was listed, or its body trimmed) is left as
+ * it is and is not in the answer.
+ */
+export const replayMany = defineStatement<{ sources: string[]; eventIds: string[]; force: boolean; replayable: string[] }, InboxListRow>(
+  'inbox_replay_many',
+  replayText(
+    `SELECT d.* FROM inbox_deliveries d JOIN unnest($sources::text[], $eventIds::text[]) AS k(source, event_id) ON d.source = k.source AND d.event_id = k.event_id
+   WHERE (d.status = ANY($replayable::text[]) OR ($force AND d.status = 'done')) AND d.trimmed_at IS NULL
+   FOR UPDATE OF d`,
   ),
 );
 
