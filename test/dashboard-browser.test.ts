@@ -105,7 +105,7 @@ describe.skipIf(!browserRunnable)('the panel in a browser', () => {
     await viewerPage.locator('#token').fill(token);
     await viewerPage.locator('#sign-in button[type=submit]').click();
     await viewerPage.locator('tr[data-key="shop/evt_browser_1"]').click();
-    await viewerPage.locator('[data-field="status"]', { hasText: 'dead' }).waitFor();
+    await viewerPage.locator('[data-field="status"]', { hasText: 'incelemede' }).waitFor();
     expect(await viewerPage.locator('#replay').isHidden()).toBe(true);
     expect(await viewerPage.locator('#discard').isHidden()).toBe(true);
     await context.close();
