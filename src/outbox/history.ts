@@ -8,6 +8,8 @@ import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './type
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
 export interface HistoryFilter {
   endpointId?: string | undefined;
+  /** Messages (and their deliveries) of one tenant. */
+  tenantId?: string | undefined;
   type?: string | undefined;
   status?: OutboxDeliveryStatus | undefined;
   resourceId?: string | undefined;
@@ -62,6 +64,7 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
     since: f.since ?? null,
     until: f.until ?? null,
     endpoint_id: f.endpointId ?? null,
+    tenant_id: f.tenantId ?? null,
     status: f.status ?? null,
     limit: limit + 1,
   });
@@ -86,6 +89,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   const values = {
     before_id: cursor,
     endpoint_id: f.endpointId ?? null,
+    tenant_id: f.tenantId ?? null,
     status: f.status ?? null,
     event_type: f.type ?? null,
     resource_id: f.resourceId ?? null,

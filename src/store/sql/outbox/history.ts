@@ -47,6 +47,7 @@ export interface AttemptRow {
 
 export interface MessageListParams extends Record<string, unknown> {
   before_id: string | null;
+  tenant_id: string | null;
   event_type: string | null;
   resource_id: string | null;
   since: Date | null;
@@ -65,6 +66,7 @@ SELECT m.id, m.event_type, m.resource_id, m.created_at,
     (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
 FROM outbox_messages m
 WHERE ($before_id::text IS NULL OR m.id < $before_id)
+  AND ($tenant_id::text IS NULL OR m.tenant_id = $tenant_id)
   AND ($event_type::text IS NULL OR m.event_type = $event_type)
   AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
   AND ($since::timestamptz IS NULL OR m.created_at >= $since)
@@ -77,6 +79,7 @@ ORDER BY m.id DESC LIMIT $limit`,
 
 export interface DeliveryListParams extends Record<string, unknown> {
   before_id: string | null;
+  tenant_id: string | null;
   endpoint_id: string | null;
   status: string | null;
   event_type: string | null;
@@ -103,6 +106,7 @@ JOIN outbox_messages m ON m.id = d.message_id
 JOIN endpoints e ON e.id = d.endpoint_id
 WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id)
+  AND ($tenant_id::text IS NULL OR m.tenant_id = $tenant_id)
   AND ($status::text IS NULL OR d.status = $status)
   AND ($event_type::text IS NULL OR m.event_type = $event_type)
   AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
