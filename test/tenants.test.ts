@@ -117,8 +117,29 @@ describe('tenants: one per merchant, fan-out limited to the tenant', () => {
     });
     expect(foreign.body.error).toBe('VALIDATION_FAILED');
 
+    expect((await api('GET', `/messages/${viaApi.body.id}`)).body.tenant_id).toBe('m_a');
+    // An Idempotency-Key repeated for another tenant is another request.
+    const keyed = { tenant_id: 'm_a', type: 'invoice.paid', data: { n: 4 } };
+    const first = await app.inject({
+      method: 'POST',
+      url: '/api/v1/messages',
+      headers: { authorization: `Bearer ${TOKEN}`, 'idempotency-key': 'tenant-key' },
+      payload: keyed,
+    });
+    const other = await app.inject({
+      method: 'POST',
+      url: '/api/v1/messages',
+      headers: { authorization: `Bearer ${TOKEN}`, 'idempotency-key': 'tenant-key' },
+      payload: { ...keyed, tenant_id: 'm_b' },
+    });
+    expect(first.statusCode).toBe(202);
+    expect(other.json()).toMatchObject({ error: 'IDEMPOTENCY_KEY_REUSED' });
+    expect(other.json().message).toContain('tenant_id');
+    await sinkA.waitFor(3);
+
     const listA = await api('GET', '/messages?tenant_id=m_a');
-    expect(listA.body.items.map((m: { id: string }) => m.id).sort()).toEqual([viaApi.body.id, viaLibrary.id].sort());
+    expect(listA.body.items.map((m: { id: string }) => m.id).sort()).toEqual([viaApi.body.id, viaLibrary.id, first.json().id].sort());
+    expect(listA.body.items.every((m: { tenant_id: string }) => m.tenant_id === 'm_a')).toBe(true);
     const deliveriesB = await api('GET', '/deliveries?tenant_id=m_b');
     expect(deliveriesB.body.items).toHaveLength(0);
   });

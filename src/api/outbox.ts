@@ -11,6 +11,7 @@ import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '..
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
+import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
@@ -129,6 +130,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       });
       if (result.duplicate) {
         await checkIdempotentRepeat(db, result.id, idempotencyKey!, {
+          tenantId: body.tenant_id ?? DEFAULT_TENANT_ID,
           type: body.type,
           resourceId: body.resource_id ?? null,
           data: body.data ?? null,

@@ -47,6 +47,7 @@ function messageCursor(cursor: string | undefined): string | null {
 
 export interface MessageSummary {
   id: string;
+  tenant_id: string;
   event_type: string;
   resource_id: string | null;
   created_at: Date;
@@ -109,6 +110,8 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
 
 export interface MessageDetail {
   id: string;
+  /** The tenant (one per merchant) it was published for. */
+  tenant_id: string;
   event_type: string;
   resource_id: string | null;
   idempotency_key: string | null;
@@ -135,6 +138,7 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
   }
   return {
     id: m.id,
+    tenant_id: m.tenant_id,
     event_type: m.event_type,
     resource_id: m.resource_id,
     idempotency_key: m.idempotency_key,

@@ -5,6 +5,7 @@ export type OutboxDeliveryStatusValue = 'pending' | 'sending' | 'succeeded' | 'f
 
 export interface MessageListRow {
   id: string;
+  tenant_id: string;
   event_type: string;
   resource_id: string | null;
   created_at: Date;
@@ -61,7 +62,7 @@ export interface MessageListParams extends Record<string, unknown> {
 export const listMessagesStatement = defineStatement<MessageListParams, MessageListRow>(
   'tekil_outbox_list_messages',
   `
-SELECT m.id, m.event_type, m.resource_id, m.created_at,
+SELECT m.id, m.tenant_id, m.event_type, m.resource_id, m.created_at,
   coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM
     (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
 FROM outbox_messages m
@@ -132,8 +133,8 @@ export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams 
 
 export const selectMessage = defineStatement<
   { id: string },
-  { id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }
->('tekil_outbox_select_message', 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $id');
+  { id: string; tenant_id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }
+>('tekil_outbox_select_message', 'SELECT id, tenant_id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $id');
 
 /** The attempts of the given deliveries, in order. */
 export const selectAttempts = defineStatement<{ deliveryIds: number[] }, AttemptRow>(
