@@ -39,6 +39,8 @@ export const errorCatalogue = {
   UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
   FORBIDDEN: { status: 403, message: "the caller's role does not allow this" },
   NOT_FOUND: { status: 404, message: 'not found' },
+  TENANT_NOT_FOUND: { status: 404, message: 'no such tenant' },
+  CONFIRMATION_REQUIRED: { status: 400, message: 'this operation removes data and must be confirmed' },
   CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
   BODY_TRIMMED: { status: 409, message: 'the body was trimmed by retention; there is nothing left to replay' },
   VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },

@@ -4,6 +4,7 @@ import type { Context } from '../service.js';
 import { authenticate } from '../auth/authenticate.js';
 import { CSRF_HEADER } from '../auth/sessions.js';
 import { outboxRoutes } from './outbox.js';
+import { tenantRoutes } from './tenants.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { reconcileRoutes } from './reconcile.js';
@@ -26,6 +27,7 @@ export interface AdminApiOptions {
 /** Route modules of the admin API; each is registered under /api/v1 and declares who may call it. */
 const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) => void> = [
   outboxRoutes,
+  tenantRoutes,
   inboxRoutes,
   operatorRoutes,
   sessionRoutes,

@@ -11,12 +11,15 @@ import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '..
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
+import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
 
 const publishBody = z
   .object({
+    /** The tenant (merchant) the message is for; default: the default tenant. */
+    tenant_id: storableText(64).pipe(z.string().min(1)).optional(),
     type: storableText(255).pipe(z.string().min(1)),
     resource_id: storableText(255).nullable().optional(),
     data: z.unknown().optional(),
@@ -31,6 +34,7 @@ const time = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 export const historyQuery = z
   .object({
     endpoint_id: storableText(64).optional(),
+    tenant_id: storableText(64).optional(),
     type: storableText(255).optional(),
     status: z.enum(outboxDeliveryStatuses).optional(),
     resource_id: storableText(255).optional(),
@@ -44,6 +48,7 @@ export const historyQuery = z
 export function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
   return {
     endpointId: q.endpoint_id,
+    tenantId: q.tenant_id,
     type: q.type,
     status: q.status,
     resourceId: q.resource_id,
@@ -60,6 +65,7 @@ const replayFailedBody = z.object({ endpoint_id: storableText(64).optional(), si
 const rotateBody = z.object({ window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).optional() }).strict();
 
 const endpointParams = idParams;
+const endpointListQuery = z.object({ tenant_id: storableText(64).optional() }).strict();
 
 /** Admin API of the sending side: endpoints, publishing, history, export, replay and ping. */
 export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
@@ -78,7 +84,9 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       return { ...endpoint, secret };
     },
   );
-  routes.add({ method: 'GET', url: '/endpoints', tag, summary: 'List endpoints', permission: 'view' }, async () => ({ items: await endpoints.list(db) }));
+  routes.add({ method: 'GET', url: '/endpoints', tag, summary: 'List endpoints (of one tenant with `tenant_id`)', permission: 'view', query: endpointListQuery }, async ({ query }) => ({
+    items: await endpoints.list(db, query.tenant_id),
+  }));
   routes.add({ method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', params: endpointParams }, async ({ params }) =>
     endpoints.get(db, params.id),
   );
@@ -113,6 +121,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
       // Answered once the message's transaction (shared with its concurrent neighbours) has committed.
       const result = await publisher.publish({
+        tenantId: body.tenant_id,
         type: body.type,
         resourceId: body.resource_id ?? null,
         data: body.data ?? null,
@@ -121,6 +130,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       });
       if (result.duplicate) {
         await checkIdempotentRepeat(db, result.id, idempotencyKey!, {
+          tenantId: body.tenant_id ?? DEFAULT_TENANT_ID,
           type: body.type,
           resourceId: body.resource_id ?? null,
           data: body.data ?? null,

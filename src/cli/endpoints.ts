@@ -13,6 +13,7 @@ interface EndpointFlags extends ApiOptions {
   scheme?: string;
   hmac?: string;
   description?: string;
+  tenant?: string;
   json?: boolean;
 }
 
@@ -33,6 +34,7 @@ function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   if (flags.scheme !== undefined) body.scheme = flags.scheme;
   if (flags.hmac !== undefined) body.hmac = parseHmacOption(flags.hmac);
   if (flags.description !== undefined) body.description = flags.description;
+  if (flags.tenant !== undefined) body.tenant_id = flags.tenant;
   return body;
 }
 
@@ -55,6 +57,7 @@ export function registerEndpointsCommand(program: Command): void {
   const endpoints = program.command('endpoints').description('Manage the endpoints tekil sends events to (through the admin API).');
 
   settingOptions(addApiOptions(endpoints.command('create <destination>').description('Create an endpoint sending to <destination> (http or https URL); prints its secret once.')))
+    .option('--tenant <id>', 'the tenant (merchant) it belongs to (default: the default tenant)')
     .action(async (destination: string, flags: EndpointFlags) => {
       const created = await callApi<Record<string, unknown>>(resolveApiTarget(flags), 'POST', '/api/v1/endpoints', endpointBody({ ...flags, destination }));
       print(created);
@@ -62,9 +65,11 @@ export function registerEndpointsCommand(program: Command): void {
     });
 
   addApiOptions(endpoints.command('list').description('List endpoints.'))
+    .option('--tenant <id>', 'only this tenant’s endpoints')
     .option('--json', 'print JSON')
     .action(async (flags: EndpointFlags) => {
-      const { items } = await callApi<{ items: Array<Record<string, unknown>> }>(resolveApiTarget(flags), 'GET', '/api/v1/endpoints');
+      const qs = flags.tenant ? `?tenant_id=${encodeURIComponent(flags.tenant)}` : '';
+      const { items } = await callApi<{ items: Array<Record<string, unknown>> }>(resolveApiTarget(flags), 'GET', `/api/v1/endpoints${qs}`);
       printRows(items, COLUMNS, flags.json ?? false);
     });
 

@@ -5,6 +5,7 @@ import { Progress } from './progress.js';
 
 interface FilterFlags extends ApiOptions {
   endpoint?: string;
+  tenant?: string;
   type?: string;
   status?: string;
   resourceId?: string;
@@ -18,6 +19,7 @@ interface FilterFlags extends ApiOptions {
 function filterOptions(cmd: Command): Command {
   return cmd
     .option('--endpoint <id>', 'only deliveries to this endpoint')
+    .option('--tenant <id>', 'only this tenant’s messages')
     .option('--type <type>', 'only this event type')
     .option('--status <status>', 'only deliveries in this status: pending, sending, succeeded, failed, cancelled')
     .option('--resource-id <id>', 'only events about this resource')
@@ -31,6 +33,7 @@ function query(flags: FilterFlags, extra: Record<string, string | undefined> = {
     if (v !== undefined) params.set(k, v);
   };
   add('endpoint_id', flags.endpoint);
+  add('tenant_id', flags.tenant);
   add('type', flags.type);
   add('status', flags.status);
   add('resource_id', flags.resourceId);
@@ -50,10 +53,11 @@ export function registerMessagesCommand(program: Command): void {
 
   addApiOptions(messages.command('publish').description('Publish an event to every subscribed endpoint.'))
     .requiredOption('--type <type>', 'event type, e.g. invoice.paid')
+    .option('--tenant <id>', 'the tenant (merchant) it is for (default: the default tenant)')
     .option('--resource-id <id>', 'the business object the event is about')
     .option('--data <json>', 'the event data as JSON', '{}')
     .option('--idempotency-key <key>', 'a repeat with the same key returns the first event id')
-    .action(async (flags: ApiOptions & { type: string; resourceId?: string; data: string; idempotencyKey?: string }) => {
+    .action(async (flags: ApiOptions & { tenant?: string; type: string; resourceId?: string; data: string; idempotencyKey?: string }) => {
       let data: unknown;
       try {
         data = JSON.parse(flags.data);
@@ -61,7 +65,7 @@ export function registerMessagesCommand(program: Command): void {
         throw new TekilError('VALIDATION_FAILED', `--data is not JSON: ${(err as Error).message}`, { cause: err });
       }
       const headers: Record<string, string> = flags.idempotencyKey ? { 'idempotency-key': flags.idempotencyKey } : {};
-      print(await callApi(resolveApiTarget(flags), 'POST', '/api/v1/messages', { type: flags.type, resource_id: flags.resourceId ?? null, data }, headers));
+      print(await callApi(resolveApiTarget(flags), 'POST', '/api/v1/messages', { ...(flags.tenant ? { tenant_id: flags.tenant } : {}), type: flags.type, resource_id: flags.resourceId ?? null, data }, headers));
     });
 
   filterOptions(addApiOptions(messages.command('list').description('List deliveries, newest first.')))

@@ -24,6 +24,7 @@ import { TekilError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
 import { newEndpointId } from './ids.js';
+import { DEFAULT_TENANT_ID } from './publish.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSchemeOptions } from '../signing/index.js';
@@ -41,6 +42,8 @@ const eventTypePattern = z.string().regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]
 /** What the API and CLI accept to create an endpoint. Durations take `10s` or a number of seconds. */
 export const endpointCreateSchema = z
   .object({
+    /** The tenant it belongs to (default: the default tenant). Fixed once created. */
+    tenant_id: storableText(64).pipe(z.string().min(1)).optional(),
     url: storableText(2048).pipe(z.string().min(1)),
     description: storableText(500).optional(),
     event_types: z.array(eventTypePattern).max(100).optional(),
@@ -57,7 +60,7 @@ export const endpointCreateSchema = z
   .strict();
 export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
 
-export const endpointUpdateSchema = endpointCreateSchema.omit({ secret: true }).partial().strict();
+export const endpointUpdateSchema = endpointCreateSchema.omit({ secret: true, tenant_id: true }).partial().strict();
 export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
 
 /**
@@ -109,8 +112,10 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       const hmac = schemeOptions(scheme, input.hmac);
       const id = newEndpointId();
       const secret = input.secret ?? generateEndpointSecret();
+      const tenantId = input.tenant_id ?? DEFAULT_TENANT_ID;
       const { rows } = await insertEndpoint.run(db, {
         id,
+        tenant_id: tenantId,
         url: input.url,
         description: input.description ?? null,
         event_types: input.event_types ?? [],
@@ -121,12 +126,14 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         hmac_json: hmac ? JSON.stringify(hmac) : null,
         enabled: input.enabled ?? true,
       });
+      if (!rows[0]) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${tenantId}`, { hint: 'create it first: POST /api/v1/tenants (tekil tenants create)' });
       await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
-      return { endpoint: asEndpoint(rows[0]!), secret };
+      return { endpoint: asEndpoint(rows[0]), secret };
     },
 
-    async list(db: Queryable): Promise<Endpoint[]> {
-      const { rows } = await listEndpoints.run(db);
+    /** Live endpoints, of one tenant when `tenantId` is given. */
+    async list(db: Queryable, tenantId?: string): Promise<Endpoint[]> {
+      const { rows } = await listEndpoints.run(db, { tenantId: tenantId ?? null });
       return rows.map(asEndpoint);
     },
 

@@ -8,6 +8,8 @@ import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './type
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
 export interface HistoryFilter {
   endpointId?: string | undefined;
+  /** Messages (and their deliveries) of one tenant. */
+  tenantId?: string | undefined;
   type?: string | undefined;
   status?: OutboxDeliveryStatus | undefined;
   resourceId?: string | undefined;
@@ -45,6 +47,7 @@ function messageCursor(cursor: string | undefined): string | null {
 
 export interface MessageSummary {
   id: string;
+  tenant_id: string;
   event_type: string;
   resource_id: string | null;
   created_at: Date;
@@ -62,6 +65,7 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
     since: f.since ?? null,
     until: f.until ?? null,
     endpoint_id: f.endpointId ?? null,
+    tenant_id: f.tenantId ?? null,
     status: f.status ?? null,
     limit: limit + 1,
   });
@@ -86,6 +90,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   const values = {
     before_id: cursor,
     endpoint_id: f.endpointId ?? null,
+    tenant_id: f.tenantId ?? null,
     status: f.status ?? null,
     event_type: f.type ?? null,
     resource_id: f.resourceId ?? null,
@@ -105,6 +110,8 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
 
 export interface MessageDetail {
   id: string;
+  /** The tenant (one per merchant) it was published for. */
+  tenant_id: string;
   event_type: string;
   resource_id: string | null;
   idempotency_key: string | null;
@@ -131,6 +138,7 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
   }
   return {
     id: m.id,
+    tenant_id: m.tenant_id,
     event_type: m.event_type,
     resource_id: m.resource_id,
     idempotency_key: m.idempotency_key,

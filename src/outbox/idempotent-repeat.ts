@@ -5,6 +5,7 @@ import type { ExtraDestination } from './publish.js';
 
 /** A publishing request over HTTP, as far as it decides what is sent. */
 export interface PublishRequest {
+  tenantId: string;
   type: string;
   resourceId: string | null;
   data: unknown;
@@ -12,7 +13,7 @@ export interface PublishRequest {
 }
 
 /**
- * A repeated Idempotency-Key must come with the same request: the same type, resource id, `data`
+ * A repeated Idempotency-Key must come with the same request: the same tenant, type, resource id, `data`
  * (compared as JSON, key order aside) and extra destinations. A different one is a client mistake,
  * and answering it with the first message would hide it (as Stripe does, it is refused with 422
  * IDEMPOTENCY_KEY_REUSED). The message's stored envelope is the record of its request; once retention
@@ -22,6 +23,7 @@ export async function checkIdempotentRepeat(db: Queryable, messageId: string, ke
   const row = (await db.query<PublishedRequestRow>(publishedRequest.text, publishedRequest.bind({ id: messageId }), { name: publishedRequest.name })).rows[0];
   if (!row) return; // deleted by retention meanwhile: nothing left to differ from
   const differs: string[] = [];
+  if (row.tenant_id !== request.tenantId) differs.push('tenant_id');
   if (row.event_type !== request.type) differs.push('type');
   if (row.resource_id !== request.resourceId) differs.push('resource_id');
   const stored = row.trimmed ? undefined : storedData(row.payload);

@@ -54,3 +54,8 @@ export function newEventId(): string {
 export function newEndpointId(): string {
   return sortableId('ep_');
 }
+
+/** A tenant's id when the provider gives none of its own. */
+export function newTenantId(): string {
+  return sortableId('ten_');
+}

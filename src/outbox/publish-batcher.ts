@@ -162,6 +162,7 @@ export class PublishBatcher {
     const n = ordered.length;
     const payloads = new Array<Buffer>(n);
     const params: PublishMessagesParams = {
+      tenant_ids: new Array<string>(n),
       ids: new Array<string>(n),
       event_types: new Array<string>(n),
       resource_ids: new Array<string | null>(n),
@@ -175,6 +176,7 @@ export class PublishBatcher {
     };
     for (let i = 0; i < n; i++) {
       const m = ordered[i]!.message.params;
+      params.tenant_ids[i] = m.tenant_id;
       params.ids[i] = m.id;
       params.event_types[i] = m.event_type;
       params.resource_ids[i] = m.resource_id;

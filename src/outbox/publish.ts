@@ -1,5 +1,5 @@
 import { TekilError } from '../errors.js';
-import { PG_FOREIGN_KEY_VIOLATION, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
+import { PG_FOREIGN_KEY_VIOLATION, PG_NO_DATA_FOUND, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
 import { messageByIdempotencyKey, OUTBOX_CHANNEL, publishMessage, type PublishMessageParams } from '../store/sql/outbox/publish-message.js';
 import { newEventId } from './ids.js';
 import { acceptsQueryOptions } from '../store/db.js';
@@ -20,6 +20,11 @@ export interface ExtraDestination {
 }
 
 export interface PublishInput {
+  /**
+   * The tenant (one per merchant) the message belongs to: it fans out to that tenant's endpoints only.
+   * Defaults to the default tenant, which a single-tenant installation uses for everything.
+   */
+  tenantId?: string | undefined;
   /** Event type, e.g. `invoice.paid`. Endpoints subscribe to exact types or `invoice.*`. */
   type: string;
   /** The business object the event is about (`inv_…`); stays the same across its state changes. */
@@ -79,7 +84,13 @@ function exactBody(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** The tenant every installation has (migration 016); messages and endpoints without one belong to it. */
+export const DEFAULT_TENANT_ID = 'default';
+
 function validate(input: PublishInput): void {
+  if (input.tenantId !== undefined && (typeof input.tenantId !== 'string' || !/^[A-Za-z0-9_.:-]{1,64}$/.test(input.tenantId))) {
+    throw new TekilError('VALIDATION_FAILED', 'tenantId: 1 to 64 letters, digits, _ . : -');
+  }
   if (typeof input.type !== 'string' || !/^[A-Za-z0-9_.:-]{1,255}$/.test(input.type)) {
     throw new TekilError('VALIDATION_FAILED', 'type: 1 to 255 letters, digits, _ . : -');
   }
@@ -114,6 +125,7 @@ export function prepareMessage(input: PublishInput): PreparedMessage {
   return {
     type: input.type,
     params: {
+      tenant_id: input.tenantId ?? DEFAULT_TENANT_ID,
       id,
       event_type: input.type,
       resource_id: input.resourceId ?? null,
@@ -127,6 +139,11 @@ export function prepareMessage(input: PublishInput): PreparedMessage {
 
 /** The coded error a failed publishing statement answers; `what` names the message(s) in it. */
 export function publishFailure(err: unknown, what: string): TekilError {
+  if (pgErrorCode(err) === PG_NO_DATA_FOUND) {
+    // The tenant check of migration 016: its message names the tenant ("no tenant m_123").
+    const reason = err instanceof Error ? err.message : 'no such tenant';
+    return new TekilError('TENANT_NOT_FOUND', `publishing ${what} failed: ${reason}`, { cause: err });
+  }
   if (pgErrorCode(err) === PG_FOREIGN_KEY_VIOLATION) {
     return new TekilError('VALIDATION_FAILED', 'an extra destination names an endpoint that does not exist', { cause: err });
   }

@@ -11,6 +11,8 @@ export type EndpointScheme = (typeof endpointSchemes)[number];
 /** An endpoint as the API and CLI show it (never with its secret, except right after creation). */
 export interface Endpoint {
   id: string;
+  /** The tenant (one per merchant) the endpoint belongs to; `default` in a single-tenant installation. */
+  tenant_id: string;
   url: string;
   description: string | null;
   event_types: string[];

@@ -32,6 +32,10 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   outbox_deliveries: 'coordinator',
   outbox_queue: 'coordinator',
   outbox_attempts: 'coordinator',
+  // Tenants (one per merchant, migration 016): small, read by every publish and claim. The outbox
+  // tables are to be distributed by tenant_id, co-located, once their keys lead with it (today only
+  // outbox_messages and endpoints carry it); until then they stay on the coordinator.
+  tenants: 'reference',
   endpoints: 'reference',
   endpoint_secrets: 'reference',
   operators: 'reference',

@@ -9,6 +9,8 @@ export function pgErrorCode(err: unknown): string | undefined {
 
 export const PG_UNIQUE_VIOLATION = '23505';
 export const PG_FOREIGN_KEY_VIOLATION = '23503';
+/** Raised by tekil's own functions for a row named by the caller that is not there (migration 016's tenant check). */
+export const PG_NO_DATA_FOUND = 'P0002';
 export const PG_DEADLOCK_DETECTED = '40P01';
 export const PG_QUERY_CANCELED = '57014';
 

@@ -61,6 +61,8 @@ CREATE TABLE endpoints (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
     scheme_options jsonb,
+    tenant_id text DEFAULT 'default'::text NOT NULL,
+    CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
 );
 
@@ -177,6 +179,7 @@ CREATE TABLE outbox_messages (
     idempotency_key text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     trimmed_at timestamp with time zone,
+    tenant_id text DEFAULT 'default'::text NOT NULL,
     CONSTRAINT outbox_messages_pkey PRIMARY KEY (id),
     CONSTRAINT outbox_messages_idempotency_key_key UNIQUE (idempotency_key)
 );
@@ -259,6 +262,17 @@ CREATE TABLE tekil_migrations (
     CONSTRAINT tekil_migrations_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE tenants (
+    id text NOT NULL,
+    name text,
+    metadata jsonb DEFAULT '{}'::jsonb NOT NULL,
+    disabled boolean DEFAULT false NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    deleted_at timestamp with time zone,
+    CONSTRAINT tenants_pkey PRIMARY KEY (id)
+);
+
 CREATE VIEW inbox_attempts AS
  SELECT h.id,
     h.source,
@@ -290,6 +304,7 @@ UNION ALL
 
 CREATE INDEX dashboard_sessions_expires ON public.dashboard_sessions USING btree (expires_at);
 CREATE INDEX endpoint_secrets_endpoint ON public.endpoint_secrets USING btree (endpoint_id);
+CREATE INDEX endpoints_tenant ON public.endpoints USING btree (tenant_id) WHERE (deleted_at IS NULL);
 CREATE INDEX inbox_attempt_history_delivery ON public.inbox_attempt_history USING hash (event_id);
 CREATE INDEX inbox_deliveries_received ON public.inbox_deliveries USING btree (received_at);
 CREATE INDEX inbox_deliveries_resource ON public.inbox_deliveries USING btree (resource_id);
@@ -304,6 +319,7 @@ CREATE UNIQUE INDEX outbox_deliveries_destination ON public.outbox_deliveries US
 CREATE INDEX outbox_deliveries_endpoint ON public.outbox_deliveries USING btree (endpoint_id, id);
 CREATE INDEX outbox_messages_created ON public.outbox_messages USING btree (created_at);
 CREATE INDEX outbox_messages_resource ON public.outbox_messages USING btree (resource_id, id);
+CREATE INDEX outbox_messages_tenant ON public.outbox_messages USING btree (tenant_id, id);
 CREATE INDEX outbox_messages_type ON public.outbox_messages USING btree (event_type, id);
 CREATE INDEX outbox_messages_untrimmed ON public.outbox_messages USING btree (created_at) WHERE (trimmed_at IS NULL);
 CREATE INDEX outbox_queue_due ON public.outbox_queue USING btree (endpoint_id, next_attempt_at) WHERE (NOT failed);
@@ -346,22 +362,23 @@ BEGIN
   RETURN NULL;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.tekil_outbox_publish(p_id text, p_event_type text, p_resource_id text, p_payload bytea, p_idempotency_key text, p_extra_endpoint_ids text[], p_extra_urls text[])
+CREATE OR REPLACE FUNCTION public.tekil_outbox_publish(p_tenant_id text, p_id text, p_event_type text, p_resource_id text, p_payload bytea, p_idempotency_key text, p_extra_endpoint_ids text[], p_extra_urls text[])
  RETURNS TABLE(id text, deliveries integer)
  LANGUAGE plpgsql
 AS $function$
 #variable_conflict use_column
 BEGIN
+  PERFORM tekil_outbox_require_tenants(ARRAY[p_tenant_id]);
   RETURN QUERY
   WITH msg AS (
-    INSERT INTO outbox_messages (id, event_type, resource_id, payload, idempotency_key)
-    VALUES (p_id, p_event_type, p_resource_id, p_payload, p_idempotency_key)
+    INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload, idempotency_key)
+    VALUES (p_id, p_tenant_id, p_event_type, p_resource_id, p_payload, p_idempotency_key)
     ON CONFLICT (idempotency_key) DO NOTHING
     RETURNING outbox_messages.id, outbox_messages.event_type
   ), fanout AS (
     INSERT INTO outbox_deliveries (message_id, endpoint_id, url)
     SELECT msg.id, e.id, NULL FROM msg JOIN endpoints e
-      ON e.enabled AND e.deleted_at IS NULL AND (
+      ON e.tenant_id = p_tenant_id AND e.enabled AND e.deleted_at IS NULL AND (
         cardinality(e.event_types) = 0
         OR msg.event_type = ANY (e.event_types)
         OR EXISTS (SELECT 1 FROM unnest(e.event_types) AS p
@@ -379,33 +396,34 @@ BEGIN
     RETURN;
   END IF;
   IF cardinality(p_extra_endpoint_ids) > 0 THEN
-    PERFORM tekil_outbox_require_endpoints(p_extra_endpoint_ids);
+    PERFORM tekil_outbox_require_tenant_endpoints(array_fill(p_tenant_id, ARRAY[cardinality(p_extra_endpoint_ids)]), p_extra_endpoint_ids);
   END IF;
   IF pg_try_advisory_xact_lock(7628139, 1) THEN
     PERFORM pg_notify('tekil_outbox', '');
   END IF;
 END $function$;
 
-CREATE OR REPLACE FUNCTION public.tekil_outbox_publish_many(p_ids text[], p_event_types text[], p_resource_ids text[], p_payloads bytea, p_payload_starts integer[], p_payload_lengths integer[], p_idempotency_keys text[], p_extra_ns integer[], p_extra_endpoint_ids text[], p_extra_urls text[])
+CREATE OR REPLACE FUNCTION public.tekil_outbox_publish_many(p_tenant_ids text[], p_ids text[], p_event_types text[], p_resource_ids text[], p_payloads bytea, p_payload_starts integer[], p_payload_lengths integer[], p_idempotency_keys text[], p_extra_ns integer[], p_extra_endpoint_ids text[], p_extra_urls text[])
  RETURNS TABLE(n integer, id text, deliveries integer, duplicate boolean)
  LANGUAGE plpgsql
 AS $function$
 #variable_conflict use_column
 BEGIN
+  PERFORM tekil_outbox_require_tenants(ARRAY(SELECT DISTINCT unnest(p_tenant_ids)));
   RETURN QUERY
   WITH input AS (
-    SELECT * FROM unnest(p_ids, p_event_types, p_resource_ids, p_payload_starts, p_payload_lengths, p_idempotency_keys)
-      WITH ORDINALITY AS i (id, event_type, resource_id, payload_start, payload_length, idempotency_key, n)
+    SELECT * FROM unnest(p_ids, p_tenant_ids, p_event_types, p_resource_ids, p_payload_starts, p_payload_lengths, p_idempotency_keys)
+      WITH ORDINALITY AS i (id, tenant_id, event_type, resource_id, payload_start, payload_length, idempotency_key, n)
   ), msg AS (
-    INSERT INTO outbox_messages (id, event_type, resource_id, payload, idempotency_key)
-    SELECT i.id, i.event_type, i.resource_id, substring(p_payloads FROM i.payload_start FOR i.payload_length), i.idempotency_key
+    INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload, idempotency_key)
+    SELECT i.id, i.tenant_id, i.event_type, i.resource_id, substring(p_payloads FROM i.payload_start FOR i.payload_length), i.idempotency_key
     FROM input i ORDER BY i.n
     ON CONFLICT (idempotency_key) DO NOTHING
-    RETURNING outbox_messages.id, outbox_messages.event_type
+    RETURNING outbox_messages.id, outbox_messages.tenant_id, outbox_messages.event_type
   ), fanout AS (
     INSERT INTO outbox_deliveries (message_id, endpoint_id, url)
     SELECT msg.id, e.id, NULL FROM msg JOIN endpoints e
-      ON e.enabled AND e.deleted_at IS NULL AND (
+      ON e.tenant_id = msg.tenant_id AND e.enabled AND e.deleted_at IS NULL AND (
         cardinality(e.event_types) = 0
         OR msg.event_type = ANY (e.event_types)
         OR EXISTS (SELECT 1 FROM unnest(e.event_types) AS p
@@ -426,9 +444,11 @@ BEGIN
   IF FOUND THEN
     -- Only the extra destinations of messages inserted above (a repeat's are not used).
     IF cardinality(p_extra_endpoint_ids) > 0 THEN
-      PERFORM tekil_outbox_require_endpoints(ARRAY(
-        SELECT x.endpoint_id FROM unnest(p_extra_ns, p_extra_endpoint_ids) AS x (n, endpoint_id)
-        JOIN outbox_messages o ON o.id = p_ids[x.n]));
+      PERFORM tekil_outbox_require_tenant_endpoints(
+        ARRAY(SELECT p_tenant_ids[x.n] FROM unnest(p_extra_ns, p_extra_endpoint_ids) WITH ORDINALITY AS x (n, endpoint_id, k)
+              JOIN outbox_messages o ON o.id = p_ids[x.n] ORDER BY x.k),
+        ARRAY(SELECT x.endpoint_id FROM unnest(p_extra_ns, p_extra_endpoint_ids) WITH ORDINALITY AS x (n, endpoint_id, k)
+              JOIN outbox_messages o ON o.id = p_ids[x.n] ORDER BY x.k));
     END IF;
     IF pg_try_advisory_xact_lock(7628139, 1) THEN
       PERFORM pg_notify('tekil_outbox', '');
@@ -449,6 +469,31 @@ BEGIN
   IF EXISTS (SELECT 1 FROM unnest(p_endpoint_ids) AS x (endpoint_id)
              WHERE NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = x.endpoint_id)) THEN
     RAISE EXCEPTION 'an extra destination names an endpoint that does not exist' USING ERRCODE = 'foreign_key_violation';
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.tekil_outbox_require_tenant_endpoints(p_tenant_ids text[], p_endpoint_ids text[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  IF EXISTS (SELECT 1 FROM unnest(p_tenant_ids, p_endpoint_ids) AS x (tenant_id, endpoint_id)
+             WHERE NOT EXISTS (SELECT 1 FROM endpoints e WHERE e.id = x.endpoint_id AND e.tenant_id = x.tenant_id)) THEN
+    RAISE EXCEPTION 'an extra destination names an endpoint that does not exist' USING ERRCODE = 'foreign_key_violation';
+  END IF;
+END $function$;
+
+CREATE OR REPLACE FUNCTION public.tekil_outbox_require_tenants(p_tenant_ids text[])
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  missing text;
+BEGIN
+  SELECT x.tenant_id INTO missing FROM unnest(p_tenant_ids) AS x (tenant_id)
+  WHERE NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = x.tenant_id AND t.deleted_at IS NULL) LIMIT 1;
+  IF FOUND THEN
+    RAISE EXCEPTION 'no tenant %', missing USING ERRCODE = 'no_data_found';
   END IF;
 END $function$;
 

@@ -46,6 +46,8 @@ const claimStatement = defineStatement<{ limit: number; lease: string; lease_mar
 WITH eps AS (
   SELECT e.id, e.max_in_flight, e.timeout_ms FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
+    -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
+    AND NOT (SELECT t.disabled FROM tenants t WHERE t.id = e.tenant_id)
     -- The endpoint's first due row that is not leased, from the due index (a scalar subquery, one
     -- probe per endpoint: an EXISTS may be planned as a join that reads the whole queue).
     AND (SELECT q.next_attempt_at FROM outbox_queue q

@@ -3,12 +3,13 @@ import { defineStatement, type NoParams, type Statement } from '../statement.js'
 /** Endpoint administration: small statements, one file. */
 
 /** The columns an endpoint is shown with (never its secrets). */
-const COLUMNS = `id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
+const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
   consecutive_failures, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
 export interface EndpointRow {
   id: string;
+  tenant_id: string;
   url: string;
   description: string | null;
   event_types: string[];
@@ -28,13 +29,15 @@ export const selectEndpoint = defineStatement<{ id: string }, EndpointRow>(
   'tekil_outbox_select_endpoint',
   `SELECT ${COLUMNS} FROM endpoints WHERE id = $id AND deleted_at IS NULL`,
 );
-export const listEndpoints = defineStatement<NoParams, EndpointRow>(
+export const listEndpoints = defineStatement<{ tenantId: string | null }, EndpointRow>(
   'tekil_outbox_list_endpoints',
-  `SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL ORDER BY created_at, id`,
+  `SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL AND ($tenantId::text IS NULL OR tenant_id = $tenantId) ORDER BY created_at, id`,
 );
 
+/** No row when the tenant does not exist or is being deleted. */
 export const insertEndpoint = defineStatement<{
   id: string;
+  tenant_id: string;
   url: string;
   description: string | null;
   event_types: string[];
@@ -46,8 +49,9 @@ export const insertEndpoint = defineStatement<{
   enabled: boolean;
 }, EndpointRow>(
   'tekil_outbox_insert_endpoint',
-  `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled)
-   VALUES ($id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled)
+  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled)
+   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled
+   FROM tenants t WHERE t.id = $tenant_id AND t.deleted_at IS NULL
    RETURNING ${COLUMNS}`,
 );
 

@@ -5,6 +5,7 @@ export type OutboxDeliveryStatusValue = 'pending' | 'sending' | 'succeeded' | 'f
 
 export interface MessageListRow {
   id: string;
+  tenant_id: string;
   event_type: string;
   resource_id: string | null;
   created_at: Date;
@@ -47,6 +48,7 @@ export interface AttemptRow {
 
 export interface MessageListParams extends Record<string, unknown> {
   before_id: string | null;
+  tenant_id: string | null;
   event_type: string | null;
   resource_id: string | null;
   since: Date | null;
@@ -60,11 +62,12 @@ export interface MessageListParams extends Record<string, unknown> {
 export const listMessagesStatement = defineStatement<MessageListParams, MessageListRow>(
   'tekil_outbox_list_messages',
   `
-SELECT m.id, m.event_type, m.resource_id, m.created_at,
+SELECT m.id, m.tenant_id, m.event_type, m.resource_id, m.created_at,
   coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM
     (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
 FROM outbox_messages m
 WHERE ($before_id::text IS NULL OR m.id < $before_id)
+  AND ($tenant_id::text IS NULL OR m.tenant_id = $tenant_id)
   AND ($event_type::text IS NULL OR m.event_type = $event_type)
   AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
   AND ($since::timestamptz IS NULL OR m.created_at >= $since)
@@ -77,6 +80,7 @@ ORDER BY m.id DESC LIMIT $limit`,
 
 export interface DeliveryListParams extends Record<string, unknown> {
   before_id: string | null;
+  tenant_id: string | null;
   endpoint_id: string | null;
   status: string | null;
   event_type: string | null;
@@ -103,6 +107,7 @@ JOIN outbox_messages m ON m.id = d.message_id
 JOIN endpoints e ON e.id = d.endpoint_id
 WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id)
+  AND ($tenant_id::text IS NULL OR m.tenant_id = $tenant_id)
   AND ($status::text IS NULL OR d.status = $status)
   AND ($event_type::text IS NULL OR m.event_type = $event_type)
   AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
@@ -128,8 +133,8 @@ export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams 
 
 export const selectMessage = defineStatement<
   { id: string },
-  { id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }
->('tekil_outbox_select_message', 'SELECT id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $id');
+  { id: string; tenant_id: string; event_type: string; resource_id: string | null; idempotency_key: string | null; created_at: Date; payload: Uint8Array; trimmed_at: Date | null }
+>('tekil_outbox_select_message', 'SELECT id, tenant_id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $id');
 
 /** The attempts of the given deliveries, in order. */
 export const selectAttempts = defineStatement<{ deliveryIds: number[] }, AttemptRow>(

@@ -4,6 +4,8 @@ import { defineStatement } from '../statement.js';
 export const OUTBOX_CHANNEL = 'tekil_outbox';
 
 export interface PublishMessageParams extends Record<string, unknown> {
+  /** The tenant the message belongs to: it fans out to that tenant's endpoints only (migration 016). */
+  tenant_id: string;
   id: string;
   event_type: string;
   resource_id: string | null;
@@ -28,12 +30,13 @@ export interface PublishMessageParams extends Record<string, unknown> {
  */
 export const publishMessage = defineStatement<PublishMessageParams, { id: string; deliveries: number }>(
   'tekil_outbox_publish',
-  `SELECT id, deliveries FROM tekil_outbox_publish($id, $event_type, $resource_id, $payload, $idempotency_key,
+  `SELECT id, deliveries FROM tekil_outbox_publish($tenant_id, $id, $event_type, $resource_id, $payload, $idempotency_key,
                                                    $extra_endpoint_ids::text[], $extra_urls::text[])`,
   'prepared',
 );
 
 export interface PublishMessagesParams extends Record<string, unknown> {
+  tenant_ids: string[];
   ids: string[];
   event_types: string[];
   resource_ids: Array<string | null>;
@@ -59,7 +62,7 @@ export interface PublishMessagesParams extends Record<string, unknown> {
 export const publishMessages = defineStatement<PublishMessagesParams, { n: number; id: string; deliveries: number; duplicate: boolean }>(
   'tekil_outbox_publish_many',
   `SELECT n, id, deliveries, duplicate
-   FROM tekil_outbox_publish_many($ids::text[], $event_types::text[], $resource_ids::text[], $payloads::bytea,
+   FROM tekil_outbox_publish_many($tenant_ids::text[], $ids::text[], $event_types::text[], $resource_ids::text[], $payloads::bytea,
                                   $payload_starts::int[], $payload_lengths::int[], $idempotency_keys::text[],
                                   $extra_ns::int[], $extra_endpoint_ids::text[], $extra_urls::text[])`,
   'prepared',

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import type { Context } from '../service.js';
+import type { ApiRoutes } from './route-spec.js';
+import {
+  createTenant,
+  deleteTenant,
+  getTenant,
+  listTenantPage,
+  tenantCreateSchema,
+  tenantDeleteSchema,
+  tenantId,
+  tenantUpdateSchema,
+  updateTenantSettings,
+} from '../outbox/tenants.js';
+
+const tenantParams = z.object({ id: tenantId });
+const listQuery = z.object({ after: tenantId.optional(), limit: z.coerce.number().int().positive().max(1000).optional() }).strict();
+
+/** Tenants (one per merchant): create, list, show, change, delete with everything they own. */
+export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
+  const db = ctx.db;
+  const tag = 'tenants';
+  routes.add(
+    {
+      method: 'POST',
+      url: '/tenants',
+      tag,
+      summary: 'Create a tenant (one per merchant); `id` is your own merchant id, or generated',
+      permission: 'operate',
+      body: tenantCreateSchema,
+      status: 201,
+    },
+    async ({ body }) => createTenant(db, body),
+  );
+  routes.add(
+    { method: 'GET', url: '/tenants', tag, summary: 'List tenants in id order (`after` pages on)', permission: 'view', query: listQuery },
+    async ({ query }) => listTenantPage(db, query.after, query.limit),
+  );
+  routes.add({ method: 'GET', url: '/tenants/:id', tag, summary: 'Show one tenant', permission: 'view', params: tenantParams }, async ({ params }) =>
+    getTenant(db, params.id),
+  );
+  routes.add(
+    {
+      method: 'PATCH',
+      url: '/tenants/:id',
+      tag,
+      summary: "Change a tenant's name, metadata or `disabled` (a disabled tenant's messages are kept, not sent)",
+      permission: 'operate',
+      params: tenantParams,
+      body: tenantUpdateSchema,
+    },
+    async ({ params, body }) => updateTenantSettings(db, params.id, body),
+  );
+  routes.add(
+    {
+      method: 'DELETE',
+      url: '/tenants/:id',
+      tag,
+      summary: 'Delete a tenant with its endpoints, messages, deliveries and attempts; needs `confirm: true`',
+      permission: 'operate',
+      params: tenantParams,
+      body: tenantDeleteSchema,
+    },
+    async ({ params, body }) => deleteTenant(db, params.id, body.confirm, ctx.config.retention.batch_size),
+  );
+}

@@ -1,0 +1,87 @@
+import { defineStatement } from '../statement.js';
+
+/** Tenants (migration 016): one per merchant. A tenant being deleted (deleted_at set) is not shown. */
+
+export interface TenantRow {
+  id: string;
+  name: string | null;
+  metadata: Record<string, unknown>;
+  disabled: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const COLUMNS = 'id, name, metadata, disabled, created_at, updated_at';
+
+export const selectTenant = defineStatement<{ id: string }, TenantRow>(
+  'tekil_tenants_select',
+  `SELECT ${COLUMNS} FROM tenants WHERE id = $id AND deleted_at IS NULL`,
+);
+
+/** A page of tenants in id order, after `afterId`. */
+export const listTenants = defineStatement<{ afterId: string | null; limit: number }, TenantRow>(
+  'tekil_tenants_list',
+  `SELECT ${COLUMNS} FROM tenants WHERE deleted_at IS NULL AND ($afterId::text IS NULL OR id > $afterId) ORDER BY id LIMIT $limit`,
+);
+
+/** No row when the id is taken (by a live tenant or one being deleted). */
+export const insertTenant = defineStatement<{ id: string; name: string | null; metadataJson: string; disabled: boolean }, TenantRow>(
+  'tekil_tenants_insert',
+  `INSERT INTO tenants (id, name, metadata, disabled) VALUES ($id, $name, $metadataJson::jsonb, $disabled)
+   ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
+);
+
+/** Sets the fields given (a null parameter leaves its column as it is; `name` is cleared with `clearName`). */
+export const updateTenant = defineStatement<
+  { id: string; name: string | null; clearName: boolean; metadataJson: string | null; disabled: boolean | null },
+  TenantRow
+>(
+  'tekil_tenants_update',
+  `UPDATE tenants SET
+     name = CASE WHEN $clearName::boolean THEN NULL ELSE coalesce($name::text, name) END,
+     metadata = coalesce($metadataJson::jsonb, metadata),
+     disabled = coalesce($disabled::boolean, disabled),
+     updated_at = now()
+   WHERE id = $id AND deleted_at IS NULL RETURNING ${COLUMNS}`,
+);
+
+/**
+ * The start of a confirmed delete: publishing refuses the tenant from now on and the dispatcher stops
+ * claiming its deliveries. Repeating it on a tenant already being deleted resumes that delete.
+ */
+export const markTenantDeleting = defineStatement<{ id: string }, { id: string }>(
+  'tekil_tenants_mark_deleting',
+  `UPDATE tenants SET deleted_at = coalesce(deleted_at, now()), disabled = true, updated_at = now() WHERE id = $id RETURNING id`,
+);
+
+/**
+ * One batch of a tenant's delete: up to `batchSize` of its messages, with their deliveries, their
+ * attempts and their queue rows (the outbox keeps no foreign keys on its hot paths: migration 012).
+ * FOR UPDATE waits for a replay holding a message (SKIP LOCKED would leave it behind).
+ */
+export const deleteTenantMessages = defineStatement<{ tenantId: string; batchSize: number }, { messages: number; deliveries: number }>(
+  'tekil_tenants_delete_messages',
+  `
+WITH message AS (
+  DELETE FROM outbox_messages m WHERE m.id IN (
+    SELECT id FROM outbox_messages WHERE tenant_id = $tenantId ORDER BY tenant_id, id LIMIT $batchSize FOR UPDATE)
+  RETURNING m.id
+), delivery AS (
+  DELETE FROM outbox_deliveries od USING message WHERE od.message_id = message.id RETURNING od.id
+), attempt AS (
+  DELETE FROM outbox_attempts a USING delivery WHERE a.delivery_id = delivery.id
+), queued AS (
+  DELETE FROM outbox_queue q USING delivery WHERE q.delivery_id = delivery.id
+)
+SELECT (SELECT count(*) FROM message)::int AS messages, (SELECT count(*) FROM delivery)::int AS deliveries`,
+);
+
+/** The tenant's endpoints (their secrets go with them: ON DELETE CASCADE), then the tenant itself. */
+export const deleteTenantEndpoints = defineStatement<{ tenantId: string }, { id: string }>(
+  'tekil_tenants_delete_endpoints',
+  'DELETE FROM endpoints WHERE tenant_id = $tenantId RETURNING id',
+);
+export const deleteTenantRow = defineStatement<{ id: string }, { id: string }>(
+  'tekil_tenants_delete',
+  'DELETE FROM tenants WHERE id = $id AND deleted_at IS NOT NULL RETURNING id',
+);
