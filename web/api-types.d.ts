@@ -8,6 +8,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: Record<string, never>;
     body: {
+      tenant_id?: string;
       url: string;
       description?: string;
       event_types?: string[];
@@ -31,10 +32,12 @@ export interface ApiOperations {
       enabled?: boolean;
     };
   };
-  /** List endpoints */
+  /** List endpoints (of one tenant with `tenant_id`) */
   "GET /endpoints": {
     path: Record<string, never>;
-    query: Record<string, never>;
+    query: {
+      tenant_id?: string;
+    };
     body: undefined;
   };
   /** Show one endpoint */
@@ -121,6 +124,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: Record<string, never>;
     body: {
+      tenant_id?: string;
       type: string;
       resource_id?: string | null;
       data?: unknown;
@@ -135,6 +139,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: {
       endpoint_id?: string;
+      tenant_id?: string;
       type?: string;
       status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
       resource_id?: string;
@@ -168,6 +173,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: {
       endpoint_id?: string;
+      tenant_id?: string;
       type?: string;
       status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
       resource_id?: string;
@@ -183,6 +189,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: {
       endpoint_id?: string;
+      tenant_id?: string;
       type?: string;
       status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
       resource_id?: string;
@@ -201,6 +208,60 @@ export interface ApiOperations {
       endpoint_id?: string;
       since?: string;
       until?: string;
+    } | undefined;
+  };
+  /** Create a tenant (one per merchant); `id` is your own merchant id, or generated */
+  "POST /tenants": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      id?: string;
+      name?: string;
+      metadata?: {
+        [key: string]: unknown;
+      };
+      disabled?: boolean;
+    } | undefined;
+  };
+  /** List tenants in id order (`after` pages on) */
+  "GET /tenants": {
+    path: Record<string, never>;
+    query: {
+      after?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Show one tenant */
+  "GET /tenants/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Change a tenant's name, metadata or `disabled` (a disabled tenant's messages are kept, not sent) */
+  "PATCH /tenants/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      name?: string | null;
+      metadata?: {
+        [key: string]: unknown;
+      };
+      disabled?: boolean;
+    } | undefined;
+  };
+  /** Delete a tenant with its endpoints, messages, deliveries and attempts; needs `confirm: true` */
+  "DELETE /tenants/{id}": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      confirm?: boolean;
     } | undefined;
   };
   /** List inbound deliveries, newest first, by filter and cursor */
@@ -372,6 +433,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: {
       endpoint_id?: string;
+      tenant_id?: string;
       type?: string;
       status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
       resource_id?: string;
@@ -402,6 +464,7 @@ export interface ApiOperations {
     path: Record<string, never>;
     query: {
       endpoint_id?: string;
+      tenant_id?: string;
       type?: string;
       status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
       resource_id?: string;
@@ -531,6 +594,7 @@ export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 /** A path the panel may ask for (below /api/v1), with its parameters filled in and maybe a query. */
 export type ApiPath =
   | "/endpoints"
+  | `/endpoints?${string}`
   | `/endpoints/${string}`
   | `/endpoints/${string}/disable`
   | `/endpoints/${string}/enable`
@@ -545,6 +609,9 @@ export type ApiPath =
   | "/deliveries/export.csv"
   | `/deliveries/export.csv?${string}`
   | "/deliveries/replay-failed"
+  | "/tenants"
+  | `/tenants?${string}`
+  | `/tenants/${string}`
   | "/inbox"
   | `/inbox?${string}`
   | `/inbox/${string}/${string}`
