@@ -38,6 +38,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   dashboard_sessions: 'coordinator',
   dashboard_jobs: 'coordinator',
   tekil_migrations: 'coordinator',
+  // Alerts' incidents: a handful of rows, written by one evaluator at a time.
+  incidents: 'coordinator',
   // The provider simulator's own invoices (`tekil simulate`): test traffic, never a production table.
   sim_invoices: 'coordinator',
 };
