@@ -21,7 +21,7 @@ const rooms = [
     label: 'api/',
     path: '^src/api/',
     pathNot: '^src/api/reference\\.ts$',
-    uses: ['auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
+    uses: ['alerts/', 'auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
     says: 'the admin HTTP API: route specs (path, permission, zod schemas) that register the routes and make the OpenAPI document; one file per area, input guards',
   },
   {

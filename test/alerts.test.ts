@@ -1,11 +1,15 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../src/app.js';
 import { evaluateOnce } from '../src/alerts/evaluator.js';
 import type { AlertsConfig } from '../src/config/alerts.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { publish } from '../src/outbox/publish.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { insertInvoiceDelivery, SOURCE } from './helpers/inbox.js';
+import { insertInvoiceDelivery, SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
 import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
 import { startSink, waitUntil, type Sink } from './helpers/sink.js';
 
@@ -191,5 +195,26 @@ describe('alerts: one incident per problem, announced once, closed on recovery',
     expect(bodies.map((b) => b.text)).toEqual(
       expect.arrayContaining([expect.stringMatching(new RegExp(`^tekil incident #${incident!.id} opened: endpoint_failing ${failingEndpoint}`))]),
     );
+  });
+
+  it('GET /api/v1/incidents lists them, newest first, open or closed', async () => {
+    const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-alerts-api-')) } });
+    const app = await buildApp({ ctx: testContext(t.db, config), roles: new Set(['api']), adminToken: 'alerts-admin-token' });
+    try {
+      const get = async (url: string) =>
+        (await app.inject({ method: 'GET', url, headers: { authorization: 'Bearer alerts-admin-token' } })).json() as {
+          incidents: Array<Record<string, unknown>>;
+          next_before: string | null;
+        };
+      const closed = await get('/api/v1/incidents?state=closed');
+      expect(closed.incidents.map((i) => i.rule)).toEqual(['endpoint_failing', 'dispatcher_stalled', 'reconcile_findings', 'review_queue', 'worker_stalled']);
+      expect(closed.incidents[0]).toMatchObject({ state: 'closed', subject: failingEndpoint, summary: expect.stringContaining('failed in a row') });
+      expect((await get('/api/v1/incidents?state=open')).incidents).toEqual([]);
+      const page = await get('/api/v1/incidents?limit=2');
+      expect(page.next_before).toBe(page.incidents[1]!.id);
+      expect((await get(`/api/v1/incidents?limit=2&before=${page.next_before}`)).incidents.map((i) => i.rule)).toEqual(['reconcile_findings', 'review_queue']);
+    } finally {
+      await app.close();
+    }
   });
 });

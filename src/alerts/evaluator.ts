@@ -5,7 +5,8 @@ import type { Context, Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { closeIncident, openIncident, openIncidents, touchIncident, type IncidentRow } from '../store/sql/alerts/incidents.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
-import { chatBody, type IncidentMessage } from './format.js';
+import { chatBody } from './format.js';
+import { incidentView } from './list.js';
 import { observe, type Observation } from './rules.js';
 
 /** Held by each round's transaction: one process evaluates at a time, the others skip the round. */
@@ -19,21 +20,6 @@ export interface RoundResult {
   skipped: boolean;
 }
 
-function message(row: IncidentRow): IncidentMessage {
-  const { summary, ...details } = row.details as { summary?: unknown } & Record<string, unknown>;
-  return {
-    id: row.id,
-    rule: row.rule,
-    subject: row.subject,
-    state: row.closed_at ? 'closed' : 'open',
-    opened_at: row.opened_at.toISOString(),
-    closed_at: row.closed_at ? row.closed_at.toISOString() : null,
-    value: row.last_value,
-    summary: typeof summary === 'string' ? summary : '',
-    details,
-  };
-}
-
 /**
  * Publishes one incident change in the transaction that made it: `incident.opened` or
  * `incident.closed` (tekil's envelope), one `alert.<format>` per configured chat format, and for an
@@ -41,7 +27,7 @@ function message(row: IncidentRow): IncidentMessage {
  * change, so the same change is never published twice.
  */
 async function announce(tx: Queryable, config: AlertsConfig, row: IncidentRow): Promise<void> {
-  const incident = message(row);
+  const incident = incidentView(row);
   const change = incident.state === 'open' ? 'opened' : 'closed';
   const key = `tekil-incident:${row.id}:${change}`;
   await publish(tx, { type: `incident.${change}`, resourceId: `incident_${row.id}`, data: incident, idempotencyKey: key });

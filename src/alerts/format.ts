@@ -1,17 +1,9 @@
 import type { AlertFormat } from '../config/alerts.js';
 
-/** An incident as messages carry it (the `data` of `incident.opened` and `incident.closed`). */
-export interface IncidentMessage {
-  id: string;
-  rule: string;
-  subject: string;
-  state: 'open' | 'closed';
-  opened_at: string;
-  closed_at: string | null;
-  value: number | null;
-  summary: string;
-  details: Record<string, unknown>;
-}
+import type { IncidentView } from './list.js';
+
+/** An incident as messages carry it (the `data` of `incident.opened` and `incident.closed`): as the API shows it. */
+export type IncidentMessage = IncidentView;
 
 /** One line a person reads in a chat channel. */
 export function incidentLine(incident: IncidentMessage): string {

@@ -7,6 +7,7 @@ import { outboxRoutes } from './outbox.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { reconcileRoutes } from './reconcile.js';
+import { incidentRoutes } from './incidents.js';
 import { sessionRoutes } from './session.js';
 import { statsRoutes } from './stats.js';
 import { exportRoutes } from './exports.js';
@@ -34,6 +35,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   jobRoutes,
   eventRoutes,
   reconcileRoutes,
+  incidentRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
