@@ -9,6 +9,8 @@ import { parseConfig } from '../src/config/load.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { publish } from '../src/outbox/publish.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
+import { createSignatureFailureFlusher } from '../src/receiver/signature-failures.js';
+import { paymosBody, receiverApp, receiverConfig, signPaymos } from './helpers/receiver.js';
 import { insertInvoiceDelivery, SOURCE, testContext, workerTestConfig } from './helpers/inbox.js';
 import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
 import { startSink, waitUntil, type Sink } from './helpers/sink.js';
@@ -17,7 +19,7 @@ const alerts: AlertsConfig = parseConfig({
   alerts: {
     enabled: true,
     formats: ['slack'],
-    rules: { endpoint_failing: { failures: 3 }, dispatcher_stalled: { after: '10s' }, worker_stalled: { after: '10s' } },
+    rules: { endpoint_failing: { failures: 3 }, signature_failures: { failures: 3 }, dispatcher_stalled: { after: '10s' }, worker_stalled: { after: '10s' } },
   },
 }).alerts;
 
@@ -197,6 +199,34 @@ describe('alerts: one incident per problem, announced once, closed on recovery',
     );
   });
 
+  it('signature_failures: requests failing the signature check open one incident for their source, closed once they age out of the window', async () => {
+    const { app, ctx } = await receiverApp(t.db, receiverConfig({ alerts: { enabled: true } }));
+    const flusher = createSignatureFailureFlusher(ctx);
+    try {
+      const body = paymosBody('evt_rotated');
+      const post = () => app.inject({ method: 'POST', url: '/in/shop', payload: body, headers: signPaymos(body, { secret: 'whsec_rotated_away' }) });
+      for (let i = 0; i < 2; i++) expect((await post()).statusCode).toBe(401);
+      await flusher.flush();
+      expect(await rounds(1)).toEqual({ opened: 0, closed: 0 }); // 2: under the threshold
+      expect((await post()).statusCode).toBe(401);
+      await flusher.flush();
+      expect(await rounds()).toEqual({ opened: 1, closed: 0 });
+      const [incident] = await incidents('signature_failures');
+      expect(incident).toMatchObject({ subject: 'shop', closed_at: null });
+      expect(await messages(incident!.id)).toEqual(['alert.slack', 'incident.opened']);
+      expect((await post()).statusCode).toBe(401); // still failing: no new message
+      await flusher.flush();
+      expect(await rounds()).toEqual({ opened: 0, closed: 0 });
+      // An hour passes (the counts' minutes move back): the window holds no failures any more.
+      await t.db.query(`UPDATE signature_failures SET minute = minute - interval '1 hour'`);
+      expect(await rounds()).toEqual({ opened: 0, closed: 1 });
+      expect(await messages(incident!.id)).toEqual(['alert.slack', 'alert.slack', 'incident.closed', 'incident.opened']);
+    } finally {
+      await flusher.stop();
+      await app.close();
+    }
+  });
+
   it('GET /api/v1/incidents lists them, newest first, open or closed', async () => {
     const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-alerts-api-')) } });
     const app = await buildApp({ ctx: testContext(t.db, config), roles: new Set(['api']), adminToken: 'alerts-admin-token' });
@@ -207,12 +237,22 @@ describe('alerts: one incident per problem, announced once, closed on recovery',
           next_before: string | null;
         };
       const closed = await get('/api/v1/incidents?state=closed');
-      expect(closed.incidents.map((i) => i.rule)).toEqual(['endpoint_failing', 'dispatcher_stalled', 'reconcile_findings', 'review_queue', 'worker_stalled']);
-      expect(closed.incidents[0]).toMatchObject({ state: 'closed', subject: failingEndpoint, summary: expect.stringContaining('failed in a row') });
+      expect(closed.incidents.map((i) => i.rule)).toEqual([
+        'signature_failures',
+        'endpoint_failing',
+        'dispatcher_stalled',
+        'reconcile_findings',
+        'review_queue',
+        'worker_stalled',
+      ]);
+      expect(closed.incidents[1]).toMatchObject({ state: 'closed', subject: failingEndpoint, summary: expect.stringContaining('failed in a row') });
       expect((await get('/api/v1/incidents?state=open')).incidents).toEqual([]);
       const page = await get('/api/v1/incidents?limit=2');
       expect(page.next_before).toBe(page.incidents[1]!.id);
-      expect((await get(`/api/v1/incidents?limit=2&before=${page.next_before}`)).incidents.map((i) => i.rule)).toEqual(['reconcile_findings', 'review_queue']);
+      expect((await get(`/api/v1/incidents?limit=2&before=${page.next_before}`)).incidents.map((i) => i.rule)).toEqual([
+        'dispatcher_stalled',
+        'reconcile_findings',
+      ]);
     } finally {
       await app.close();
     }

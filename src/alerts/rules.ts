@@ -1,5 +1,6 @@
 import type { AlertsConfig } from '../config/alerts.js';
 import type { Queryable } from '../store/db.js';
+import { forgetSignatureFailures, signatureFailuresInWindow } from '../store/sql/alerts/signature-failures.js';
 import {
   deadPerSource,
   endpointAttempts,
@@ -9,7 +10,7 @@ import {
   outboxOldestDue,
 } from '../store/sql/alerts/probes.js';
 
-export const ruleNames = ['endpoint_failing', 'review_queue', 'reconcile_findings', 'dispatcher_stalled', 'worker_stalled'] as const;
+export const ruleNames = ['endpoint_failing', 'review_queue', 'signature_failures', 'reconcile_findings', 'dispatcher_stalled', 'worker_stalled'] as const;
 export type RuleName = (typeof ruleNames)[number];
 
 /** One problem seen in this round: which rule, about what, how bad, and what an operator needs to know. */
@@ -98,6 +99,20 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
         details: { source: r.source, dead: r.dead, threshold: size },
       }));
     return { rule: 'review_queue', firing, holding: new Set() };
+  },
+  async signature_failures(q, rules) {
+    const { failures, window } = rules.signature_failures;
+    await forgetSignatureFailures.run(q);
+    const firing = (await signatureFailuresInWindow.run(q, { windowMs: window })).rows
+      .filter((r) => r.failures >= failures)
+      .map<Observation>((r) => ({
+        rule: 'signature_failures',
+        subject: r.source,
+        value: r.failures,
+        summary: `source ${r.source}: ${r.failures} requests failed the signature check in the last ${window / 60_000} min (a rotated secret?)`,
+        details: { source: r.source, failures: r.failures, threshold: failures },
+      }));
+    return { rule: 'signature_failures', firing, holding: new Set() };
   },
   async reconcile_findings(q) {
     const firing = (await latestReconcileFindings.run(q)).rows

@@ -31,6 +31,15 @@ const rulesSchema = z
       .object({ ...onOff, size: z.number().int().min(1).default(1) })
       .strict()
       .prefault({}),
+    /** A source whose requests failed the signature check at least `failures` times over `window`; recovered below it. */
+    signature_failures: z
+      .object({
+        ...onOff,
+        failures: z.number().int().min(1).default(10),
+        window: durationMs.pipe(z.number().min(60_000, 'expected at least 1m')).default(900_000),
+      })
+      .strict()
+      .prefault({}),
     /** A source whose latest completed reconcile run recorded findings; recovered by a run with none. */
     reconcile_findings: z
       .object({ ...onOff })

@@ -24,6 +24,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   inbox_queue: 'by-source',
   inbox_attempt_history: 'by-source',
   resources: 'by-source',
+  // Alerts' per-minute signature failure counts (src/receiver/signature-failures.ts).
+  signature_failures: 'by-source',
   reconcile_runs: 'coordinator',
   reconcile_findings: 'coordinator',
   // The sending side has no source: messages belong to the application, not to a provider account.

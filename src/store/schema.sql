@@ -251,6 +251,13 @@ CREATE TABLE resources (
     CONSTRAINT resources_pkey PRIMARY KEY (source, resource_id)
 );
 
+CREATE TABLE signature_failures (
+    source text NOT NULL,
+    minute timestamp with time zone NOT NULL,
+    failures integer NOT NULL,
+    CONSTRAINT signature_failures_pkey PRIMARY KEY (source, minute)
+);
+
 CREATE TABLE sim_invoices (
     id text NOT NULL,
     order_id text,

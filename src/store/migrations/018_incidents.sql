@@ -15,3 +15,13 @@ CREATE TABLE incidents (
 CREATE UNIQUE INDEX incidents_one_open ON incidents (rule, subject) WHERE closed_at IS NULL;
 -- The panel's and the API's list: newest first.
 CREATE INDEX incidents_opened ON incidents (opened_at DESC, id DESC);
+
+-- Signature failures per source and minute, for the signature_failures rule: each receiving process
+-- counts them in memory and adds its counts here every few seconds (one statement per flush, not one
+-- per request), so the evaluator sees every process's. Rows past a day are deleted by the evaluator.
+CREATE TABLE signature_failures (
+  source text NOT NULL,
+  minute timestamptz NOT NULL,
+  failures integer NOT NULL,
+  PRIMARY KEY (source, minute)
+);
