@@ -17,7 +17,8 @@ export interface ApiOperations {
       scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
       hmac?: {
         algorithm?: "sha256" | "sha1" | "sha512";
-        signature_header: string;
+        signature_header?: string;
+        signature?: string;
         encoding?: "hex" | "base64";
         prefix?: string;
         separator?: string;
@@ -60,7 +61,8 @@ export interface ApiOperations {
       scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
       hmac?: {
         algorithm?: "sha256" | "sha1" | "sha512";
-        signature_header: string;
+        signature_header?: string;
+        signature?: string;
         encoding?: "hex" | "base64";
         prefix?: string;
         separator?: string;
@@ -515,6 +517,16 @@ export interface ApiOperations {
     };
     body: undefined;
   };
+  /** List incidents (open and closed), newest first */
+  "GET /incidents": {
+    path: Record<string, never>;
+    query: {
+      state?: "open" | "closed";
+      before?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
   /** This API as an OpenAPI 3.1 document */
   "GET /openapi.json": {
     path: Record<string, never>;
@@ -579,6 +591,8 @@ export type ApiPath =
   | `/reconcile/runs/${string}`
   | "/reconcile/findings"
   | `/reconcile/findings?${string}`
+  | "/incidents"
+  | `/incidents?${string}`
   | "/openapi.json";
 export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];
 export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];
