@@ -21,7 +21,7 @@ const rooms = [
     label: 'api/',
     path: '^src/api/',
     pathNot: '^src/api/reference\\.ts$',
-    uses: ['auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
+    uses: ['alerts/', 'auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
     says: 'the admin HTTP API: route specs (path, permission, zod schemas) that register the routes and make the OpenAPI document; one file per area, input guards',
   },
   {
@@ -30,6 +30,7 @@ const rooms = [
     uses: ['auth/', 'inbox/', 'outbox/', 'receiver/', 'store/', 'settings.ts service.ts', 'kernel'],
     says: 'what the panel needs on the server: stats, exports, the live event stream, serving web/ (api/ registers its routes; it never imports api/)',
   },
+  { label: 'alerts/', path: '^src/alerts/', uses: ['outbox/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'alert rules, the evaluator (worker role) that opens and closes incidents, and their chat bodies; incidents go out through the outbox' },
   { label: 'supervisor/', path: '^src/supervisor/', uses: ['kernel'], says: '`tekil start --processes N`: the node:cluster supervisor (shared port, restarts with backoff, crash-loop give-up, drain on SIGTERM), the child side' },
   { label: 'prove/', path: '^src/prove/', uses: ['provider/', 'reconcile/', 'signing/', 'kernel'], says: "`tekil prove`: the scorecard's checks against a live receiver, its HTTP side, a provider's list for reconcile, the report formats" },
   { label: 'simulate/', path: '^src/simulate/', uses: ['outbox/', 'provider/', 'signing/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'], says: '`tekil simulate`: invoice lifecycles, the fault proxy, the provider list API' },

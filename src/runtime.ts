@@ -17,6 +17,8 @@ import { resolveSettings } from './settings.js';
 import { registerReconcileMetrics } from './reconcile/metrics.js';
 import { createReconcileScheduler } from './reconcile/scheduler.js';
 import { createRetentionSweeper } from './retention/sweeper.js';
+import { createAlertEvaluator } from './alerts/evaluator.js';
+import { createSignatureFailureFlusher } from './receiver/signature-failures.js';
 
 export interface StartOptions {
   config: TekilConfig;
@@ -84,6 +86,9 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     if (roles.has('worker')) services.push(createReconcileScheduler(ctx));
     // Retention sweeps in the worker role too: a role every deployment runs, and one that already writes the inbox.
     if (roles.has('worker')) services.push(createRetentionSweeper(ctx));
+    // Alerts too (one process at a time evaluates; docs/alerts.md).
+    if (roles.has('worker') && ctx.config.alerts.enabled) services.push(createAlertEvaluator(ctx));
+    if (roles.has('receiver') && ctx.config.alerts.enabled && ctx.config.alerts.rules.signature_failures.enabled) services.push(createSignatureFailureFlusher(ctx));
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const readMetrics = options.metricsReader?.(ctx.metrics);

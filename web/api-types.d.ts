@@ -580,6 +580,16 @@ export interface ApiOperations {
     };
     body: undefined;
   };
+  /** List incidents (open and closed), newest first */
+  "GET /incidents": {
+    path: Record<string, never>;
+    query: {
+      state?: "open" | "closed";
+      before?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
   /** This API as an OpenAPI 3.1 document */
   "GET /openapi.json": {
     path: Record<string, never>;
@@ -648,6 +658,8 @@ export type ApiPath =
   | `/reconcile/runs/${string}`
   | "/reconcile/findings"
   | `/reconcile/findings?${string}`
+  | "/incidents"
+  | `/incidents?${string}`
   | "/openapi.json";
 export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];
 export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];

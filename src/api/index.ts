@@ -8,6 +8,7 @@ import { tenantRoutes } from './tenants.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { reconcileRoutes } from './reconcile.js';
+import { incidentRoutes } from './incidents.js';
 import { sessionRoutes } from './session.js';
 import { statsRoutes } from './stats.js';
 import { exportRoutes } from './exports.js';
@@ -36,6 +37,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   jobRoutes,
   eventRoutes,
   reconcileRoutes,
+  incidentRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {

@@ -65,9 +65,17 @@ export class ReceiverMetrics {
     this.ackSecondsBy(source).observe(seconds);
   }
 
+  /**
+   * Signature failures per source since the last drain, for the alerts' signature_failures rule
+   * (src/receiver/signature-failures.ts adds them to the store). Only configured sources reach the
+   * signature check, so the map stays as small as the configuration.
+   */
+  readonly signatureFailures = new Map<string, number>();
+
   count(source: string, outcome: DeliveryOutcome | 'rejected', reason = ''): void {
     this.deliveriesBy(source, outcome, reason).inc();
     this.perMinute.add(outcome);
+    if (reason.startsWith('SIGNATURE_')) this.signatureFailures.set(source, (this.signatureFailures.get(source) ?? 0) + 1);
   }
 }
 

@@ -24,6 +24,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   inbox_queue: 'by-source',
   inbox_attempt_history: 'by-source',
   resources: 'by-source',
+  // Alerts' per-minute signature failure counts (src/receiver/signature-failures.ts).
+  signature_failures: 'by-source',
   reconcile_runs: 'coordinator',
   reconcile_findings: 'coordinator',
   // The sending side has no source: messages belong to the application, not to a provider account.
@@ -42,6 +44,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   dashboard_sessions: 'coordinator',
   dashboard_jobs: 'coordinator',
   tekil_migrations: 'coordinator',
+  // Alerts' incidents: a handful of rows, written by one evaluator at a time.
+  incidents: 'coordinator',
   // The provider simulator's own invoices (`tekil simulate`): test traffic, never a production table.
   sim_invoices: 'coordinator',
 };

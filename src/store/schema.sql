@@ -122,6 +122,17 @@ CREATE TABLE inbox_queue (
     CONSTRAINT inbox_queue_pkey PRIMARY KEY (event_id, source)
 );
 
+CREATE TABLE incidents (
+    id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    rule text NOT NULL,
+    subject text NOT NULL,
+    opened_at timestamp with time zone DEFAULT now() NOT NULL,
+    closed_at timestamp with time zone,
+    last_value double precision,
+    details jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT incidents_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE operators (
     id text NOT NULL,
     name text NOT NULL,
@@ -243,6 +254,13 @@ CREATE TABLE resources (
     CONSTRAINT resources_pkey PRIMARY KEY (source, resource_id)
 );
 
+CREATE TABLE signature_failures (
+    source text NOT NULL,
+    minute timestamp with time zone NOT NULL,
+    failures integer NOT NULL,
+    CONSTRAINT signature_failures_pkey PRIMARY KEY (source, minute)
+);
+
 CREATE TABLE sim_invoices (
     id text NOT NULL,
     order_id text,
@@ -312,6 +330,8 @@ CREATE INDEX inbox_deliveries_untrimmed ON public.inbox_deliveries USING btree (
 CREATE INDEX inbox_queue_dead ON public.inbox_queue USING btree (received_at) WHERE dead;
 CREATE INDEX inbox_queue_due ON public.inbox_queue USING btree (next_attempt_at) WHERE (NOT dead);
 CREATE INDEX inbox_queue_resource ON public.inbox_queue USING hash (resource_id) WHERE (NOT dead);
+CREATE UNIQUE INDEX incidents_one_open ON public.incidents USING btree (rule, subject) WHERE (closed_at IS NULL);
+CREATE INDEX incidents_opened ON public.incidents USING btree (opened_at DESC, id DESC);
 CREATE UNIQUE INDEX operators_live_name ON public.operators USING btree (name) WHERE (revoked_at IS NULL);
 CREATE INDEX outbox_attempts_delivery ON public.outbox_attempts USING btree (delivery_id, attempt);
 CREATE INDEX outbox_attempts_started ON public.outbox_attempts USING btree (started_at);

@@ -1,0 +1,137 @@
+import type { AlertsConfig } from '../config/alerts.js';
+import type { Logger } from '../logger.js';
+import { publish } from '../outbox/publish.js';
+import type { Context, Service } from '../service.js';
+import type { Db, Queryable } from '../store/db.js';
+import { closeIncident, openIncident, openIncidents, touchIncident, type IncidentRow } from '../store/sql/alerts/incidents.js';
+import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { chatBody } from './format.js';
+import { incidentView } from './list.js';
+import { observe, type Observation } from './rules.js';
+
+/** Held by each round's transaction: one process evaluates at a time, the others skip the round. */
+const ALERTS_LOCK = 7_340_003;
+
+/** What one round did. */
+export interface RoundResult {
+  opened: IncidentRow[];
+  closed: IncidentRow[];
+  /** True when another process held the lock and this one skipped the round. */
+  skipped: boolean;
+}
+
+/**
+ * Publishes one incident change in the transaction that made it: `incident.opened` or
+ * `incident.closed` (tekil's envelope), one `alert.<format>` per configured chat format, and for an
+ * endpoint, `endpoint.failing` or `endpoint.recovered`. The idempotency keys name the incident and the
+ * change, so the same change is never published twice.
+ */
+async function announce(tx: Queryable, config: AlertsConfig, row: IncidentRow): Promise<void> {
+  const incident = incidentView(row);
+  const change = incident.state === 'open' ? 'opened' : 'closed';
+  const key = `tekil-incident:${row.id}:${change}`;
+  await publish(tx, { type: `incident.${change}`, resourceId: `incident_${row.id}`, data: incident, idempotencyKey: key });
+  for (const format of config.formats) {
+    await publish(tx, {
+      type: `alert.${format}`,
+      resourceId: `incident_${row.id}`,
+      body: () => chatBody(format, incident),
+      idempotencyKey: `${key}:${format}`,
+    });
+  }
+  if (row.rule === 'endpoint_failing') {
+    const type = incident.state === 'open' ? 'endpoint.failing' : 'endpoint.recovered';
+    await publish(tx, {
+      type,
+      resourceId: row.subject,
+      data: { endpoint_id: row.subject, incident_id: row.id, ...incident.details },
+      idempotencyKey: `${key}:endpoint`,
+    });
+  }
+}
+
+const details = (o: Observation): string => JSON.stringify({ ...o.details, summary: o.summary });
+
+/**
+ * One round: what the rules see now against the open incidents. A new problem opens an incident and
+ * announces it; a problem still there only updates its incident's value; an open incident whose
+ * problem is gone is closed and announced. All in one transaction, under an advisory lock: a second
+ * process skips the round, and the partial unique index on open incidents guards the rest.
+ */
+export async function evaluateOnce(db: Db, config: AlertsConfig): Promise<RoundResult> {
+  return db.transaction(async (tx) => {
+    const result: RoundResult = { opened: [], closed: [], skipped: false };
+    if (!(await tryAdvisoryLock.run(tx, { key: ALERTS_LOCK })).rows[0]!.locked) return { ...result, skipped: true };
+    const openRows = (await openIncidents.run(tx)).rows;
+    const results = await observe(tx, config.rules, openRows);
+    const open = new Map(openRows.map((r) => [`${r.rule}\u0000${r.subject}`, r]));
+    for (const { rule, firing, holding } of results) {
+      const seen = new Set(firing.map((o) => o.subject));
+      for (const o of firing) {
+        const current = open.get(`${rule}\u0000${o.subject}`);
+        if (current) {
+          if (current.last_value !== o.value) await touchIncident.run(tx, { id: current.id, value: o.value, details: details(o) });
+          continue;
+        }
+        const row = (await openIncident.run(tx, { rule, subject: o.subject, value: o.value, details: details(o) })).rows[0];
+        if (!row) continue;
+        await announce(tx, config, row);
+        result.opened.push(row);
+      }
+      for (const incident of open.values()) {
+        if (incident.rule !== rule || seen.has(incident.subject) || holding.has(incident.subject)) continue;
+        const row = (await closeIncident.run(tx, { id: incident.id, value: null })).rows[0];
+        if (!row) continue;
+        await announce(tx, config, row);
+        result.closed.push(row);
+      }
+    }
+    return result;
+  });
+}
+
+/**
+ * The evaluator, in the worker role (a role every deployment runs, like the retention sweeper): a round
+ * every `alerts.interval`. A round that fails (the store unreachable) is logged and tried again at the
+ * next interval: while the store is down, the evaluator cannot record an incident either.
+ */
+export function createAlertEvaluator(ctx: Context): Service {
+  const config = ctx.config.alerts;
+  const log: Logger = ctx.logger.child({ service: 'alerts' });
+  let timer: NodeJS.Timeout | undefined;
+  let current: Promise<void> | undefined;
+  let stopped = false;
+
+  async function round(): Promise<void> {
+    try {
+      const { opened, closed } = await evaluateOnce(ctx.db, config);
+      for (const r of opened) log.warn({ incident: r.id, rule: r.rule, subject: r.subject, value: r.last_value }, 'incident opened');
+      for (const r of closed) log.info({ incident: r.id, rule: r.rule, subject: r.subject }, 'incident closed');
+    } catch (err) {
+      log.warn({ err }, 'alert evaluation failed; it runs again at the next interval');
+    }
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      current = round().finally(() => {
+        current = undefined;
+        schedule();
+      });
+    }, config.interval);
+    timer.unref();
+  }
+
+  return {
+    name: 'alerts',
+    async start() {
+      if (config.enabled) schedule();
+    },
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await current;
+    },
+  };
+}

@@ -1,0 +1,147 @@
+import type { AlertsConfig } from '../config/alerts.js';
+import type { Queryable } from '../store/db.js';
+import { forgetSignatureFailures, signatureFailuresInWindow } from '../store/sql/alerts/signature-failures.js';
+import {
+  deadPerSource,
+  endpointAttempts,
+  endpointSucceededSince,
+  inboxOldestDue,
+  latestReconcileFindings,
+  outboxOldestDue,
+} from '../store/sql/alerts/probes.js';
+
+export const ruleNames = ['endpoint_failing', 'review_queue', 'signature_failures', 'reconcile_findings', 'dispatcher_stalled', 'worker_stalled'] as const;
+export type RuleName = (typeof ruleNames)[number];
+
+/** One problem seen in this round: which rule, about what, how bad, and what an operator needs to know. */
+export interface Observation {
+  rule: RuleName;
+  subject: string;
+  value: number;
+  summary: string;
+  details: Record<string, unknown>;
+}
+
+/**
+ * What one rule saw: the subjects in trouble now, and those between trouble and recovery (an endpoint
+ * that failed once since its incident opened has not recovered). An open incident whose subject is in
+ * neither is closed.
+ */
+export interface RuleResult {
+  rule: RuleName;
+  firing: Observation[];
+  holding: Set<string>;
+}
+
+type Q = Pick<Queryable, 'query'>;
+type Rules = AlertsConfig['rules'];
+
+/** The two queues' stall rules share their shape: one age, one subject. */
+function stalled(rule: 'dispatcher_stalled' | 'worker_stalled', ageS: number | null, afterMs: number, what: string): RuleResult {
+  const age = ageS ?? 0;
+  const firing: Observation[] =
+    age * 1000 > afterMs
+      ? [
+          {
+            rule,
+            subject: rule === 'dispatcher_stalled' ? 'dispatcher' : 'worker',
+            value: age,
+            summary: `${what} has waited ${Math.round(age)} s (more than ${afterMs / 1000} s)`,
+            details: { oldest_due_age_s: age, after_s: afterMs / 1000 },
+          },
+        ]
+      : [];
+  return { rule, firing, holding: new Set() };
+}
+
+/** `openSince`: the rule's open incidents, subject → when each opened. */
+const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>) => Promise<RuleResult>> = {
+  async endpoint_failing(q, rules, openSince) {
+    const { failures, window, success_below, min_attempts } = rules.endpoint_failing;
+    const rows = (await endpointAttempts.run(q, { windowMs: window })).rows;
+    const firing = rows
+      .filter((e) => e.failing_in_a_row >= failures || (e.attempts >= min_attempts && (100 * e.succeeded) / e.attempts < success_below))
+      .map<Observation>((e) => {
+        const rate = Math.round((1000 * e.succeeded) / e.attempts) / 10;
+        return {
+          rule: 'endpoint_failing',
+          subject: e.id,
+          value: e.failing_in_a_row,
+          summary: `endpoint ${e.id} (${e.url}): ${e.failing_in_a_row} attempts failed in a row; ${rate}% of ${e.attempts} succeeded in the last ${window / 60_000} min${e.enabled ? '' : '; it is disabled'}`,
+          details: {
+            endpoint_id: e.id,
+            url: e.url,
+            enabled: e.enabled,
+            failing_in_a_row: e.failing_in_a_row,
+            attempts: e.attempts,
+            succeeded: e.succeeded,
+            success_rate: rate,
+          },
+        };
+      });
+    // Recovery is the next successful attempt, not a quiet window: an endpoint waiting hours on its
+    // retry ladder makes no attempts at all, and has not recovered.
+    const holding = new Set<string>();
+    for (const [subject, since] of openSince) {
+      if (!(await endpointSucceededSince.run(q, { endpointId: subject, since })).rows[0]!.ok) holding.add(subject);
+    }
+    return { rule: 'endpoint_failing', firing, holding };
+  },
+  async review_queue(q, rules) {
+    const { size } = rules.review_queue;
+    const firing = (await deadPerSource.run(q)).rows
+      .filter((r) => r.dead >= size)
+      .map<Observation>((r) => ({
+        rule: 'review_queue',
+        subject: r.source,
+        value: r.dead,
+        summary: `source ${r.source}: ${r.dead} deliveries wait in the review queue`,
+        details: { source: r.source, dead: r.dead, threshold: size },
+      }));
+    return { rule: 'review_queue', firing, holding: new Set() };
+  },
+  async signature_failures(q, rules) {
+    const { failures, window } = rules.signature_failures;
+    await forgetSignatureFailures.run(q);
+    const firing = (await signatureFailuresInWindow.run(q, { windowMs: window })).rows
+      .filter((r) => r.failures >= failures)
+      .map<Observation>((r) => ({
+        rule: 'signature_failures',
+        subject: r.source,
+        value: r.failures,
+        summary: `source ${r.source}: ${r.failures} requests failed the signature check in the last ${window / 60_000} min (a rotated secret?)`,
+        details: { source: r.source, failures: r.failures, threshold: failures },
+      }));
+    return { rule: 'signature_failures', firing, holding: new Set() };
+  },
+  async reconcile_findings(q) {
+    const firing = (await latestReconcileFindings.run(q)).rows
+      .filter((r) => r.findings > 0)
+      .map<Observation>((r) => ({
+        rule: 'reconcile_findings',
+        subject: r.source,
+        value: r.findings,
+        summary: `source ${r.source}: reconcile run ${r.run_id} found ${r.findings} events the webhooks did not bring`,
+        details: { source: r.source, run_id: r.run_id, findings: r.findings },
+      }));
+    return { rule: 'reconcile_findings', firing, holding: new Set() };
+  },
+  async dispatcher_stalled(q, rules) {
+    const age = (await outboxOldestDue.run(q)).rows[0]?.age_s ?? null;
+    return stalled('dispatcher_stalled', age, rules.dispatcher_stalled.after, 'the oldest due outgoing delivery');
+  },
+  async worker_stalled(q, rules) {
+    const age = (await inboxOldestDue.run(q)).rows[0]?.age_s ?? null;
+    return stalled('worker_stalled', age, rules.worker_stalled.after, 'the oldest received delivery due for processing');
+  },
+};
+
+/** Runs every enabled rule. A turned-off rule is not looked at, and its open incidents stay as they are. */
+export async function observe(q: Q, rules: Rules, open: ReadonlyArray<{ rule: string; subject: string; opened_at: Date }>): Promise<RuleResult[]> {
+  const results: RuleResult[] = [];
+  for (const name of ruleNames) {
+    const openSince = new Map(open.filter((o) => o.rule === name).map((o) => [o.subject, o.opened_at]));
+    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince));
+  }
+  return results;
+}

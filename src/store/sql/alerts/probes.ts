@@ -1,0 +1,65 @@
+import { defineStatement, type NoParams } from '../statement.js';
+
+/**
+ * What the alert rules look at, one small read each. None of them scans a large table: endpoints is
+ * small, the dead part of inbox_queue has its own partial index, and the oldest due row of each queue
+ * is the first entry of its due index.
+ */
+
+/**
+ * Each live endpoint's attempts over the last `windowMs`: how many, how many succeeded, and the failed
+ * ones since its last success in the window (the run of failures in a row it is on now). Reads the
+ * window's part of outbox_attempts through its started_at index.
+ */
+export const endpointAttempts = defineStatement<
+  { windowMs: number },
+  { id: string; url: string; enabled: boolean; attempts: number; succeeded: number; failing_in_a_row: number }
+>(
+  'tekil_alerts_endpoint_attempts',
+  `SELECT e.id, e.url, e.enabled, a.attempts, a.succeeded, a.failing_in_a_row
+   FROM (
+     SELECT endpoint_id, count(*)::int AS attempts, count(*) FILTER (WHERE succeeded)::int AS succeeded,
+            count(*) FILTER (WHERE NOT succeeded AND started_at > coalesce(ok_at, '-infinity'))::int AS failing_in_a_row
+     FROM (SELECT endpoint_id, succeeded, started_at, max(started_at) FILTER (WHERE succeeded) OVER (PARTITION BY endpoint_id) AS ok_at
+           FROM outbox_attempts WHERE started_at > now() - $windowMs * interval '1 millisecond') w
+     GROUP BY endpoint_id
+   ) a JOIN endpoints e ON e.id = a.endpoint_id AND e.deleted_at IS NULL`,
+);
+
+/** Whether the endpoint has had a successful attempt since `since` (an open incident's recovery). */
+export const endpointSucceededSince = defineStatement<{ endpointId: string; since: Date }, { ok: boolean }>(
+  'tekil_alerts_endpoint_succeeded_since',
+  `SELECT EXISTS (SELECT 1 FROM outbox_attempts WHERE started_at > $since AND endpoint_id = $endpointId AND succeeded)
+          OR NOT EXISTS (SELECT 1 FROM endpoints WHERE id = $endpointId AND deleted_at IS NULL) AS ok`,
+);
+
+/** The review queue's size per source. */
+export const deadPerSource = defineStatement<NoParams, { source: string; dead: number }>(
+  'tekil_alerts_dead_per_source',
+  'SELECT source, count(*)::int AS dead FROM inbox_queue WHERE dead GROUP BY source',
+);
+
+/** Each source's latest completed reconcile run and how many findings it recorded. */
+export const latestReconcileFindings = defineStatement<NoParams, { source: string; run_id: string; findings: number }>(
+  'tekil_alerts_latest_reconcile_findings',
+  `SELECT r.source, r.id::text AS run_id, (SELECT count(*)::int FROM reconcile_findings f WHERE f.run_id = r.id) AS findings
+   FROM (SELECT DISTINCT ON (source) source, id FROM reconcile_runs WHERE status = 'completed' ORDER BY source, id DESC) r`,
+);
+
+/**
+ * How long the oldest due delivery of an enabled endpoint has been waiting, in seconds (null when none
+ * is due). Leased rows count too: a lease that runs out without an answer is no progress either.
+ */
+export const outboxOldestDue = defineStatement<NoParams, { age_s: number | null }>(
+  'tekil_alerts_outbox_oldest_due',
+  `SELECT extract(epoch FROM now() - min(q.next_attempt_at))::float8 AS age_s
+   FROM outbox_queue q JOIN endpoints e ON e.id = q.endpoint_id AND e.enabled AND e.deleted_at IS NULL
+   WHERE NOT q.failed AND q.next_attempt_at <= now() AND (q.lease_until IS NULL OR q.lease_until < now())`,
+);
+
+/** The same for the inbox: the oldest received delivery due for processing and not claimed. */
+export const inboxOldestDue = defineStatement<NoParams, { age_s: number | null }>(
+  'tekil_alerts_inbox_oldest_due',
+  `SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 AS age_s
+   FROM inbox_queue WHERE NOT dead AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())`,
+);
