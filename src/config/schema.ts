@@ -3,6 +3,7 @@ import { durationMs, retryWaitMs, sizeBytes } from './units.js';
 import { sourceSchema } from './source.js';
 import { sendingSchema } from './sending.js';
 import { retentionSweepSchema } from './retention.js';
+import { auditSchema } from './audit.js';
 
 export const serverSchema = z
   .object({
@@ -113,6 +114,7 @@ export const configSchema = z
     worker: workerSchema.default(workerSchema.parse({})),
     sending: sendingSchema.default(sendingSchema.parse({})),
     retention: retentionSweepSchema.default(retentionSweepSchema.parse({})),
+    audit: auditSchema.default(auditSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),
   })

@@ -37,6 +37,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   operators: 'reference',
   dashboard_sessions: 'coordinator',
   dashboard_jobs: 'coordinator',
+  // Admin data, written by the api role only.
+  audit_events: 'coordinator',
   tekil_migrations: 'coordinator',
   // The provider simulator's own invoices (`tekil simulate`): test traffic, never a production table.
   sim_invoices: 'coordinator',
