@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
+import { parseConfig } from '../src/config/index.js';
+import { createRetentionSweeper } from '../src/retention/sweeper.js';
+import type { Context } from '../src/service.js';
 import type { OpenApiDocument } from '../src/api/openapi.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { testContext, workerTestConfig } from './helpers/inbox.js';
@@ -32,6 +35,7 @@ describe('the audit trail', () => {
   let app: FastifyInstance;
   let operatorToken = '';
   let viewerToken = '';
+  let ctx: Context;
 
   const call = (token: string | undefined, method: string, url: string, payload?: unknown, remoteAddress?: string) =>
     app.inject({
@@ -53,7 +57,8 @@ describe('the audit trail', () => {
       sending: { allow_networks: ['127.0.0.0/8'] },
       audit: { sign_in: { failures: 5, window: '1m' } },
     });
-    app = await buildApp({ ctx: testContext(t.db, config), roles: new Set(['api']), adminToken: ADMIN });
+    ctx = testContext(t.db, config);
+    app = await buildApp({ ctx, roles: new Set(['api']), adminToken: ADMIN });
     operatorToken = (await call(ADMIN, 'POST', '/api/v1/operators', { name: 'olcay', role: 'operator' })).json<{ token: string }>().token;
     viewerToken = (await call(ADMIN, 'POST', '/api/v1/operators', { name: 'vedat', role: 'viewer' })).json<{ token: string }>().token;
   });
@@ -188,5 +193,17 @@ describe('the audit trail', () => {
     expect(refusals.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(2);
     expect(JSON.stringify(refusals)).not.toContain('tko_Zq3');
     expect(refusals[0]!.target.token).toMatch(/^sha256:[0-9a-f]{12}$/);
+  });
+
+  it('retention ages rows out past retention.audit only (400 days unless set, never under 90)', async () => {
+    expect(ctx.config.retention.audit).toBe(400 * 86_400_000);
+    expect(() => parseConfig({ retention: { audit: '30d' } })).toThrow(/at least 90d/);
+    expect(parseConfig({ retention: { audit: 'never' } }).retention.audit).toBeNull();
+    await t.db.query(`INSERT INTO audit_events (at, actor, method, route, status) VALUES (now() - interval '401 days', 'old', 'POST', '/api/v1/x', 200), (now() - interval '399 days', 'kept', 'POST', '/api/v1/x', 200)`);
+    const rows = await count();
+    const swept = await createRetentionSweeper(ctx).sweepOnce();
+    expect(swept.auditDeleted).toBe(1);
+    expect(await count()).toBe(rows - 1);
+    expect((await t.db.query("SELECT actor FROM audit_events WHERE actor IN ('old', 'kept')")).rows).toEqual([{ actor: 'kept' }]);
   });
 });

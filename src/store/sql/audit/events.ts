@@ -62,10 +62,10 @@ export const listAuditEvents = defineStatement<AuditListParams, AuditEventRow>(
     LIMIT $limit`,
 );
 
-/** Retention: the oldest rows before the cutoff, a batch at a time. */
-export const deleteAuditEvents = defineStatement<{ cutoff: Date; batchSize: number }, { id: string }>(
+/** Retention: the oldest rows before the cutoff, from `start` on, a batch at a time. */
+export const deleteAuditEvents = defineStatement<{ cutoff: Date; start: Date; batchSize: number }, { at: Date }>(
   'audit_delete_old_events',
   `DELETE FROM audit_events WHERE id IN (
-     SELECT id FROM audit_events WHERE at < $cutoff ORDER BY at, id LIMIT $batchSize
-   ) RETURNING id::text AS id`,
+     SELECT id FROM audit_events WHERE at < $cutoff AND at >= $start ORDER BY at, id LIMIT $batchSize
+   ) RETURNING at`,
 );
