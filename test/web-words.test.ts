@@ -23,6 +23,7 @@ const MODULES: Record<string, string> = {
   'outbound-views.js': 'outbound',
   'outbound-message.js': 'outbound',
   'overview.js': 'overview',
+  'audit.js': 'audit',
 };
 
 /** Word keys a module names literally: t('key'), word(tag, 'key'), column labels, empty rows, data-i18n. */

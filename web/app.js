@@ -10,6 +10,7 @@ import { outboundPage } from './outbound.js';
 import { overviewPage } from './overview.js';
 import { reviewPage } from './review.js';
 import { timelinePage } from './timeline.js';
+import { auditPage } from './audit.js';
 
 /** @typedef {import('./lib.js').Page} Page */
 
@@ -29,6 +30,8 @@ const pages = [
   // Outbound side
   outboundPage,
   overviewPage,
+  // Operations
+  auditPage,
 ];
 const DEFAULT_PAGE = 'inbound';
 

@@ -11,17 +11,18 @@ import { overviewWords } from './words-overview.js';
 import { reviewWords } from './words-review.js';
 import { statusWords } from './words-status.js';
 import { timelineWords } from './words-timeline.js';
+import { auditWords } from './words-audit.js';
 
 const common = {
   en: {
     signIn: 'Sign in', token: 'Token', signOut: 'Sign out', wrongToken: 'Wrong token.',
     apply: 'Apply', clear: 'Clear', cancel: 'Cancel', confirm: 'Confirm', live: 'live updates',
-    inbound: 'Inbound', review: 'Review queue', timeline: 'Resource timeline', outbound: 'Outbound', overview: 'Overview',
+    inbound: 'Inbound', review: 'Review queue', timeline: 'Resource timeline', outbound: 'Outbound', overview: 'Overview', audit: 'Audit',
   },
   tr: {
     signIn: 'Giriş yap', token: 'Erişim anahtarı', signOut: 'Çıkış', wrongToken: 'Yanlış anahtar.',
     apply: 'Uygula', clear: 'Temizle', cancel: 'İptal', confirm: 'Onayla', live: 'canlı güncelleme',
-    inbound: 'Gelen', review: 'İnceleme kuyruğu', timeline: 'Nesne zaman çizelgesi', outbound: 'Giden', overview: 'Özet',
+    inbound: 'Gelen', review: 'İnceleme kuyruğu', timeline: 'Nesne zaman çizelgesi', outbound: 'Giden', overview: 'Özet', audit: 'Denetim',
   },
 };
 
@@ -34,6 +35,7 @@ export const words = {
   timeline: timelineWords,
   outbound: outboundWords,
   overview: overviewWords,
+  audit: auditWords,
   status: statusWords,
 };
 
