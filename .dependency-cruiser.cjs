@@ -21,7 +21,7 @@ const rooms = [
     label: 'api/',
     path: '^src/api/',
     pathNot: '^src/api/reference\\.ts$',
-    uses: ['alerts/', 'auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
+    uses: ['alerts/', 'audit/', 'auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
     says: 'the admin HTTP API: route specs (path, permission, zod schemas) that register the routes and make the OpenAPI document; one file per area, input guards',
   },
   {
@@ -41,7 +41,8 @@ const rooms = [
     says: 'who is calling: the admin token, operators and their roles, browser sessions, and the check every admin request passes (bearer token, or session cookie with its CSRF token)',
   },
   { label: 'inbox/', path: '^src/inbox/', uses: ['retention/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'what an operator does with received deliveries: list, show, replay, discard, and bulk replay or discard (one path for the panel\'s jobs and the CLI)' },
-  { label: 'reconcile/', path: '^src/reconcile/', uses: ['receiver/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: "compare a source with the provider's own API: adapters (stripe, generic, github), runs, findings, the schedule" },
+  { label: 'reconcile/', path: '^src/reconcile/', uses: ['audit/', 'receiver/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: "compare a source with the provider's own API: adapters (stripe, generic, github), runs, findings, the schedule" },
+  { label: 'audit/', path: '^src/audit/', uses: ['store/', 'settings.ts service.ts', 'kernel'], says: 'the audit trail: one row per operator action (the admin API\'s hooks, and the CLI\'s own store actions), the sign-in limit, what a row may say' },
   { label: 'provider/', path: '^src/provider/', uses: ['receiver/', 'signing/', 'kernel'], says: "a provider's invoices and each scheme's natural envelope (shared by simulate and prove)" },
   { label: 'receiver/', path: '^src/receiver/', uses: ['config/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
   { label: 'worker/', path: '^src/worker/', uses: ['config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },

@@ -38,6 +38,7 @@ export const errorCatalogue = {
   // admin API
   UNAUTHORIZED: { status: 401, message: 'missing or wrong admin token' },
   FORBIDDEN: { status: 403, message: "the caller's role does not allow this" },
+  SIGN_IN_LIMITED: { status: 429, message: 'too many refused sign-ins from this address or token, retry later' },
   NOT_FOUND: { status: 404, message: 'not found' },
   TENANT_NOT_FOUND: { status: 404, message: 'no such tenant' },
   CONFIRMATION_REQUIRED: { status: 400, message: 'this operation removes data and must be confirmed' },

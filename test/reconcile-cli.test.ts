@@ -89,6 +89,8 @@ describe('CLI: tekil reconcile', () => {
     expect(applied.stdout).toMatch(/missing 3 {2}unprocessed 0 {2}state 0 {2}extra 0/);
     expect(applied.stdout.match(/recorded/g)).toHaveLength(3);
     expect(await count(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE headers ? 'x-tekil-reconcile'`)).toBe(3);
+    // The change made on the store itself is audited (the dry run before it is not).
+    expect(await count(`SELECT count(*)::int AS n FROM audit_events WHERE method = 'CLI' AND route = 'tekil reconcile --apply' AND status = 200 AND actor LIKE 'cli:%' AND target->>'source' = 'stripe'`)).toBe(1);
 
     // No worker ran: the recorded events wait in the inbox, so they are unprocessed now, with the replay command.
     const after = await cli('--source', 'stripe', '--since', '2026-11-28T00:00Z', '--json');

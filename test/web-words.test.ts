@@ -24,6 +24,7 @@ const MODULES: Record<string, string> = {
   'outbound-message.js': 'outbound',
   'overview.js': 'overview',
   'incidents.js': 'incidents',
+  'audit.js': 'audit',
 };
 
 /** Word keys a module names literally: t('key'), word(tag, 'key'), column labels, empty rows, data-i18n. */

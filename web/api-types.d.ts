@@ -590,6 +590,47 @@ export interface ApiOperations {
     };
     body: undefined;
   };
+  /** The audit trail, newest first: every change asked of this API, and refused sign-ins */
+  "GET /audit": {
+    path: Record<string, never>;
+    query: {
+      actor?: string;
+      route?: string;
+      method?: "POST" | "PUT" | "PATCH" | "DELETE" | "GET";
+      since?: string;
+      until?: string;
+      outcome?: "ok" | "refused";
+      cursor?: string;
+      limit?: number;
+    };
+    body: undefined;
+  };
+  /** Export the audit rows matching the filter as CSV */
+  "GET /audit/export.csv": {
+    path: Record<string, never>;
+    query: {
+      actor?: string;
+      route?: string;
+      method?: "POST" | "PUT" | "PATCH" | "DELETE" | "GET";
+      since?: string;
+      until?: string;
+      outcome?: "ok" | "refused";
+    };
+    body: undefined;
+  };
+  /** Export the audit rows matching the filter as XLSX */
+  "GET /audit/export.xlsx": {
+    path: Record<string, never>;
+    query: {
+      actor?: string;
+      route?: string;
+      method?: "POST" | "PUT" | "PATCH" | "DELETE" | "GET";
+      since?: string;
+      until?: string;
+      outcome?: "ok" | "refused";
+    };
+    body: undefined;
+  };
   /** This API as an OpenAPI 3.1 document */
   "GET /openapi.json": {
     path: Record<string, never>;
@@ -660,6 +701,12 @@ export type ApiPath =
   | `/reconcile/findings?${string}`
   | "/incidents"
   | `/incidents?${string}`
+  | "/audit"
+  | `/audit?${string}`
+  | "/audit/export.csv"
+  | `/audit/export.csv?${string}`
+  | "/audit/export.xlsx"
+  | `/audit/export.xlsx?${string}`
   | "/openapi.json";
 export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];
 export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];

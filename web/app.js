@@ -11,6 +11,7 @@ import { overviewPage } from './overview.js';
 import { reviewPage } from './review.js';
 import { timelinePage } from './timeline.js';
 import { incidentsPage } from './incidents.js';
+import { auditPage } from './audit.js';
 
 /** @typedef {import('./lib.js').Page} Page */
 
@@ -32,6 +33,7 @@ const pages = [
   overviewPage,
   // Operating
   incidentsPage,
+  auditPage,
 ];
 const DEFAULT_PAGE = 'inbound';
 

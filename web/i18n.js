@@ -12,17 +12,18 @@ import { reviewWords } from './words-review.js';
 import { statusWords } from './words-status.js';
 import { timelineWords } from './words-timeline.js';
 import { incidentsWords } from './words-incidents.js';
+import { auditWords } from './words-audit.js';
 
 const common = {
   en: {
     signIn: 'Sign in', token: 'Token', signOut: 'Sign out', wrongToken: 'Wrong token.',
     apply: 'Apply', clear: 'Clear', cancel: 'Cancel', confirm: 'Confirm', live: 'live updates',
-    inbound: 'Inbound', review: 'Review queue', timeline: 'Resource timeline', outbound: 'Outbound', overview: 'Overview', incidents: 'Incidents',
+    inbound: 'Inbound', review: 'Review queue', timeline: 'Resource timeline', outbound: 'Outbound', overview: 'Overview', incidents: 'Incidents', audit: 'Audit',
   },
   tr: {
     signIn: 'Giriş yap', token: 'Erişim anahtarı', signOut: 'Çıkış', wrongToken: 'Yanlış anahtar.',
     apply: 'Uygula', clear: 'Temizle', cancel: 'İptal', confirm: 'Onayla', live: 'canlı güncelleme',
-    inbound: 'Gelen', review: 'İnceleme kuyruğu', timeline: 'Nesne zaman çizelgesi', outbound: 'Giden', overview: 'Özet', incidents: 'Olaylar',
+    inbound: 'Gelen', review: 'İnceleme kuyruğu', timeline: 'Nesne zaman çizelgesi', outbound: 'Giden', overview: 'Özet', incidents: 'Olaylar', audit: 'Denetim',
   },
 };
 
@@ -36,6 +37,7 @@ export const words = {
   outbound: outboundWords,
   overview: overviewWords,
   incidents: incidentsWords,
+  audit: auditWords,
   status: statusWords,
 };
 

@@ -141,7 +141,8 @@ export async function api(method, path, body) {
   /** @type {Record<string, string>} */
   const headers = {};
   if (body !== undefined) headers['content-type'] = 'application/json';
-  if (method !== 'GET' && session.csrfToken) headers['x-tekil-csrf'] = session.csrfToken;
+  // Also on reads: a read that needs more than the view permission (the audit trail) asks for it too.
+  if (session.csrfToken) headers['x-tekil-csrf'] = session.csrfToken;
   const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
   const data = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
   if (!res.ok) throw new ApiError(data?.message ?? `HTTP ${res.status}`, res.status, data?.error);

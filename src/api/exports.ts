@@ -24,7 +24,7 @@ async function exportBody(table: ExportTable, format: Format, onError: (err: unk
   return (await import('../dashboard/exports/pdf.js')).tablePdf(table, onError);
 }
 
-async function send(reply: FastifyReply, ctx: Context, table: ExportTable, format: Format, name: string): Promise<FastifyReply> {
+export async function send(reply: FastifyReply, ctx: Context, table: ExportTable, format: Format, name: string): Promise<FastifyReply> {
   // Headers are sent before the first row is read: a failure mid-way can only cut the download short.
   const onError = (err: unknown) => ctx.logger.warn({ err, format }, 'export failed part-way');
   const body = await exportBody(table, format, onError);

@@ -14,6 +14,8 @@ import { statsRoutes } from './stats.js';
 import { exportRoutes } from './exports.js';
 import { jobRoutes } from './jobs.js';
 import { eventRoutes } from './events.js';
+import { auditRoutes } from './audit.js';
+import { registerAuditTrail } from '../audit/trail.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
@@ -38,9 +40,12 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   eventRoutes,
   reconcileRoutes,
   incidentRoutes,
+  auditRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {
+  // Before authentication: the sign-in limit refuses first, and every change is recorded (docs/audit.md).
+  registerAuditTrail(app, ctx);
   // Who is calling, and may they: src/auth/authenticate.ts (bearer token, or the cookie with its CSRF token).
   app.addHook('onRequest', async (req) => {
     const permission = req.routeOptions.config.permission;
@@ -49,7 +54,7 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
       authorization: req.headers.authorization,
       cookie: req.headers.cookie,
       csrf: req.headers[CSRF_HEADER],
-    });
+    }, (caller) => (req.caller = caller));
     req.caller = caller;
     if (session) req.session = session;
   });

@@ -19,6 +19,7 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     async ({ body }, req, reply) => {
       const caller = await callerForToken(ctx.db, adminToken, body.token);
       if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token or an operator token' });
+      req.caller = caller; // for the audit row of this sign-in
       const { id, session } = await openSession(ctx.db, caller, adminToken);
       reply.header('set-cookie', sessionCookie(id, req.protocol === 'https'));
       reply.header('cache-control', 'no-store');

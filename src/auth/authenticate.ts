@@ -22,7 +22,14 @@ export interface Authenticated {
  * made with the cookie must also carry the session's CSRF token in a header, which another site's page
  * cannot read or set. Then the permission is checked against the caller's role.
  */
-export async function authenticate(db: Queryable, adminToken: string, permission: Permission | undefined, presented: PresentedCredentials): Promise<Authenticated> {
+export async function authenticate(
+  db: Queryable,
+  adminToken: string,
+  permission: Permission | undefined,
+  presented: PresentedCredentials,
+  /** Told who is calling before the role is checked, so a refusal still names its caller (the audit trail). */
+  identified?: (caller: Caller) => void,
+): Promise<Authenticated> {
   const { authorization: header } = presented;
   const cookie = readCookie(presented.cookie, SESSION_COOKIE);
   let found: Authenticated;
@@ -45,6 +52,7 @@ export async function authenticate(db: Queryable, adminToken: string, permission
     }
     found = { caller };
   }
+  identified?.(found.caller);
   // A route without a declared permission (none today) is treated as the strictest.
   const needed = permission ?? 'admin';
   if (!roleAllows(found.caller.role, needed)) {

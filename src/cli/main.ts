@@ -13,6 +13,7 @@ import { registerReconcileCommand } from './reconcile.js';
 import { registerSimulateCommand } from './simulate.js';
 import { registerOperatorsCommand } from './operators.js';
 import { registerListenCommand } from './listen.js';
+import { registerAuditCommand } from './audit.js';
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -33,6 +34,7 @@ registerReconcileCommand(program);
 registerSimulateCommand(program);
 registerOperatorsCommand(program);
 registerListenCommand(program);
+registerAuditCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint

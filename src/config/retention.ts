@@ -48,6 +48,10 @@ export const retentionSweepSchema = z
      * never shorter than the batch before it took, so a sweep uses at most half of one connection's time.
      */
     batch_pause: durationMs.default(100),
+    /** The audit trail (docs/audit.md): rows older than this are deleted; never less than 90 days. */
+    audit: z
+      .union([z.literal('never').transform(() => null), durationMs.pipe(z.number().min(90 * 86_400_000, 'expected at least 90d: the audit trail outlives the actions it records'))])
+      .default(400 * 86_400_000),
   })
   .strict()
   .superRefine(recordsOutliveBodies);

@@ -1,6 +1,7 @@
 import type { TekilConfig } from '../config/schema.js';
 import type { ReconcileConfig } from '../config/source.js';
-import { TekilError } from '../errors.js';
+import { TekilError, isTekilError } from '../errors.js';
+import { recordLocalAction } from '../audit/local-action.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
 import { insertDelivery } from '../store/sql/inbox/insert-deliveries.js';
@@ -196,9 +197,22 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
     const message = err instanceof Error ? err.message : String(err);
     await finishRun.run(db, { id: run.id, status: 'failed', error: message.slice(0, 1000) }).catch((e: unknown) => log.error({ err: e }, 'could not mark the run failed'));
     log.warn({ err }, 'reconcile run failed; the next run resumes from its cursor');
+    await auditLocalApply(deps, request, run.id, err);
     throw err;
   }
+  await auditLocalApply(deps, request, run.id);
   return reportOf(db, run.id);
+}
+
+/** `tekil reconcile --apply` on the store itself changes the inbox with no API call to audit it: recorded here. */
+async function auditLocalApply(deps: ReconcileDeps, request: ReconcileRequest, runId: string, err?: unknown): Promise<void> {
+  if (request.trigger !== 'cli' || !request.apply) return;
+  const code = err === undefined ? undefined : isTekilError(err) ? err.code : 'INTERNAL';
+  await recordLocalAction(deps.db, deps.logger, {
+    command: 'tekil reconcile --apply',
+    target: { source: request.source, run: runId, since: request.window.start.toISOString(), until: request.window.end?.toISOString() ?? null },
+    error: code === undefined ? undefined : { code },
+  });
 }
 
 /** A run's stored state, counts and findings. */

@@ -5,6 +5,7 @@ import type { Queryable } from '../store/db.js';
 import { deleteInboxRecords, trimInboxBodies } from '../store/sql/inbox/retention.js';
 import { deleteOutboxMessages, lockOutboxMessages, lockOutboxPayloads, trimOutboxPayloads } from '../store/sql/outbox/retention.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { deleteAuditEvents } from '../store/sql/audit/events.js';
 
 /** Held by the transaction of each batch: one process sweeps at a time, the others skip the sweep. */
 const RETENTION_LOCK = 7_340_002;
@@ -15,13 +16,15 @@ export interface SweepCounts {
   inboxDeleted: number;
   outboxTrimmed: number;
   outboxDeleted: number;
+  /** Audit rows older than `retention.audit`. */
+  auditDeleted: number;
   /** True when this process left the rest of the sweep to another one that was sweeping. */
   yielded: boolean;
 }
 
 /** One batched job: a statement, its parameters before the batch size, and what its rows count as. */
 interface Step {
-  store: 'inbox' | 'outbox';
+  store: 'inbox' | 'outbox' | 'audit';
   action: 'trimmed' | 'deleted';
   source?: string;
   /** One batch from `start` on: the rows it went over (changed, or only locked when `apply` is set). */
@@ -77,6 +80,10 @@ function stepsAt(ctx: Context, now: number): Step[] {
       apply: async (tx, ids) => (await trimOutboxPayloads.run(tx, { ids })).rowCount,
     });
   }
+  const audit = cutOff(ctx.config.retention.audit);
+  if (audit) {
+    steps.push({ store: 'audit', action: 'deleted', select: async (tx, batchSize, start) => (await deleteAuditEvents.run(tx, { cutoff: audit, start, batchSize })).rows });
+  }
   return steps;
 }
 
@@ -86,7 +93,7 @@ function retentionMetrics(ctx: Context) {
     existing ??
     new Counter({
       name: 'tekil_retention_rows_total',
-      help: 'Rows retention changed: bodies trimmed (the record kept) and records deleted, by store (inbox, outbox).',
+      help: 'Rows retention changed: bodies trimmed (the record kept) and records deleted, by store (inbox, outbox, audit).',
       labelNames: ['store', 'action'],
       registers: [ctx.metrics],
     });
@@ -133,7 +140,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
   }
 
   async function sweepOnce(now = new Date()): Promise<SweepCounts> {
-    const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0, yielded: false };
+    const counts: SweepCounts = { inboxTrimmed: 0, inboxDeleted: 0, outboxTrimmed: 0, outboxDeleted: 0, auditDeleted: 0, yielded: false };
     const started = process.hrtime.bigint();
     for (const step of stepsAt(ctx, now.getTime())) {
       let candidates: number;
@@ -154,7 +161,8 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
         candidates = times.length;
         for (const at of times) if (at > start) start = at;
         metrics.rows.inc({ store: step.store, action: step.action }, result.changed);
-        counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += result.changed;
+        if (step.store === 'audit') counts.auditDeleted += result.changed;
+        else counts[`${step.store}${step.action === 'trimmed' ? 'Trimmed' : 'Deleted'}`] += result.changed;
         // As long as the batch itself took, and at least batch_pause: a slow store (busy, or a big
         // backlog) slows the sweep down rather than the other way round.
         const pause = Math.max(batchPause, Date.now() - batchStarted);
@@ -162,7 +170,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       } while (candidates === batchSize);
     }
     metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted > 0) log.info(counts, 'retention sweep done');
+    if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted + counts.auditDeleted > 0) log.info(counts, 'retention sweep done');
     return counts;
   }
 

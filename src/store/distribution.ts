@@ -43,6 +43,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   operators: 'reference',
   dashboard_sessions: 'coordinator',
   dashboard_jobs: 'coordinator',
+  // Admin data, written by the api role only.
+  audit_events: 'coordinator',
   tekil_migrations: 'coordinator',
   // Alerts' incidents: a handful of rows, written by one evaluator at a time.
   incidents: 'coordinator',
