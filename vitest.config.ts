@@ -24,6 +24,7 @@ const endToEnd = [
   'test/chaos.test.ts',
   'test/simulate-run.test.ts',
   'test/prove-tekil.test.ts',
+  'test/prove-schemes.test.ts',
   'test/prove-receivers.test.ts',
   'test/multi-process.test.ts',
   'test/supervisor.test.ts',

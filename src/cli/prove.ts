@@ -4,6 +4,7 @@ import { TekilError } from '../errors.js';
 import { parseDuration } from '../config/units.js';
 import { schemeNames, type SchemeName } from '../signing/index.js';
 import { parseHmacOption } from './config.js';
+import { parseNamedSecrets } from './sign.js';
 import { defaultProveOptions, formatJunit, formatRow, formatSummary, parseCheckList, runProve, type ProveOptions } from '../prove/index.js';
 
 interface ProveCliOptions {
@@ -11,6 +12,7 @@ interface ProveCliOptions {
   scheme: SchemeName;
   secret: string;
   hmac?: string;
+  namedSecret: string[];
   effects: string;
   control?: string;
   callbackUrl?: string;
@@ -50,6 +52,10 @@ function proveOptions(opts: ProveCliOptions): ProveOptions {
   const copies = Number(opts.copies);
   if (!Number.isInteger(copies) || copies < 2 || copies > 500) throw new TekilError('VALIDATION_FAILED', '--copies: a whole number from 2 to 500');
   const hmac = opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac);
+  const namedSecrets = parseNamedSecrets(opts.namedSecret);
+  if (opts.scheme === 'paytr' && namedSecrets.salt === undefined) {
+    throw new TekilError('VALIDATION_FAILED', '--scheme paytr needs --named-secret salt=<merchant_salt>', { hint: '--secret is the merchant_key' });
+  }
   const control = httpUrl(opts.control, '--control');
   const callbackUrl = httpUrl(opts.callbackUrl, '--callback-url');
   const providerList = httpUrl(opts.providerList, '--provider-list');
@@ -59,6 +65,7 @@ function proveOptions(opts: ProveCliOptions): ProveOptions {
     scheme: opts.scheme,
     secret: opts.secret,
     ...(hmac ? { hmac } : {}),
+    ...(Object.keys(namedSecrets).length ? { namedSecrets } : {}),
     effectsUrl: httpUrl(opts.effects, '--effects') as string,
     ...(control ? { controlUrl: control } : {}),
     ...(callbackUrl ? { callbackUrl } : {}),
@@ -79,6 +86,7 @@ export function registerProveCommand(program: Command): void {
     .addOption(new Option('--scheme <scheme>', 'signature scheme the receiver verifies').choices(schemeNames).makeOptionMandatory())
     .requiredOption('--secret <secret>', "the receiver's signing secret for this scheme")
     .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
+    .option('--named-secret <name=value>', 'a further secret the scheme signs, e.g. salt=… (merchant_salt) for --scheme paytr; repeatable', (v: string, acc: string[]) => [...acc, v], [] as string[])
     .requiredOption('--effects <url>', 'GET → {"<resource id>": {"count": n, "state": "…"}}')
     .option('--control <url>', 'base of POST fail-next / slow-next?ms=N (staging only); without it busy-duplicate, crash and replay-after-fix are skipped')
     .option('--callback-url <url>', 'a second URL of the same receiver, for second-endpoint')

@@ -82,7 +82,7 @@ async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
 }
 
 /** `--named-secret salt=…` (repeatable) → { salt: … }. */
-function parseNamedSecrets(values: readonly string[]): Record<string, string> {
+export function parseNamedSecrets(values: readonly string[]): Record<string, string> {
   const out: Record<string, string> = {};
   for (const value of values) {
     const eq = value.indexOf('=');

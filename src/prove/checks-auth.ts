@@ -50,7 +50,7 @@ async function refuses(s: ProveSession, check: string, attacks: readonly Attack[
     figures[`count_${i + 1}`] = count;
     if (isSuccess(answer) || count > 0) {
       problems.push(`${attack.what} was answered ${describeAnswer(answer)} and its effect ${times(count)}: ${attack.bug}`);
-    } else if (answer.status === undefined || answer.status >= 500) {
+    } else if (answer.status === undefined || answer.status < 400 || answer.status >= 500) {
       problems.push(`${attack.what} was answered ${describeAnswer(answer)}, not 4xx: the provider retries a 5xx, and this request will never verify`);
     }
   });
@@ -64,7 +64,11 @@ export const signature: CheckRun = (s) =>
     {
       what: 'a body changed after signing',
       bug: 'the receiver does not verify the signature over the raw body',
-      send: { tamper: (body) => Buffer.from(body.toString('utf8').replace('"49.90"', '"0.01"')) },
+      // The amount, in a JSON body or in PayTR's form (kuruş); iyzico's signed status (it sends no amount).
+      send: {
+        tamper: (body) =>
+          Buffer.from(body.toString('utf8').replace('"49.90"', '"0.01"').replace('total_amount=4990', 'total_amount=1').replace('"status":"SUCCESS"', '"status":"FAILURE"')),
+      },
     },
   ]);
 

@@ -12,9 +12,10 @@ export const deliver: CheckRun = async (s) => {
   const answer = await s.send(e);
   const figures = { answer: describeAnswer(answer), answer_ms: answer.ms };
   if (!isSuccess(answer)) {
-    const refused = answer.status !== undefined && answer.status < 500;
+    const refused = answer.status !== undefined && answer.status >= 400 && answer.status < 500;
+    const why = answer.unexpectedBody ? '' : refused ? ': the receiver refuses valid requests (check --url, --scheme and --secret against its configuration)' : ': the receiver fails or is too slow on a plain delivery';
     return failed(
-      `a correctly signed invoice.paid was answered ${describeAnswer(answer)}${refused ? ': the receiver refuses valid requests (check --url, --scheme and --secret against its configuration)' : ': the receiver fails or is too slow on a plain delivery'}`,
+      `a correctly signed invoice.paid was answered ${describeAnswer(answer)}${why}`,
       figures,
     );
   }

@@ -6,22 +6,34 @@ import { TekilError } from '../errors.js';
 export interface Answer {
   status?: number;
   error?: string;
+  /** A 2xx whose body is not the one the provider waits for (PayTR's `OK`): the provider resends. */
+  unexpectedBody?: { got: string; expected: string };
   ms: number;
 }
 
-export const isSuccess = (a: Answer): boolean => a.status !== undefined && a.status >= 200 && a.status < 300;
-export const describeAnswer = (a: Answer): string => (a.status !== undefined ? `HTTP ${a.status}` : (a.error ?? 'no answer'));
+export const isSuccess = (a: Answer): boolean => a.status !== undefined && a.status >= 200 && a.status < 300 && a.unexpectedBody === undefined;
+export const describeAnswer = (a: Answer): string => {
+  if (a.status === undefined) return a.error ?? 'no answer';
+  if (a.unexpectedBody === undefined) return `HTTP ${a.status}`;
+  const got = a.unexpectedBody.got.length > 40 ? `${a.unexpectedBody.got.slice(0, 40)}…` : a.unexpectedBody.got;
+  return `HTTP ${a.status} with body ${JSON.stringify(got)}, not the ${JSON.stringify(a.unexpectedBody.expected)} the provider waits for`;
+};
 
 /**
  * POSTs as a provider does: gives up after `timeoutMs` (a provider's timeout; the receiver may still be
- * working) and reads the whole answer, so the connection can be reused.
+ * working) and reads the whole answer, so the connection can be reused. With `expectedBody`, a 2xx
+ * counts only when its body is exactly that (PayTR resends until it reads `OK`).
  */
-export async function postOnce(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number): Promise<Answer> {
+export async function postOnce(url: string, body: Buffer, headers: Record<string, string>, timeoutMs: number, expectedBody?: string): Promise<Answer> {
   const started = Date.now();
   try {
     const res = await request(url, { method: 'POST', body, headers, signal: AbortSignal.timeout(timeoutMs) });
-    await res.body.dump();
-    return { status: res.statusCode, ms: Date.now() - started };
+    if (expectedBody === undefined || res.statusCode < 200 || res.statusCode >= 300) {
+      await res.body.dump();
+      return { status: res.statusCode, ms: Date.now() - started };
+    }
+    const got = await res.body.text();
+    return { status: res.statusCode, ...(got === expectedBody ? {} : { unexpectedBody: { got, expected: expectedBody } }), ms: Date.now() - started };
   } catch (err) {
     const ms = Date.now() - started;
     const name = err instanceof Error ? err.name : '';

@@ -12,6 +12,8 @@ export interface ProveOptions {
   /** The receiver's active secret for this scheme. */
   secret: string;
   hmac?: HmacSchemeOptions;
+  /** Further secrets the scheme signs with, e.g. PayTR's `salt` (its merchant_salt). */
+  namedSecrets?: Record<string, string>;
   effectsUrl: string;
   /** Base of the control contract (`<control>/fail-next`, `<control>/slow-next`); staging only. */
   controlUrl?: string;
@@ -74,7 +76,8 @@ export class ProveSession {
   constructor(readonly options: ProveOptions) {}
 
   newInvoiceId(): string {
-    return fresh(`inv_${this.runId}`);
+    // PayTR's merchant_oid is letters and digits only: the id the receiver sees must be the same one.
+    return fresh(this.options.scheme === 'paytr' ? `inv${this.runId}` : `inv_${this.runId}`);
   }
 
   event(invoiceId: string, status: InvoiceStatus, occurredAt = new Date()): InvoiceEvent {
@@ -91,9 +94,11 @@ export class ProveSession {
     const signed = signedInvoiceRequest(o.scheme, options.secrets ?? [o.secret], e, {
       ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
       ...(o.hmac ? { hmac: o.hmac } : {}),
+      ...(o.namedSecrets ? { namedSecrets: o.namedSecrets } : {}),
     });
     const body = options.tamper ? options.tamper(signed.body) : signed.body;
-    return postOnce(options.url ?? o.url, body, signed.headers, options.timeoutMs ?? o.providerTimeoutMs);
+    // PayTR counts a notification as received only when the answer is exactly `OK`.
+    return postOnce(options.url ?? o.url, body, signed.headers, options.timeoutMs ?? o.providerTimeoutMs, o.scheme === 'paytr' ? 'OK' : undefined);
   }
 
   /** Sends until a 2xx, freshly signed each time, waiting the ladder's gaps between tries. */
