@@ -12,7 +12,6 @@ import { createRetentionSweeper, type RetentionSweeper } from '../src/retention/
 import { createScheme } from '../src/signing/index.js';
 
 const TOKEN = 'tk_retention_token';
-const DAY = 86_400_000;
 
 /**
  * Retention through the real surfaces: a processed delivery loses its body after `bodies`, and the

@@ -13,7 +13,7 @@
 // not a dispatcher to use.
 import { createHmac, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
+import type pg from 'pg';
 import { Agent, request } from 'undici';
 
 const CLAIM_SIZE = 200;

@@ -18,7 +18,7 @@ export interface AttemptOutcome {
 
 /** The answer's text as a text column can hold it: Postgres refuses NUL, which a receiver may well send. */
 function storableBody(body: string | null): string | null {
-  return body !== null && body.includes('\u0000') ? body.replaceAll('\u0000', '\uFFFD') : body;
+  return body?.includes('\u0000') ? body.replaceAll('\u0000', '\uFFFD') : body;
 }
 
 /** Only 2xx is a success; a redirect is a failure (never followed), and so is every other answer. */

@@ -62,7 +62,6 @@ export async function completeDeliveries(
     try {
       await writeOutcomes(tx, [completion], worker, token);
       await outcomesSavepoint.release.run(tx);
-      continue;
     } catch (err) {
       if (!isValueRefusal(err)) throw err;
       await outcomesSavepoint.rollbackTo.run(tx);

@@ -34,6 +34,7 @@ export interface HandlerContext {
 }
 
 /** What a handler may answer: the local record it touched (an order id), or nothing. */
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that returns nothing is typed void, and must be accepted.
 export type HandlerResult = void | undefined | string | { resultRef?: string | null | undefined };
 
 export type Handler<P = unknown> = (event: InboxEvent<P>, ctx: HandlerContext) => Promise<HandlerResult> | HandlerResult;

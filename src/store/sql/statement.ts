@@ -42,6 +42,7 @@ export interface ForeignClient {
 /** A statement's parameters: a named object, or none. */
 export type Params = Record<string, unknown>;
 /** The parameters of a statement that takes none. */
+// biome-ignore lint/complexity/noBannedTypes: the empty object type is the point: no key may be passed.
 export type NoParams = {};
 
 export interface Statement<P extends Params, R = Record<string, unknown>> {

@@ -1,4 +1,4 @@
-import { defineStatement, type NoParams, type Statement } from '../statement.js';
+import { defineStatement, type Statement } from '../statement.js';
 
 /** Endpoint administration: small statements, one file. */
 
