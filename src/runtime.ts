@@ -88,11 +88,18 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     if (roles.has('worker')) services.push(createRetentionSweeper(ctx));
     // Alerts too (one process at a time evaluates; docs/alerts.md).
     if (roles.has('worker') && ctx.config.alerts.enabled) services.push(createAlertEvaluator(ctx));
-    if (roles.has('receiver') && ctx.config.alerts.enabled && ctx.config.alerts.rules.signature_failures.enabled) services.push(createSignatureFailureFlusher(ctx));
+    if (roles.has('receiver') && ctx.config.alerts.enabled && ctx.config.alerts.rules.signature_failures.enabled)
+      services.push(createSignatureFailureFlusher(ctx));
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const readMetrics = options.metricsReader?.(ctx.metrics);
-    const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}), ...(readMetrics ? { readMetrics } : {}) });
+    const app = await buildApp({
+      ctx,
+      roles,
+      ...(adminToken ? { adminToken: adminToken.token } : {}),
+      ...(batcher ? { batcher } : {}),
+      ...(readMetrics ? { readMetrics } : {}),
+    });
     for (const s of services) await s.start();
     const url = await app.listen({ host: options.host ?? config.server.host, port: options.port ?? config.server.port });
     let closing: Promise<void> | undefined;

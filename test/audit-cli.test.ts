@@ -23,7 +23,15 @@ describe('CLI: tekil audit against a running tekil', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tekil-audit-cli-'));
     t = await createTestDb();
     env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: dataDir };
-    tekil = await startTekil({ config: parseConfig({}), roles: new Set(['api']), env, db: t.db, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
+    tekil = await startTekil({
+      config: parseConfig({}),
+      roles: new Set(['api']),
+      env,
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      logger: createLogger({ level: 'silent' }),
+    });
     env.TEKIL_URL = tekil.url;
   });
   afterAll(async () => {
@@ -42,8 +50,14 @@ describe('CLI: tekil audit against a running tekil', () => {
     expect(lines[1]).toContain('/api/v1/operators/:id/revoke');
     expect(lines[2]).toMatch(/POST\s+\/api\/v1\/operators\s+201/);
 
-    const json = JSON.parse((await cli('audit', '--route', '/api/v1/operators', '--outcome', 'ok', '--json')).stdout) as Array<{ actor: string; status: number; target: { body: { name: string } } }>;
-    expect(json).toEqual([expect.objectContaining({ actor: 'admin', status: 201, target: expect.objectContaining({ body: { name: 'selin', role: 'operator' } }) })]);
+    const json = JSON.parse((await cli('audit', '--route', '/api/v1/operators', '--outcome', 'ok', '--json')).stdout) as Array<{
+      actor: string;
+      status: number;
+      target: { body: { name: string } };
+    }>;
+    expect(json).toEqual([
+      expect.objectContaining({ actor: 'admin', status: 201, target: expect.objectContaining({ body: { name: 'selin', role: 'operator' } }) }),
+    ]);
     expect(JSON.stringify(json)).not.toContain(token);
 
     const paged = JSON.parse((await cli('audit', '--limit', '1', '--all', '--json')).stdout) as unknown[];

@@ -47,7 +47,11 @@ describe('the audit trail', () => {
       ...(remoteAddress === undefined ? {} : { remoteAddress }),
     });
   const latest = async (): Promise<AuditRow | undefined> =>
-    (await t.db.query<AuditRow>('SELECT id::text AS id, actor, role, address, method, route, target, status, error_code FROM audit_events ORDER BY audit_events.id DESC LIMIT 1')).rows[0];
+    (
+      await t.db.query<AuditRow>(
+        'SELECT id::text AS id, actor, role, address, method, route, target, status, error_code FROM audit_events ORDER BY audit_events.id DESC LIMIT 1',
+      )
+    ).rows[0];
   const count = async (): Promise<number> => Number((await t.db.query<{ n: string }>('SELECT count(*) AS n FROM audit_events')).rows[0]!.n);
   const allText = async (): Promise<string> => JSON.stringify((await t.db.query('SELECT * FROM audit_events')).rows);
 
@@ -194,7 +198,9 @@ describe('the audit trail', () => {
     for (let i = 0; i < 5; i++) expect((await call(`tko_Zq3W${'x'.repeat(20)}${i}`, 'GET', '/api/v1/inbox', undefined, `10.8.0.${i}`)).statusCode).toBe(401);
     const byPrefix = await call(`tko_Zq3W${'y'.repeat(21)}`, 'GET', '/api/v1/inbox', undefined, '10.8.1.1');
     expect(byPrefix.statusCode).toBe(429);
-    const refusals = (await t.db.query<AuditRow>("SELECT status, target FROM audit_events WHERE method = 'GET' AND route = '/api/v1/inbox' AND status IN (401, 429)")).rows;
+    const refusals = (
+      await t.db.query<AuditRow>("SELECT status, target FROM audit_events WHERE method = 'GET' AND route = '/api/v1/inbox' AND status IN (401, 429)")
+    ).rows;
     expect(refusals.filter((r) => r.status === 401)).toHaveLength(5);
     expect(refusals.filter((r) => r.status === 429).length).toBeGreaterThanOrEqual(2);
     expect(JSON.stringify(refusals)).not.toContain('tko_Zq3');
@@ -205,7 +211,9 @@ describe('the audit trail', () => {
     expect(ctx.config.retention.audit).toBe(400 * 86_400_000);
     expect(() => parseConfig({ retention: { audit: '30d' } })).toThrow(/at least 90d/);
     expect(parseConfig({ retention: { audit: 'never' } }).retention.audit).toBeNull();
-    await t.db.query(`INSERT INTO audit_events (at, actor, method, route, status) VALUES (now() - interval '401 days', 'old', 'POST', '/api/v1/x', 200), (now() - interval '399 days', 'kept', 'POST', '/api/v1/x', 200)`);
+    await t.db.query(
+      `INSERT INTO audit_events (at, actor, method, route, status) VALUES (now() - interval '401 days', 'old', 'POST', '/api/v1/x', 200), (now() - interval '399 days', 'kept', 'POST', '/api/v1/x', 200)`,
+    );
     const rows = await count();
     const swept = await createRetentionSweeper(ctx).sweepOnce();
     expect(swept.auditDeleted).toBe(1);

@@ -95,7 +95,15 @@ describe('CLI: replay-bulk shows its progress and stops cleanly on Ctrl-C', () =
     t = await createTestDb();
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-progress-cli-'));
     env = { ...process.env, TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dataDir };
-    tekil = await startTekil({ config: workerTestConfig(), roles: new Set(['api'] as const), env, db: t.db, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+    tekil = await startTekil({
+      config: workerTestConfig(),
+      roles: new Set(['api'] as const),
+      env,
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+    });
     env.TEKIL_URL = tekil.url;
   });
   afterAll(async () => {
@@ -107,14 +115,20 @@ describe('CLI: replay-bulk shows its progress and stops cleanly on Ctrl-C', () =
   it('under a terminal the line updates in place on stderr; with --json nothing but the JSON', async () => {
     expect(existsSync('/usr/bin/script')).toBe(true); // util-linux: runs the CLI under a pseudo-terminal
     await seedDead('evt_tty', 1500);
-    const tty = await run('script', ['-qec', `${process.execPath} ${CLI.join(' ')} inbox replay-bulk --source ${SOURCE}`, '/dev/null'], { env, timeout: 90_000 });
+    const tty = await run('script', ['-qec', `${process.execPath} ${CLI.join(' ')} inbox replay-bulk --source ${SOURCE}`, '/dev/null'], {
+      env,
+      timeout: 90_000,
+    });
     const draws = tty.stdout.split('\r\x1b[2K').filter((s) => s.startsWith('replay-bulk '));
     expect(draws.length).toBeGreaterThanOrEqual(2);
     expect(draws.at(-1)).toMatch(/^replay-bulk \d+\/1500 \d+% [\d.]+\/s .*at job_[0-9a-f]+/);
     expect(tty.stdout).toMatch(/queued 1500 deliveries/);
 
     await seedDead('evt_json', 500);
-    const json = await run('script', ['-qec', `${process.execPath} ${CLI.join(' ')} inbox replay-bulk --source ${SOURCE} --json`, '/dev/null'], { env, timeout: 90_000 });
+    const json = await run('script', ['-qec', `${process.execPath} ${CLI.join(' ')} inbox replay-bulk --source ${SOURCE} --json`, '/dev/null'], {
+      env,
+      timeout: 90_000,
+    });
     expect(json.stdout).not.toContain('replay-bulk');
     expect(json.stdout).not.toContain('\x1b[');
     expect(JSON.parse(json.stdout)).toMatchObject({ status: 'done', total: 500, changed: 500 });
@@ -146,7 +160,10 @@ describe('CLI: replay-bulk shows its progress and stops cleanly on Ctrl-C', () =
       for (let i = 0; i < 300; i++) await publish(tx, { type: 'export.event', data: { i } });
     });
     const file = join(dataDir, 'deliveries.csv');
-    const withFile = await run(process.execPath, [...CLI, 'messages', 'export', '-o', file], { env: { ...env, TEKIL_PROGRESS_INTERVAL: '1' }, timeout: 60_000 });
+    const withFile = await run(process.execPath, [...CLI, 'messages', 'export', '-o', file], {
+      env: { ...env, TEKIL_PROGRESS_INTERVAL: '1' },
+      timeout: 60_000,
+    });
     expect(withFile.stdout).toBe('');
     expect(withFile.stderr).toMatch(new RegExp(`^export [1-9]\\d* lines [\\d.]+/s at ${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
     const written = readFileSync(file, 'utf8');
@@ -182,4 +199,3 @@ describe('CLI: tekil migrate progress', () => {
     }
   });
 });
-

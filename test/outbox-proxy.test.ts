@@ -84,7 +84,12 @@ describe('outbox: sending through an egress proxy', () => {
         const before = { tunnels: proxy.tunnels, received: sink.requests.length };
         const { id } = await t.db.transaction((tx) => publish(tx, { type: 'proxied.event', data: { n: 1 } }));
         const attempts = async () =>
-          (await t.db.query<{ succeeded: boolean; error: string | null }>('SELECT succeeded, error FROM outbox_attempts WHERE message_id = $1 ORDER BY attempt', [id])).rows;
+          (
+            await t.db.query<{ succeeded: boolean; error: string | null }>(
+              'SELECT succeeded, error FROM outbox_attempts WHERE message_id = $1 ORDER BY attempt',
+              [id],
+            )
+          ).rows;
         await waitUntil(async () => (await attempts()).length > 0, 20_000, 'an attempt');
         const first = (await attempts())[0]!;
         if (outcome === 'succeeded') {
@@ -132,7 +137,10 @@ describe('outbox: sending through an egress proxy', () => {
       const config = workerTestConfig({ sending: { proxy: proxy.url('tekil', 's3cret') } }, { forward, ordering: undefined });
       const worker = createInboxWorker(testContext(t.db, config));
       const tunnels = proxy.tunnels;
-      await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body) VALUES ($1, 'evt_px', 'inv_px', 'invoice.paid', '\\x7b7d')`, [SOURCE]);
+      await t.db.query(
+        `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body) VALUES ($1, 'evt_px', 'inv_px', 'invoice.paid', '\\x7b7d')`,
+        [SOURCE],
+      );
       expect(await worker.runOnce()).toBe(1);
       expect(proxy.tunnels).toBe(tunnels + 1);
       expect(sink.requests.at(-1)!.path).toBe('/forwarded');

@@ -38,14 +38,18 @@ describe.skipIf(!onPostgres)('outbox: stopping while a claim is in flight', () =
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE outbox_queue IN ACCESS EXCLUSIVE MODE');
       await dispatcher.start();
-      await waitUntil(async () => {
-        // Not on the holder: inside its transaction pg_stat_activity would show the same snapshot every time.
-        const { rows } = await t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
+      await waitUntil(
+        async () => {
+          // Not on the holder: inside its transaction pg_stat_activity would show the same snapshot every time.
+          const { rows } = await t.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
            WHERE datname = current_database() AND application_name = 'tekil-dispatcher' AND wait_event_type = 'Lock'`,
-        );
-        return rows[0]!.n > 0;
-      }, 10_000, 'the dispatcher’s claim waiting on the table lock');
+          );
+          return rows[0]!.n > 0;
+        },
+        10_000,
+        'the dispatcher’s claim waiting on the table lock',
+      );
       // stop() takes what is queued (nothing yet) before its first await, so by the time it returns its
       // promise the claim's rows, which the lock still holds back, can only arrive after that release.
       stopped = dispatcher.stop();

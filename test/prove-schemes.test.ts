@@ -92,7 +92,9 @@ describe.concurrent('tekil prove --scheme paytr | iyzico against tekil', () => {
     expect(rowsNot(report, 'passed').filter((r) => !r.includes('skipped'))).toEqual([]);
     expect(report.counts.passed).toBe(11);
     // The receiver saw PayTR's own merchant_oid (letters and digits): the invoices prove created, each credited once.
-    const invoices = await t.db.query<{ status: string; paid_effects: number }>(`SELECT status, paid_effects FROM example_invoices WHERE id LIKE $1`, [`inv${report.runId}%`]);
+    const invoices = await t.db.query<{ status: string; paid_effects: number }>(`SELECT status, paid_effects FROM example_invoices WHERE id LIKE $1`, [
+      `inv${report.runId}%`,
+    ]);
     expect(invoices.rows.length).toBeGreaterThan(0);
     expect(invoices.rows.every((r) => r.status === 'paid' && Number(r.paid_effects) === 1)).toBe(true);
 
@@ -103,7 +105,11 @@ describe.concurrent('tekil prove --scheme paytr | iyzico against tekil', () => {
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const cliReport = JSON.parse(run.stdout) as { rows: { id: string; status: string }[] };
-    expect(cliReport.rows.filter((r) => r.status !== 'skipped').map((r) => `${r.id} ${r.status}`)).toEqual(['deliver passed', 'duplicate passed', 'signature passed']);
+    expect(cliReport.rows.filter((r) => r.status !== 'skipped').map((r) => `${r.id} ${r.status}`)).toEqual([
+      'deliver passed',
+      'duplicate passed',
+      'signature passed',
+    ]);
     // Without the salt nothing is sent: a coded error naming the option.
     const noSalt = await cli(...target, ...fast, '--only', 'deliver');
     expect(noSalt.code).not.toBe(0);
@@ -130,11 +136,27 @@ describe.concurrent('tekil prove --scheme paytr | iyzico against tekil', () => {
     expect(report.rows.filter((r) => r.status === 'skipped').map((r) => r.id)).toEqual(['timestamp', 'rotation', 'second-endpoint']);
     expect(rowsNot(report, 'passed').filter((r) => !r.includes('skipped'))).toEqual([]);
     expect(report.counts.passed).toBe(11);
-    const invoices = await t.db.query<{ status: string; paid_effects: number }>(`SELECT status, paid_effects FROM example_invoices WHERE id LIKE $1`, [`inv\\_${report.runId}%`]);
+    const invoices = await t.db.query<{ status: string; paid_effects: number }>(`SELECT status, paid_effects FROM example_invoices WHERE id LIKE $1`, [
+      `inv\\_${report.runId}%`,
+    ]);
     expect(invoices.rows.length).toBeGreaterThan(0);
     expect(invoices.rows.every((r) => r.status === 'paid' && Number(r.paid_effects) === 1)).toBe(true);
 
-    const run = await cli('--url', `${tekil.url}/in/shop`, '--scheme', 'iyzico', '--secret', IYZICO_SECRET_KEY, '--effects', `${endpoints.url}/_prove/effects`, '--settle', '150ms', '--only', 'deliver,signature', '--json');
+    const run = await cli(
+      '--url',
+      `${tekil.url}/in/shop`,
+      '--scheme',
+      'iyzico',
+      '--secret',
+      IYZICO_SECRET_KEY,
+      '--effects',
+      `${endpoints.url}/_prove/effects`,
+      '--settle',
+      '150ms',
+      '--only',
+      'deliver,signature',
+      '--json',
+    );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
   }, 120_000);

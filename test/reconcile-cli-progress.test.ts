@@ -62,9 +62,11 @@ describe('CLI: tekil reconcile progress and Ctrl-C', () => {
 
   it('prints plain progress lines off a terminal, stops on Ctrl-C with the cursor, and the printed command resumes', { timeout: 180_000 }, async () => {
     const first = start('--source', 'stripe', '--since', '2026-11-28T00:00Z');
-    await waitUntil(() => /reconcile [1-9]\d* items [\d.]+\/s at page \d+ cursor evt_p\d+/.test(first.out.stderr), 90_000, 'a progress line').catch((err: unknown) => {
-      throw new Error(`${String(err)}; stderr: ${first.out.stderr}; stdout: ${first.out.stdout.slice(0, 500)}`);
-    });
+    await waitUntil(() => /reconcile [1-9]\d* items [\d.]+\/s at page \d+ cursor evt_p\d+/.test(first.out.stderr), 90_000, 'a progress line').catch(
+      (err: unknown) => {
+        throw new Error(`${String(err)}; stderr: ${first.out.stderr}; stdout: ${first.out.stdout.slice(0, 500)}`);
+      },
+    );
     first.child.kill('SIGINT');
     expect(await first.exited).toBe(130);
     expect(first.out.stdout).toBe('');
@@ -73,7 +75,9 @@ describe('CLI: tekil reconcile progress and Ctrl-C', () => {
     const resume = /to resume from that cursor: tekil reconcile (.+)\n/.exec(first.out.stderr)![1]!.split(' ');
     expect(resume.slice(0, 3)).toEqual(['--source', 'stripe', '--since']);
     if (!onPostgres) return; // the embedded store: one run is enough (each process opens it anew, seconds each)
-    const { rows } = await t.db.query<{ status: string; cursor: string; error: string }>('SELECT status, cursor, error FROM reconcile_runs WHERE id = $1', [stopped![1]]);
+    const { rows } = await t.db.query<{ status: string; cursor: string; error: string }>('SELECT status, cursor, error FROM reconcile_runs WHERE id = $1', [
+      stopped![1],
+    ]);
     expect(rows[0]).toEqual({ status: 'failed', cursor: stopped![2], error: 'interrupted' });
 
     const again = start(...resume, '--json');

@@ -38,7 +38,13 @@ export const auditPage = {
   words: 'audit',
   async show(section, _args, query) {
     const filter = pick(query, FILTERS);
-    const list = table(columns, { words, id: 'audit-table', bodyId: 'audit-rows', empty: 'noEvents', rowProps: (e) => ({ dataset: { id: e.id, status: String(e.status) } }) });
+    const list = table(columns, {
+      words,
+      id: 'audit-table',
+      bodyId: 'audit-rows',
+      empty: 'noEvents',
+      rowProps: (e) => ({ dataset: { id: e.id, status: String(e.status) } }),
+    });
     /** @type {AuditEvent[]} */
     const shown = [];
     /** @type {string | null} */

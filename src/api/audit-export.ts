@@ -19,7 +19,9 @@ const auditColumns: readonly ExportColumn[] = [
 
 function describe(filter: AuditFilter): { filter: string; period: string } {
   const parts = (['actor', 'route', 'method', 'outcome'] as const).filter((k) => filter[k] !== undefined).map((k) => `${k} = ${filter[k]}`);
-  const period = [filter.since ? `from ${filter.since.toISOString()}` : undefined, filter.until ? `until ${filter.until.toISOString()}` : undefined].filter(Boolean).join(' ');
+  const period = [filter.since ? `from ${filter.since.toISOString()}` : undefined, filter.until ? `until ${filter.until.toISOString()}` : undefined]
+    .filter(Boolean)
+    .join(' ');
   return { filter: parts.length ? exportText(parts.join(', ')) : 'everything', period: period || 'all time' };
 }
 

@@ -19,7 +19,9 @@ const filterFields = {
   until: time.optional(),
   outcome: z.enum(['ok', 'refused']).optional(),
 };
-const listQuery = z.object({ ...filterFields, cursor: z.string().min(1).max(4096).optional(), limit: z.coerce.number().int().min(1).max(MAX_AUDIT_PAGE).default(100) }).strict();
+const listQuery = z
+  .object({ ...filterFields, cursor: z.string().min(1).max(4096).optional(), limit: z.coerce.number().int().min(1).max(MAX_AUDIT_PAGE).default(100) })
+  .strict();
 const exportQuery = z.object(filterFields).strict();
 
 function toFilter(q: z.infer<typeof exportQuery>): AuditFilter {
@@ -33,13 +35,28 @@ function toFilter(q: z.infer<typeof exportQuery>): AuditFilter {
 export function auditRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'audit';
   routes.add(
-    { method: 'GET', url: '/audit', tag, summary: 'The audit trail, newest first: every change asked of this API, and refused sign-ins', permission: 'operate', query: listQuery },
+    {
+      method: 'GET',
+      url: '/audit',
+      tag,
+      summary: 'The audit trail, newest first: every change asked of this API, and refused sign-ins',
+      permission: 'operate',
+      query: listQuery,
+    },
     async ({ query }) => listAudit(ctx.db, toFilter(query), query.limit, query.cursor),
   );
   const formats = { csv: 'text/csv; charset=utf-8', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet' } as const;
   for (const format of ['csv', 'xlsx'] as const) {
     routes.add(
-      { method: 'GET', url: `/audit/export.${format}`, tag, summary: `Export the audit rows matching the filter as ${format.toUpperCase()}`, permission: 'operate', query: exportQuery, produces: formats[format] },
+      {
+        method: 'GET',
+        url: `/audit/export.${format}`,
+        tag,
+        summary: `Export the audit rows matching the filter as ${format.toUpperCase()}`,
+        permission: 'operate',
+        query: exportQuery,
+        produces: formats[format],
+      },
       async ({ query }, _req, reply) => send(reply, ctx, auditExportTable(ctx.db, toFilter(query)), format, 'tekil-audit'),
     );
   }

@@ -50,11 +50,17 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
   app.addHook('onRequest', async (req) => {
     const permission = req.routeOptions.config.permission;
     if (permission === 'public') return;
-    const { caller, session } = await authenticate(ctx.db, adminToken, permission, {
-      authorization: req.headers.authorization,
-      cookie: req.headers.cookie,
-      csrf: req.headers[CSRF_HEADER],
-    }, (caller) => (req.caller = caller));
+    const { caller, session } = await authenticate(
+      ctx.db,
+      adminToken,
+      permission,
+      {
+        authorization: req.headers.authorization,
+        cookie: req.headers.cookie,
+        csrf: req.headers[CSRF_HEADER],
+      },
+      (caller) => (req.caller = caller),
+    );
     req.caller = caller;
     if (session) req.session = session;
   });

@@ -33,7 +33,12 @@ function toEvent(row: AuditEventRow): AuditEvent {
 }
 
 /** One page of the audit trail, newest first; `cursor` is the previous page's `next_cursor`. */
-export async function listAudit(db: Queryable, filter: AuditFilter, limit: number, cursor?: string): Promise<{ items: AuditEvent[]; next_cursor: string | null }> {
+export async function listAudit(
+  db: Queryable,
+  filter: AuditFilter,
+  limit: number,
+  cursor?: string,
+): Promise<{ items: AuditEvent[]; next_cursor: string | null }> {
   let before: string | null = null;
   if (cursor !== undefined) {
     [before] = decodeCursor(cursor, 1) as [string];

@@ -90,7 +90,11 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
   const limit = new SignInLimit({ failures: sign_in.failures, windowMs: sign_in.window });
   const failures =
     (ctx.metrics.getSingleMetric('tekil_audit_write_failures_total') as Counter | undefined) ??
-    new Counter({ name: 'tekil_audit_write_failures_total', help: 'Audit rows the store failed to take (each is logged whole at error level).', registers: [ctx.metrics] });
+    new Counter({
+      name: 'tekil_audit_write_failures_total',
+      help: 'Audit rows the store failed to take (each is logged whole at error level).',
+      registers: [ctx.metrics],
+    });
 
   const refuseIfLimited = (req: FastifyRequest, reply: FastifyReply, token: string | undefined) => {
     const wait = limit.retryAfter(signInKeys(req.ip, token));

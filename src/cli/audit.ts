@@ -26,7 +26,7 @@ export function registerAuditCommand(program: Command): void {
     .option('--outcome <outcome>', 'ok (status under 400) or refused')
     .option('--limit <n>', 'rows per page (at most 500)', '100')
     .option('--all', 'follow the pages to the end')
-    .option('--json', 'print JSON, with each row\'s target (ids, filter, input)')
+    .option('--json', "print JSON, with each row's target (ids, filter, input)")
     .action(async (flags: AuditFlags) => {
       const target = resolveApiTarget(flags);
       const query = new URLSearchParams();

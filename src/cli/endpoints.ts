@@ -27,7 +27,11 @@ function parseLadder(text: string): string | string[] {
 function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (flags.destination !== undefined) body.url = flags.destination;
-  if (flags.eventTypes !== undefined) body.event_types = flags.eventTypes.split(',').map((t) => t.trim()).filter(Boolean);
+  if (flags.eventTypes !== undefined)
+    body.event_types = flags.eventTypes
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
   if (flags.ladder !== undefined) body.ladder = parseLadder(flags.ladder);
   if (flags.timeout !== undefined) body.timeout = flags.timeout;
   if (flags.maxInFlight !== undefined) body.max_in_flight = Number(flags.maxInFlight);
@@ -56,7 +60,11 @@ const print = (value: unknown): void => {
 export function registerEndpointsCommand(program: Command): void {
   const endpoints = program.command('endpoints').description('Manage the endpoints tekil sends events to (through the admin API).');
 
-  settingOptions(addApiOptions(endpoints.command('create <destination>').description('Create an endpoint sending to <destination> (http or https URL); prints its secret once.')))
+  settingOptions(
+    addApiOptions(
+      endpoints.command('create <destination>').description('Create an endpoint sending to <destination> (http or https URL); prints its secret once.'),
+    ),
+  )
     .option('--tenant <id>', 'the tenant (merchant) it belongs to (default: the default tenant)')
     .action(async (destination: string, flags: EndpointFlags) => {
       const created = await callApi<Record<string, unknown>>(resolveApiTarget(flags), 'POST', '/api/v1/endpoints', endpointBody({ ...flags, destination }));

@@ -65,7 +65,15 @@ export function registerMessagesCommand(program: Command): void {
         throw new TekilError('VALIDATION_FAILED', `--data is not JSON: ${(err as Error).message}`, { cause: err });
       }
       const headers: Record<string, string> = flags.idempotencyKey ? { 'idempotency-key': flags.idempotencyKey } : {};
-      print(await callApi(resolveApiTarget(flags), 'POST', '/api/v1/messages', { ...(flags.tenant ? { tenant_id: flags.tenant } : {}), type: flags.type, resource_id: flags.resourceId ?? null, data }, headers));
+      print(
+        await callApi(
+          resolveApiTarget(flags),
+          'POST',
+          '/api/v1/messages',
+          { ...(flags.tenant ? { tenant_id: flags.tenant } : {}), type: flags.type, resource_id: flags.resourceId ?? null, data },
+          headers,
+        ),
+      );
     });
 
   filterOptions(addApiOptions(messages.command('list').description('List deliveries, newest first.')))
@@ -88,7 +96,11 @@ export function registerMessagesCommand(program: Command): void {
         next = page.next_cursor;
         cursor = next ?? undefined;
       } while (flags.all && next);
-      printRows(rows, ['message_id', 'event_type', 'endpoint_id', 'status', 'attempts', 'last_status_code', 'last_duration_ms', 'created_at'], flags.json ?? false);
+      printRows(
+        rows,
+        ['message_id', 'event_type', 'endpoint_id', 'status', 'attempts', 'last_status_code', 'last_duration_ms', 'created_at'],
+        flags.json ?? false,
+      );
       if (next && !flags.all && !flags.json) process.stderr.write(`more: --cursor ${next}\n`);
     });
 

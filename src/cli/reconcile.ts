@@ -42,7 +42,13 @@ async function runRemotely(opts: ReconcileOptions, source: string, window: Recon
 /** What Ctrl-C leaves: the run, its cursor, and the command that continues it (same source, same absolute window). */
 function interruptedMessage(report: ReconcileReport, apply: boolean): string {
   const { run } = report;
-  const resume = ['tekil reconcile', `--source ${run.source}`, `--since ${run.window_start.toISOString()}`, ...(run.window_end ? [`--until ${run.window_end.toISOString()}`] : []), ...(apply ? ['--apply'] : [])];
+  const resume = [
+    'tekil reconcile',
+    `--source ${run.source}`,
+    `--since ${run.window_start.toISOString()}`,
+    ...(run.window_end ? [`--until ${run.window_end.toISOString()}`] : []),
+    ...(apply ? ['--apply'] : []),
+  ];
   return (
     `interrupted: reconcile run ${run.id} stopped at cursor ${run.cursor ?? '(first page)'} after ${run.items} items; it is kept as failed and resumable.\n` +
     `to resume from that cursor: ${resume.join(' ')}\n`
@@ -92,7 +98,10 @@ export function registerReconcileCommand(program: Command): void {
       await migrate(db);
       if (opts.runs) {
         const runs = await listRunRows(db, { source: opts.source ?? null, before: null, limit: 50 });
-        const lines = runs.map((r) => `${r.id}\t${r.source}\t${r.status}\t${r.started_at.toISOString()}\titems ${r.items}\t${JSON.stringify(r.counts)}${r.error ? `\t${r.error}` : ''}`);
+        const lines = runs.map(
+          (r) =>
+            `${r.id}\t${r.source}\t${r.status}\t${r.started_at.toISOString()}\titems ${r.items}\t${JSON.stringify(r.counts)}${r.error ? `\t${r.error}` : ''}`,
+        );
         print(runs, `${lines.join('\n')}\n`);
         return;
       }
@@ -110,7 +119,13 @@ export function registerReconcileCommand(program: Command): void {
       let report: ReconcileReport;
       try {
         report = await runReconcile(
-          { db, config, logger, signal: interrupt.signal, onPage: (p) => progress.update({ done: p.items, at: `page ${p.pages}${p.cursor ? ` cursor ${p.cursor}` : ''}` }) },
+          {
+            db,
+            config,
+            logger,
+            signal: interrupt.signal,
+            onPage: (p) => progress.update({ done: p.items, at: `page ${p.pages}${p.cursor ? ` cursor ${p.cursor}` : ''}` }),
+          },
           { source: opts.source!, window: window!, apply: Boolean(opts.apply), trigger: 'cli' },
         );
       } finally {

@@ -37,7 +37,8 @@ export async function replayInJob(target: ApiTarget, filter: Record<string, stri
     release();
     progress.clear();
   }
-  if (job.status === 'failed') throw new TekilError('INTERNAL', `replay job ${job.id} failed after ${job.processed} of ${job.total}: ${job.error ?? 'no reason recorded'}`);
+  if (job.status === 'failed')
+    throw new TekilError('INTERNAL', `replay job ${job.id} failed after ${job.processed} of ${job.total}: ${job.error ?? 'no reason recorded'}`);
   if (interrupted && job.status === 'cancelled') {
     process.stderr.write(
       `interrupted: job ${job.id} cancelled after ${job.processed} of ${job.total} (${job.changed} queued again; what it did stays done).\n` +

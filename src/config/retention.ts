@@ -50,7 +50,10 @@ export const retentionSweepSchema = z
     batch_pause: durationMs.default(100),
     /** The audit trail (docs/audit.md): rows older than this are deleted; never less than 90 days. */
     audit: z
-      .union([z.literal('never').transform(() => null), durationMs.pipe(z.number().min(90 * 86_400_000, 'expected at least 90d: the audit trail outlives the actions it records'))])
+      .union([
+        z.literal('never').transform(() => null),
+        durationMs.pipe(z.number().min(90 * 86_400_000, 'expected at least 90d: the audit trail outlives the actions it records')),
+      ])
       .default(400 * 86_400_000),
   })
   .strict()

@@ -4,7 +4,14 @@ import { endpointStreaks, nextStep, outcomeOf, type AttemptOutcome } from './att
 import type { OutboxCompletion } from './types.js';
 
 const startedAt = new Date(0);
-const answered = (statusCode: number, headers: Record<string, string> = {}, body = 'answer'): PostResult => ({ ok: true, startedAt, durationMs: 5, statusCode, headers, body });
+const answered = (statusCode: number, headers: Record<string, string> = {}, body = 'answer'): PostResult => ({
+  ok: true,
+  startedAt,
+  durationMs: 5,
+  statusCode,
+  headers,
+  body,
+});
 
 describe('attempt outcome', () => {
   it('counts only 2xx as success; 3xx is an unfollowed redirect; Retry-After is read on failures', () => {
@@ -22,7 +29,16 @@ describe('attempt outcome', () => {
 });
 
 describe('next step', () => {
-  const failure: AttemptOutcome = { startedAt, durationMs: 1, succeeded: false, statusCode: 500, error: 'HTTP 500', responseBody: null, retryAfterMs: undefined, unsendable: false };
+  const failure: AttemptOutcome = {
+    startedAt,
+    durationMs: 1,
+    succeeded: false,
+    statusCode: 500,
+    error: 'HTTP 500',
+    responseBody: null,
+    retryAfterMs: undefined,
+    unsendable: false,
+  };
   const base = { gapsMs: [1_000, 2_000], attemptsOnLadder: 1, timeScale: 1, retryAfterMaxMs: 60_000 };
 
   it('retries on the ladder, fails when it is exhausted or unreadable, and at once when unsendable', () => {
@@ -38,7 +54,8 @@ describe('next step', () => {
 });
 
 describe('endpoint failure streaks', () => {
-  const c = (endpointId: string, next: OutboxCompletion['next'], endpointHadFailures = false) => ({ endpointId, next, endpointHadFailures }) as OutboxCompletion;
+  const c = (endpointId: string, next: OutboxCompletion['next'], endpointHadFailures = false) =>
+    ({ endpointId, next, endpointHadFailures }) as OutboxCompletion;
 
   it('counts deliveries that end failed, resets on a success after failures, ignores retries still on the ladder', () => {
     const streaks = endpointStreaks([c('a', 'failed'), c('a', 'failed'), c('a', 'pending'), c('b', 'succeeded', true), c('c', 'succeeded'), c('d', 'pending')]);

@@ -234,8 +234,10 @@ export class Dispatcher implements Service {
   private async releaseQueued(): Promise<void> {
     const queued = this.queue.splice(0);
     if (queued.length === 0) return;
-    await releaseUnstarted(this.sql, queued.map((q) => ({ id: q.row.id, lease: q.lease })))
-      .catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
+    await releaseUnstarted(
+      this.sql,
+      queued.map((q) => ({ id: q.row.id, lease: q.lease })),
+    ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
   }
 
   private launch(row: OutboxClaimedDelivery, lease: string): void {
@@ -321,7 +323,10 @@ export class Dispatcher implements Service {
             dispatcher: this.id,
             disableAfter: this.options.sending.disable_after_failures,
             onRefused: (c, err) =>
-              this.options.logger.error({ err, deliveryId: c.deliveryId, endpointId: c.endpointId }, 'dispatcher: the store refused an attempt; its delivery is recorded as failed'),
+              this.options.logger.error(
+                { err, deliveryId: c.deliveryId, endpointId: c.endpointId },
+                'dispatcher: the store refused an attempt; its delivery is recorded as failed',
+              ),
           });
         } catch (err) {
           const unwritten = err instanceof CompletionsNotRecorded ? err.unwritten : batch;

@@ -67,7 +67,13 @@ export const signature: CheckRun = (s) =>
       // The amount, in a JSON body or in PayTR's form (kuruş); iyzico's signed status (it sends no amount).
       send: {
         tamper: (body) =>
-          Buffer.from(body.toString('utf8').replace('"49.90"', '"0.01"').replace('total_amount=4990', 'total_amount=1').replace('"status":"SUCCESS"', '"status":"FAILURE"')),
+          Buffer.from(
+            body
+              .toString('utf8')
+              .replace('"49.90"', '"0.01"')
+              .replace('total_amount=4990', 'total_amount=1')
+              .replace('"status":"SUCCESS"', '"status":"FAILURE"'),
+          ),
       },
     },
   ]);

@@ -54,11 +54,21 @@ function stepsAt(ctx: Context, now: number): Step[] {
     // Records first: a row about to be deleted is not worth trimming.
     const records = cutOff(r.records);
     if (records) {
-      steps.push({ store: 'inbox', action: 'deleted', source, select: async (tx, batchSize, start) => (await deleteInboxRecords.run(tx, { source, cutoff: records, batchSize, start })).rows });
+      steps.push({
+        store: 'inbox',
+        action: 'deleted',
+        source,
+        select: async (tx, batchSize, start) => (await deleteInboxRecords.run(tx, { source, cutoff: records, batchSize, start })).rows,
+      });
     }
     const bodies = cutOff(r.bodies);
     if (bodies) {
-      steps.push({ store: 'inbox', action: 'trimmed', source, select: async (tx, batchSize, start) => (await trimInboxBodies.run(tx, { source, cutoff: bodies, batchSize, start })).rows });
+      steps.push({
+        store: 'inbox',
+        action: 'trimmed',
+        source,
+        select: async (tx, batchSize, start) => (await trimInboxBodies.run(tx, { source, cutoff: bodies, batchSize, start })).rows,
+      });
     }
   }
   const outbox = ctx.config.sending.retention;
@@ -82,7 +92,11 @@ function stepsAt(ctx: Context, now: number): Step[] {
   }
   const audit = cutOff(ctx.config.retention.audit);
   if (audit) {
-    steps.push({ store: 'audit', action: 'deleted', select: async (tx, batchSize, start) => (await deleteAuditEvents.run(tx, { cutoff: audit, start, batchSize })).rows });
+    steps.push({
+      store: 'audit',
+      action: 'deleted',
+      select: async (tx, batchSize, start) => (await deleteAuditEvents.run(tx, { cutoff: audit, start, batchSize })).rows,
+    });
   }
   return steps;
 }
@@ -135,7 +149,13 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       const times = rows.map((r) => r.at);
       if (!step.apply) return { times, changed: rows.length };
       if (rows.length === 0) return { times, changed: 0 };
-      return { times, changed: await step.apply(tx, rows.map((r) => r.id!)) };
+      return {
+        times,
+        changed: await step.apply(
+          tx,
+          rows.map((r) => r.id!),
+        ),
+      };
     });
   }
 
@@ -170,7 +190,8 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       } while (candidates === batchSize);
     }
     metrics.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted + counts.auditDeleted > 0) log.info(counts, 'retention sweep done');
+    if (counts.inboxTrimmed + counts.inboxDeleted + counts.outboxTrimmed + counts.outboxDeleted + counts.auditDeleted > 0)
+      log.info(counts, 'retention sweep done');
     return counts;
   }
 

@@ -8,9 +8,7 @@ import { parseRetryAfter } from '../http/retry-after.js';
 import { createStandardScheme } from '../signing/standard.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
-export type ForwardOutcome =
-  | { ok: true; resultRef: string | null }
-  | { ok: false; permanent: boolean; error: string; notBeforeMs?: number };
+export type ForwardOutcome = { ok: true; resultRef: string | null } | { ok: false; permanent: boolean; error: string; notBeforeMs?: number };
 
 const scheme = createStandardScheme();
 
@@ -51,7 +49,9 @@ export function createForwarders(config: TekilConfig): Map<string, Forwarder> {
   for (const [name, source] of Object.entries(config.sources)) {
     if (!source.forward) continue;
     if (source.forward.proxy && !config.sending.proxy) {
-      throw new TekilError('CONFIG_INVALID', `sources.${name}.forward.proxy: no sending.proxy is configured to forward through`, { hint: 'set sending: { proxy: "http://proxy:3128" }, or remove forward.proxy' });
+      throw new TekilError('CONFIG_INVALID', `sources.${name}.forward.proxy: no sending.proxy is configured to forward through`, {
+        hint: 'set sending: { proxy: "http://proxy:3128" }, or remove forward.proxy',
+      });
     }
     forwarders.set(name, new Forwarder(name, source.forward, config.worker.retry_after_max, source.forward.proxy ? config.sending.proxy : undefined));
   }

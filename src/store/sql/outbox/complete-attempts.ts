@@ -6,10 +6,25 @@ import { defineStatement } from '../statement.js';
  * replay or a lease takeover meanwhile wins).
  */
 export interface CompleteAttemptsParams extends Record<string, unknown> {
-  ids: number[]; leases: string[]; nexts: string[]; delays_ms: number[]; status_codes: Array<number | null>; errors: Array<string | null>;
-  message_ids: string[]; endpoint_ids: string[]; attempts: number[]; urls: string[]; started_ms: number[]; durations_ms: number[];
-  succeeded: boolean[]; response_bodies: Array<string | null>; dispatcher: string;
-  streak_endpoint_ids: string[]; streak_resets: boolean[]; streak_failures: number[]; disable_after: number;
+  ids: number[];
+  leases: string[];
+  nexts: string[];
+  delays_ms: number[];
+  status_codes: Array<number | null>;
+  errors: Array<string | null>;
+  message_ids: string[];
+  endpoint_ids: string[];
+  attempts: number[];
+  urls: string[];
+  started_ms: number[];
+  durations_ms: number[];
+  succeeded: boolean[];
+  response_bodies: Array<string | null>;
+  dispatcher: string;
+  streak_endpoint_ids: string[];
+  streak_resets: boolean[];
+  streak_failures: number[];
+  disable_after: number;
 }
 
 export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(

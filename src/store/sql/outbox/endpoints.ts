@@ -35,19 +35,22 @@ export const listEndpoints = defineStatement<{ tenantId: string | null }, Endpoi
 );
 
 /** No row when the tenant does not exist or is being deleted. */
-export const insertEndpoint = defineStatement<{
-  id: string;
-  tenant_id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  ladder_json: string;
-  timeout_ms: number;
-  max_in_flight: number;
-  scheme: string;
-  hmac_json: string | null;
-  enabled: boolean;
-}, EndpointRow>(
+export const insertEndpoint = defineStatement<
+  {
+    id: string;
+    tenant_id: string;
+    url: string;
+    description: string | null;
+    event_types: string[];
+    ladder_json: string;
+    timeout_ms: number;
+    max_in_flight: number;
+    scheme: string;
+    hmac_json: string | null;
+    enabled: boolean;
+  },
+  EndpointRow
+>(
   'tekil_outbox_insert_endpoint',
   `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled)
    SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled
