@@ -1,6 +1,6 @@
 import { defineStatement, type NoParams } from '../statement.js';
 
-/** An incident as stored (migration 018). */
+/** An incident as stored (migration 017). */
 export interface IncidentRow {
   id: string;
   rule: string;

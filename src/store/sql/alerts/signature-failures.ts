@@ -1,6 +1,6 @@
 import { defineStatement, type NoParams } from '../statement.js';
 
-/** Adds a process's counts to the current minute of each source (migration 018). */
+/** Adds a process's counts to the current minute of each source (migration 017). */
 export const addSignatureFailures = defineStatement<{ sources: string[]; counts: number[] }, never>(
   'tekil_alerts_add_signature_failures',
   `INSERT INTO signature_failures AS s (source, minute, failures)
