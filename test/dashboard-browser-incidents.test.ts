@@ -29,7 +29,8 @@ describe.skipIf(!browserRunnable)('panel: incidents', () => {
     await page.locator('#incidents-state').selectOption('closed');
     await page.locator('#incidents-form button[type=submit]').click();
     await page.locator('#incidents-rows tr[data-state="open"]').waitFor({ state: 'detached' });
-    expect(await page.locator('#incidents-rows tr').count()).toBe(1);
+    // The table is emptied before the filtered rows arrive: wait for them.
+    await expect.poll(() => page.locator('#incidents-rows tr').count(), { timeout: 10_000 }).toBe(1);
     expect(await page.locator('#incidents-rows tr').textContent()).toContain('review_queue');
   }, 60_000);
 });
