@@ -61,6 +61,11 @@ CREATE TABLE endpoints (
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
     scheme_options jsonb,
+    rate_limit text,
+    send_interval_ms double precision,
+    next_send_at timestamp with time zone,
+    failed_attempts_in_row integer DEFAULT 0 NOT NULL,
+    probe_at timestamp with time zone,
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
 );
 
