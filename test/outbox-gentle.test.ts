@@ -160,6 +160,19 @@ describe('outbox: gentle sending', () => {
     expect(rows[0]).toEqual({ enabled: true, failed_attempts_in_row: 0 });
   }, 60_000);
 
+  it('takes a rate limit per second, minute or hour on create and update, null removes it, anything else is VALIDATION_FAILED', async () => {
+    const h = outboxHarness(t.db);
+    const { endpoint } = await h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/hook', rate_limit: '20/s' });
+    expect(endpoint.rate_limit).toBe('20/s');
+    expect((await h.endpoints.update(t.db, endpoint.id, { rate_limit: '600/m' })).rate_limit).toBe('600/m');
+    const { rows } = await t.db.query<{ send_interval_ms: number }>('SELECT send_interval_ms FROM endpoints WHERE id = $1', [endpoint.id]);
+    expect(rows[0]!.send_interval_ms).toBe(100);
+    expect((await h.endpoints.update(t.db, endpoint.id, { rate_limit: null })).rate_limit).toBeNull();
+    for (const bad of ['20/x', '0/s', '20', 'fast']) {
+      await expect(h.endpoints.update(t.db, endpoint.id, { rate_limit: bad })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    }
+  });
+
   it('fails a delivery at once on 410 Gone (gone_is_permanent), and retries it when that is off', async () => {
     const sink = await startSink(() => ({ status: 410 }));
     sinks.push(sink);
