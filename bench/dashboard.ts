@@ -56,7 +56,9 @@ async function exportFigures(db: Awaited<ReturnType<typeof createPostgresDb>>): 
       for await (const chunk of res.body) bytes += (chunk as Buffer).length;
       clearInterval(sampler);
       const mb = (n: number) => Math.round(n / 1e6);
-      console.log(`${`export ${format}, every row`.padEnd(36)} ${Math.round(performance.now() - t0)} ms, ${mb(bytes)} MB, peak RSS ${mb(peak)} MB (${mb(rssBefore)} MB before)`);
+      console.log(
+        `${`export ${format}, every row`.padEnd(36)} ${Math.round(performance.now() - t0)} ms, ${mb(bytes)} MB, peak RSS ${mb(peak)} MB (${mb(rssBefore)} MB before)`,
+      );
     }
   } finally {
     await app.close();
@@ -120,7 +122,10 @@ await withFreshDatabase('tekil_bench_dashboard', async (url) => {
       const ctx = { config, settings: resolveSettings(config, {}), db, logger: pino({ level: 'silent' }), metrics: createMetricsRegistry(false) };
       const app = await buildApp({ ctx, roles: new Set(['api']), adminToken: 'bench' });
       const base = await app.listen({ host: '127.0.0.1', port: 0 });
-      const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+      const browser = await chromium.launch({
+        executablePath: '/usr/bin/chromium',
+        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+      });
       try {
         const page = await browser.newPage();
         await page.goto(base);

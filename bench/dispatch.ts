@@ -64,7 +64,12 @@ async function bareRate(url: string, bodies: Buffer[]): Promise<{ rate: number; 
 
 type Side = 'bare' | 'floor' | 'tekil' | 'store';
 const ALL_SIDES: readonly Side[] = ['bare', 'floor', 'tekil', 'store'];
-const SIDES: Side[] = process.env.BENCH_SIDES ? process.env.BENCH_SIDES.split(',').map((s) => s.trim()).filter((s) => s !== '').map(toSide) : [...ALL_SIDES];
+const SIDES: Side[] = process.env.BENCH_SIDES
+  ? process.env.BENCH_SIDES.split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '')
+      .map(toSide)
+  : [...ALL_SIDES];
 
 function toSide(name: string): Side {
   if ((ALL_SIDES as readonly string[]).includes(name)) return name as Side;
@@ -76,7 +81,7 @@ const LABELS: Record<Side, string> = {
   bare: `bare undici POSTs (concurrency ${CONCURRENCY})`,
   floor: 'floor (leased claim, HMAC, POST, one attempt row)',
   tekil: 'tekil dispatcher',
-  store: 'store-only (tekil\'s claims and completions, no HTTP)',
+  store: "store-only (tekil's claims and completions, no HTTP)",
 };
 
 /** One side's run: deliveries a second, and CPU per delivery (µs) of this process and of Postgres. */
@@ -135,26 +140,39 @@ async function main(): Promise<void> {
     const runTekil = async (): Promise<Run> => {
       // BENCH_PROFILE=<file> writes a CPU profile of the last dispatch run (open it in Chrome DevTools).
       const profiler = process.env.BENCH_PROFILE && ++tekilRuns === tekilRunsPlanned ? new Session() : undefined;
-      const r = await runTekilDispatch(db, name, setup, profiler && {
-        async started() {
-          profiler.connect();
-          await profiler.post('Profiler.enable');
-          await profiler.post('Profiler.start');
+      const r = await runTekilDispatch(
+        db,
+        name,
+        setup,
+        profiler && {
+          async started() {
+            profiler.connect();
+            await profiler.post('Profiler.enable');
+            await profiler.post('Profiler.start');
+          },
+          async finished() {
+            const { profile } = await profiler.post('Profiler.stop');
+            writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
+            profiler.disconnect();
+          },
         },
-        async finished() {
-          const { profile } = await profiler.post('Profiler.stop');
-          writeFileSync(process.env.BENCH_PROFILE!, JSON.stringify(profile));
-          profiler.disconnect();
-        },
-      });
+      );
       return { ...r, note: ` (${(r.coreShare * 100).toFixed(0)}% of one core; every delivery succeeded, one attempt each)` };
     };
 
     const runStore = async (): Promise<Run> => {
       await resetDeliveries(db);
       return withPostgresCpu(async () => {
-        const r = await dispatchStoreOnly(db, { batchSize: config.sending.dispatcher.batch_size, group: FLUSH_GROUP, leaseMarginMs: config.sending.dispatcher.lease_margin });
-        return { rate: r.rate, nodeUs: r.nodeUs, note: `; ${r.statementsPerItem.toFixed(3)} statements per delivery; wall time per delivery: claim ${r.claimUs.toFixed(1)} µs, completion ${r.completeUs.toFixed(1)} µs` };
+        const r = await dispatchStoreOnly(db, {
+          batchSize: config.sending.dispatcher.batch_size,
+          group: FLUSH_GROUP,
+          leaseMarginMs: config.sending.dispatcher.lease_margin,
+        });
+        return {
+          rate: r.rate,
+          nodeUs: r.nodeUs,
+          note: `; ${r.statementsPerItem.toFixed(3)} statements per delivery; wall time per delivery: claim ${r.claimUs.toFixed(1)} µs, completion ${r.completeUs.toFixed(1)} µs`,
+        };
       }, MESSAGES);
     };
 
@@ -183,7 +201,10 @@ async function main(): Promise<void> {
     }
     const ratio = (a: Side, b: Side, what: string, target = '') => {
       if (!med.has(a) || !med.has(b)) return;
-      const perRound = runs.get(a)!.map((r, i) => (r.rate / runs.get(b)![i]!.rate).toFixed(2)).join(', ');
+      const perRound = runs
+        .get(a)!
+        .map((r, i) => (r.rate / runs.get(b)![i]!.rate).toFixed(2))
+        .join(', ');
       process.stdout.write(`${what} = ${(med.get(a)!.rate / med.get(b)!.rate).toFixed(2)}${target} (per round: ${perRound})\n`);
     };
     ratio('tekil', 'bare', 'tekil / bare undici', ' (target >= 0.6)');

@@ -136,7 +136,13 @@ async function adminLists(db: Db): Promise<{ p99: number; worst: string }> {
     await time('outbox messages resource', () => listMessages(db, { resourceId: 'inv_o4242', limit: 50 }));
   }
   const worst = [...times].sort((a, b) => b[1] - a[1])[0]!;
-  return { p99: quantile(times.map(([, ms]) => ms), 0.99), worst: `${worst[0]} ${worst[1].toFixed(1)} ms` };
+  return {
+    p99: quantile(
+      times.map(([, ms]) => ms),
+      0.99,
+    ),
+    worst: `${worst[0]} ${worst[1].toFixed(1)} ms`,
+  };
 }
 
 async function main(): Promise<void> {
@@ -171,16 +177,24 @@ async function main(): Promise<void> {
     log(`  admin lists with filters: p99 ${lists.p99.toFixed(1)} ms (slowest call: ${lists.worst})`);
 
     log('retention sweep (bodies 30d, records 400d) during ingest:');
-    const sweepRate = await ingest('with sweep', swept, () => startServer('sweeper', ['bench/growth/sweep.ts'], { DATABASE_URL: dbUrl, BENCH_CONFIG: swept }, /sweeping/));
+    const sweepRate = await ingest('with sweep', swept, () =>
+      startServer('sweeper', ['bench/growth/sweep.ts'], { DATABASE_URL: dbUrl, BENCH_CONFIG: swept }, /sweeping/),
+    );
     const afterRate = await ingest('full, after', plain);
     const noSweep = (fullRate + afterRate) / 2;
 
     const verdict = (ok: boolean) => (ok ? 'met' : 'NOT met');
     log('\nsummary');
-    log(`  ingest full / empty        ${(fullRate / emptyRate).toFixed(2)}  (${fullRate.toFixed(0)} / ${emptyRate.toFixed(0)} req/s; target ≥ 0.9: ${verdict(fullRate >= 0.9 * emptyRate)})`);
-    log(`  claim median empty → full  ${emptyClaim.median.toFixed(2)} → ${fullClaim.median.toFixed(2)} ms (p99 ${emptyClaim.p99.toFixed(2)} → ${fullClaim.p99.toFixed(2)} ms)`);
+    log(
+      `  ingest full / empty        ${(fullRate / emptyRate).toFixed(2)}  (${fullRate.toFixed(0)} / ${emptyRate.toFixed(0)} req/s; target ≥ 0.9: ${verdict(fullRate >= 0.9 * emptyRate)})`,
+    );
+    log(
+      `  claim median empty → full  ${emptyClaim.median.toFixed(2)} → ${fullClaim.median.toFixed(2)} ms (p99 ${emptyClaim.p99.toFixed(2)} → ${fullClaim.p99.toFixed(2)} ms)`,
+    );
     log(`  admin lists p99            ${lists.p99.toFixed(1)} ms (target < 100 ms: ${verdict(lists.p99 < 100)})`);
-    log(`  ingest sweep / no sweep    ${(sweepRate / noSweep).toFixed(2)}  (${sweepRate.toFixed(0)} / ${noSweep.toFixed(0)} req/s; target ≥ 0.8: ${verdict(sweepRate >= 0.8 * noSweep)})`);
+    log(
+      `  ingest sweep / no sweep    ${(sweepRate / noSweep).toFixed(2)}  (${sweepRate.toFixed(0)} / ${noSweep.toFixed(0)} req/s; target ≥ 0.8: ${verdict(sweepRate >= 0.8 * noSweep)})`,
+    );
   } finally {
     await db.close();
     if (process.env.BENCH_KEEP !== '1') await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});

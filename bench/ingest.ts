@@ -69,7 +69,16 @@ async function rowsOf(requests: PreparedRequest[]): Promise<InboxDeliveryRow[]> 
   const source = compileSources(await loadConfigFile(configFile)).get('bench')!;
   return requests.map(({ body, headers }) => {
     const f = source.extract({ body, headers });
-    return { source: 'bench', eventId: f.eventId, resourceId: f.resourceId, eventType: f.eventType, occurredAt: f.occurredAt, body, contentType: headers['content-type']!, headers: source.pickHeaders(headers) };
+    return {
+      source: 'bench',
+      eventId: f.eventId,
+      resourceId: f.resourceId,
+      eventType: f.eventType,
+      occurredAt: f.occurredAt,
+      body,
+      contentType: headers['content-type']!,
+      headers: source.pickHeaders(headers),
+    };
   });
 }
 
@@ -125,7 +134,9 @@ async function measure(s: Server): Promise<void> {
     const batchRows = s.key === 'tekil' ? await tekilBatchRows(port) : undefined;
     s.runs.push({ ...r, nodeUs, postgresUs, batchRows });
     const pgText = postgresUs === undefined ? '' : `, Postgres ${postgresUs.toFixed(0)} µs`;
-    process.stdout.write(`  ${s.name}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99ms.toFixed(1)} ms, non-2xx ${r.non2xx}; CPU per request: server ${nodeUs.toFixed(0)} µs${pgText}${batchRows ? `; ${batchRows.toFixed(1)} rows per INSERT` : ''}${r.errors ? `; ${r.errors}` : ''}\n`);
+    process.stdout.write(
+      `  ${s.name}: ${r.rps.toFixed(0)} req/s, p99 ${r.p99ms.toFixed(1)} ms, non-2xx ${r.non2xx}; CPU per request: server ${nodeUs.toFixed(0)} µs${pgText}${batchRows ? `; ${batchRows.toFixed(1)} rows per INSERT` : ''}${r.errors ? `; ${r.errors}` : ''}\n`,
+    );
   } finally {
     await stopServer(child);
     if (store === 'pglite') rmSync(dataDir, { recursive: true, force: true });
@@ -209,13 +220,17 @@ async function main(): Promise<void> {
       }
     }
 
-    process.stdout.write(`\nmedian of ${rounds} rounds (by req/s)\n${'server'.padEnd(30)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'non-2xx'.padStart(9)}   CPU per request\n`);
+    process.stdout.write(
+      `\nmedian of ${rounds} rounds (by req/s)\n${'server'.padEnd(30)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'non-2xx'.padStart(9)}   CPU per request\n`,
+    );
     const med = new Map<string, Run>();
     for (const s of servers) {
       const r = medianBy(s.runs, (x) => x.rps);
       med.set(s.key, r);
       const cpu = `server ${r.nodeUs.toFixed(0)} µs${r.postgresUs === undefined ? '' : `, Postgres ${r.postgresUs.toFixed(0)} µs`}`;
-      process.stdout.write(`${s.name.padEnd(30)}${r.rps.toFixed(0).padStart(9)}${r.p50ms.toFixed(2).padStart(9)}${r.p99ms.toFixed(2).padStart(9)}${String(r.non2xx).padStart(9)}   ${cpu}\n`);
+      process.stdout.write(
+        `${s.name.padEnd(30)}${r.rps.toFixed(0).padStart(9)}${r.p50ms.toFixed(2).padStart(9)}${r.p99ms.toFixed(2).padStart(9)}${String(r.non2xx).padStart(9)}   ${cpu}\n`,
+      );
     }
     const tekil = med.get('tekil');
     const ceiling = med.get('ceiling');
@@ -232,7 +247,10 @@ async function main(): Promise<void> {
     const httpOnly = med.get('http');
     const hmacOnly = med.get('hmac');
     if (hmacOnly && ceiling) process.stdout.write(`bare + HMAC check / HTTP ceiling = ${(hmacOnly.rps / ceiling.rps).toFixed(2)}\n`);
-    if (httpOnly && ceiling) process.stdout.write(`tekil HTTP only / HTTP ceiling = ${(httpOnly.rps / ceiling.rps).toFixed(2)} (what tekil's own HTTP work leaves of the ceiling, before the store)\n`);
+    if (httpOnly && ceiling)
+      process.stdout.write(
+        `tekil HTTP only / HTTP ceiling = ${(httpOnly.rps / ceiling.rps).toFixed(2)} (what tekil's own HTTP work leaves of the ceiling, before the store)\n`,
+      );
     const httpNow = med.get('httpnow');
     if (httpNow && ceiling) process.stdout.write(`tekil HTTP only, at once / HTTP ceiling = ${(httpNow.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && ceiling) process.stdout.write(`tekil / HTTP ceiling = ${(tekil.rps / ceiling.rps).toFixed(2)}\n`);

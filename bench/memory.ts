@@ -64,7 +64,9 @@ async function measure(pipeline: Pipeline, sink: Sink): Promise<void> {
       await drained(sink, WARMUP + done);
       const rss = await pipeline.rssAfterGc();
       collected.push([done, rss]);
-      log(`  ${done.toLocaleString('en')} events: RSS after GC ${(rss / MB).toFixed(1)} MB, now ${(pipeline.rssNow() / MB).toFixed(1)} MB (${(count / ((Date.now() - t0) / 1000)).toFixed(0)} events/s end to end)`);
+      log(
+        `  ${done.toLocaleString('en')} events: RSS after GC ${(rss / MB).toFixed(1)} MB, now ${(pipeline.rssNow() / MB).toFixed(1)} MB (${(count / ((Date.now() - t0) / 1000)).toFixed(0)} events/s end to end)`,
+      );
     }
   } finally {
     clearInterval(sampler);
@@ -80,7 +82,9 @@ async function measure(pipeline: Pipeline, sink: Sink): Promise<void> {
   const later = values.slice(1).map((b) => b / MB);
   if (later.length > 0) log(`  after the first chunk     min ${Math.min(...later).toFixed(1)} MB, max ${Math.max(...later).toFixed(1)} MB`);
   const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]! / MB;
-  log(`  target (every reading after GC within ±50 MB of their median, ${median.toFixed(1)} MB): ${min >= median - 50 && max <= median + 50 ? 'met' : 'NOT met'}`);
+  log(
+    `  target (every reading after GC within ±50 MB of their median, ${median.toFixed(1)} MB): ${min >= median - 50 && max <= median + 50 ? 'met' : 'NOT met'}`,
+  );
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tekil-memory-'));

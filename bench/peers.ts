@@ -39,7 +39,10 @@ import { machineRedisUrl, probeRedis, startFsyncRedis, type PrivateRedis } from 
 function listOf<T extends string>(knob: string, allowed: readonly T[]): T[] {
   const asked = process.env[knob];
   if (!asked) return [...allowed];
-  const names = asked.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  const names = asked
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
   for (const n of names) {
     if (!(allowed as readonly string[]).includes(n)) {
       process.stderr.write(`${knob}: unknown name "${n}" (names: ${allowed.join(', ')})\n`);
@@ -63,7 +66,12 @@ const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64);
 async function checkPeers(): Promise<{ redis: RedisTargets; fsyncRedis?: PrivateRedis; missing: string[] }> {
   const require = createRequire(import.meta.url);
   const missing: string[] = [];
-  const packages: Partial<Record<PeerName, string>> = { 'graphile-worker': 'graphile-worker', 'pg-boss': 'pg-boss', bullmq: 'bullmq', 'bullmq-fsync': 'bullmq' };
+  const packages: Partial<Record<PeerName, string>> = {
+    'graphile-worker': 'graphile-worker',
+    'pg-boss': 'pg-boss',
+    bullmq: 'bullmq',
+    'bullmq-fsync': 'bullmq',
+  };
   const versions: string[] = [];
   for (const peer of peers) {
     const name = packages[peer];
@@ -148,7 +156,14 @@ async function main(): Promise<number> {
         process.stdout.write(`median of ${rounds} (the run with the median rate):\n  ${header}\n`);
         const tekil = bench.contenders.find((c) => c.name === 'tekil')!;
         const tekilRate = medianBy(runs.get(tekil)!, (r) => r.rate).rate;
-        for (const c of bench.contenders) process.stdout.write(`  ${row(c.label, medianBy(runs.get(c)!, (r) => r.rate), c.durability)}\n`);
+        for (const c of bench.contenders)
+          process.stdout.write(
+            `  ${row(
+              c.label,
+              medianBy(runs.get(c)!, (r) => r.rate),
+              c.durability,
+            )}\n`,
+          );
         for (const c of bench.contenders) {
           if (c !== tekil) summary.push(`tekil / ${c.name} (${path}) = ${(tekilRate / medianBy(runs.get(c)!, (r) => r.rate).rate).toFixed(2)}`);
         }

@@ -79,7 +79,11 @@ async function httpRun(pool: pg.Pool, args: string[], env: NodeJS.ProcessEnv, ro
     const node0 = processCpu(child.pid!) ?? 0;
     const r = await runWrk({ port, script, seconds, connections, offset: round });
     if (r.non2xx > 0) {
-      const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: '{"type":"invoice.paid","data":{}}' });
+      const res = await fetch(`http://127.0.0.1:${port}/api/v1/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+        body: '{"type":"invoice.paid","data":{}}',
+      });
       throw new Error(`${args[0]}: ${r.non2xx} answers were not 2xx, e.g. ${res.status} ${await res.text()}`);
     }
     const nodeUs = (((processCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
@@ -143,7 +147,9 @@ async function main(): Promise<void> {
     const box = createSecretBox(randomBytes(32).toString('base64'));
     await endpointStore({ sending: config.sending, box, guard }).create(db, { url: 'http://127.0.0.1:9/hook' });
     await db.close();
-    await pool.query('CREATE TABLE bench_invoices (id text PRIMARY KEY, amount numeric NOT NULL, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())');
+    await pool.query(
+      'CREATE TABLE bench_invoices (id text PRIMARY KEY, amount numeric NOT NULL, status text NOT NULL, updated_at timestamptz NOT NULL DEFAULT now())',
+    );
     await pool.query('CREATE TABLE bench_outbox_floor (id text PRIMARY KEY, payload bytea NOT NULL)');
     process.stdout.write(`publish benchmark on ${new URL(dbUrl).host}: ${rounds} rounds\n`);
 
@@ -160,7 +166,14 @@ async function main(): Promise<void> {
         tekil: {
           label: 'tekil POST /api/v1/messages',
           args: ['bench/ingest/tekil.ts'],
-          env: { DATABASE_URL: dbUrl, TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dir, TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: join(dir, 'tekil.yaml'), BENCH_ROLES: 'api' },
+          env: {
+            DATABASE_URL: dbUrl,
+            TEKIL_ADMIN_TOKEN: TOKEN,
+            TEKIL_DATA_DIR: dir,
+            TEKIL_LOG_LEVEL: 'warn',
+            BENCH_CONFIG: join(dir, 'tekil.yaml'),
+            BENCH_ROLES: 'api',
+          },
           runs: [] as Figure[],
         },
       };

@@ -9,7 +9,13 @@ import { createScheme } from '../src/signing/index.js';
 
 const iterations = Number(process.argv[2] ?? 50_000);
 const body = Buffer.from(JSON.stringify({ event_id: 'evt_1', event_type: 'invoice.paid', data: { invoice_id: 'inv_1', pad: 'x'.repeat(940) } }));
-const hmacOptions = hmacSchemeOptions.parse({ signature_header: 'X-Signature', prefix: 'sha256=', separator: ',', signed_payload: '{timestamp}.{body}', timestamp_header: 'X-Timestamp' });
+const hmacOptions = hmacSchemeOptions.parse({
+  signature_header: 'X-Signature',
+  prefix: 'sha256=',
+  separator: ',',
+  signed_payload: '{timestamp}.{body}',
+  timestamp_header: 'X-Timestamp',
+});
 
 const rows: string[] = [];
 for (const name of schemeNames) {
@@ -23,7 +29,11 @@ for (const name of schemeNames) {
   const start = process.hrtime.bigint();
   for (let i = 0; i < iterations; i++) scheme.verify(input);
   const ns = Number(process.hrtime.bigint() - start);
-  rows.push(`${name.padEnd(9)} ${Math.round((iterations * 1e9) / ns).toLocaleString('en-US').padStart(9)} verifies/s  ${(ns / iterations / 1000).toFixed(1).padStart(5)} µs each`);
+  rows.push(
+    `${name.padEnd(9)} ${Math.round((iterations * 1e9) / ns)
+      .toLocaleString('en-US')
+      .padStart(9)} verifies/s  ${(ns / iterations / 1000).toFixed(1).padStart(5)} µs each`,
+  );
 }
 console.log(`signature verification, 1 KiB body, 2 secrets, ${iterations.toLocaleString('en-US')} iterations per scheme (one core)`);
 for (const row of rows) console.log(row);

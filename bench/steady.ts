@@ -115,7 +115,14 @@ async function round(dir: string, n: number, requests: PreparedRequest[], distin
   const configFile = join(dir, 'tekil.yaml');
   writeFileSync(configFile, `sources:\n  bench:\n    scheme: paymos\n    secrets: ["${SECRET}"]\n    tolerance: 3600\n`);
   const port = 19_000 + Math.floor(Math.random() * 1000);
-  const env = { TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: configFile, BENCH_ROLES: 'all', DATABASE_URL: databaseUrl, TEKIL_DATA_DIR: join(dir, `data-${n}`), PORT: String(port) };
+  const env = {
+    TEKIL_LOG_LEVEL: 'warn',
+    BENCH_CONFIG: configFile,
+    BENCH_ROLES: 'all',
+    DATABASE_URL: databaseUrl,
+    TEKIL_DATA_DIR: join(dir, `data-${n}`),
+    PORT: String(port),
+  };
   const child = await startServer('tekil', ['bench/ingest/tekil.ts'], env, /ready|tekil listening/);
   try {
     const { latencies, late } = await stream(port, requests);

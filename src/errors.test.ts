@@ -24,10 +24,13 @@ describe('the error catalogue', () => {
       expect(row!.meaning.length).toBeGreaterThan(10);
       expect(row!.action.length).toBeGreaterThan(3);
     }
-    expect([...documented.keys()].filter((c) => !(c in errorCatalogue)), 'codes documented but not in the catalogue').toEqual([]);
+    expect(
+      [...documented.keys()].filter((c) => !(c in errorCatalogue)),
+      'codes documented but not in the catalogue',
+    ).toEqual([]);
   });
 
-  it("gives every code a status and a default message, used when a TekilError is made without one", () => {
+  it('gives every code a status and a default message, used when a TekilError is made without one', () => {
     for (const code of codes) {
       expect(errorCatalogue[code].status).toBeGreaterThanOrEqual(400);
       expect(errorCatalogue[code].message).not.toBe('');

@@ -49,9 +49,9 @@ export const errorCatalogue = {
   // the CLI, talking to a running tekil
   SERVER_UNREACHABLE: { status: 503, message: 'cannot reach tekil' },
   // tekil prove, talking to a receiver under test
-  PROVE_EFFECTS_UNREACHABLE: { status: 502, message: 'the receiver\'s effects URL cannot be read' },
-  PROVE_EFFECTS_INVALID: { status: 502, message: 'the receiver\'s effects do not follow the effects contract' },
-  PROVE_CONTROL_FAILED: { status: 502, message: 'the receiver\'s control URL did not accept a call' },
+  PROVE_EFFECTS_UNREACHABLE: { status: 502, message: "the receiver's effects URL cannot be read" },
+  PROVE_EFFECTS_INVALID: { status: 502, message: "the receiver's effects do not follow the effects contract" },
+  PROVE_CONTROL_FAILED: { status: 502, message: "the receiver's control URL did not accept a call" },
   // processing
   HANDLER_TIMEOUT: { status: 504, message: 'the handler did not finish within worker.handler_timeout' },
   // reconcile

@@ -87,7 +87,13 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const readMetrics = options.metricsReader?.(ctx.metrics);
-    const app = await buildApp({ ctx, roles, ...(adminToken ? { adminToken: adminToken.token } : {}), ...(batcher ? { batcher } : {}), ...(readMetrics ? { readMetrics } : {}) });
+    const app = await buildApp({
+      ctx,
+      roles,
+      ...(adminToken ? { adminToken: adminToken.token } : {}),
+      ...(batcher ? { batcher } : {}),
+      ...(readMetrics ? { readMetrics } : {}),
+    });
     for (const s of services) await s.start();
     const url = await app.listen({ host: options.host ?? config.server.host, port: options.port ?? config.server.port });
     let closing: Promise<void> | undefined;

@@ -112,7 +112,12 @@ describe('admin API: input the store cannot hold and bodies that are not there',
     });
 
     it('an unsupported media type', async () => {
-      const res = await inject({ method: 'POST', url: '/api/v1/messages', headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: 'type=x' });
+      const res = await inject({
+        method: 'POST',
+        url: '/api/v1/messages',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'type=x',
+      });
       expectCatalogued(res, 'UNSUPPORTED_MEDIA_TYPE');
       const text = await inject({ method: 'POST', url: '/api/v1/messages', headers: { 'content-type': 'text/plain' }, payload: '{"type":"x"}' });
       expect(expectCatalogued(text, 'UNSUPPORTED_MEDIA_TYPE').hint).toBe('send the body with Content-Type: application/json');

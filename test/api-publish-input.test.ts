@@ -31,7 +31,13 @@ describe('admin API: publishing input', () => {
   beforeAll(async () => {
     t = await createTestDb();
     const config = parseConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-publish-input-')) }, sending: { allow_networks: ['127.0.0.0/8'] } });
-    const ctx: Context = { config, settings: resolveSettings(config, {}), db: t.db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
+    const ctx: Context = {
+      config,
+      settings: resolveSettings(config, {}),
+      db: t.db,
+      logger: createLogger({ level: 'silent' }),
+      metrics: createMetricsRegistry(false),
+    };
     app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
   });
   afterAll(async () => {
@@ -77,7 +83,11 @@ describe('admin API: publishing input', () => {
 
   it('copies of one key in one publishing batch: the same request is a repeat, another is 422', async () => {
     const body = { type: 'batch.twin', data: { n: 1 } };
-    const answers = await Promise.all([post('/messages', body, 'twin'), post('/messages', body, 'twin'), post('/messages', { ...body, data: { n: 2 } }, 'twin')]);
+    const answers = await Promise.all([
+      post('/messages', body, 'twin'),
+      post('/messages', body, 'twin'),
+      post('/messages', { ...body, data: { n: 2 } }, 'twin'),
+    ]);
     const ok = answers.filter((a) => a.status === 202);
     expect(new Set(ok.map((a) => a.body.id)).size).toBe(1);
     const refused = answers.filter((a) => a.status === 422);

@@ -26,7 +26,12 @@ describe('operator tokens and roles on every admin route', () => {
   const tokens = { viewer: '', operator: '' };
 
   const call = (token: string, method: string, url: string, payload?: unknown) =>
-    app.inject({ method: method as 'GET', url, headers: { authorization: `Bearer ${token}` }, ...(payload === undefined ? {} : { payload: payload as object }) });
+    app.inject({
+      method: method as 'GET',
+      url,
+      headers: { authorization: `Bearer ${token}` },
+      ...(payload === undefined ? {} : { payload: payload as object }),
+    });
 
   beforeAll(async () => {
     t = await createTestDb();

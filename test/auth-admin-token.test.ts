@@ -26,10 +26,10 @@ describe('the admin token has a minimum length', () => {
       logger: createLogger({ level: 'silent' }),
     });
   const status = async (token: string) =>
-    (await request(`${tekil!.url}/api/v1/operators`, { headers: { authorization: `Bearer ${token}` } }).then(async (res) => {
+    await request(`${tekil!.url}/api/v1/operators`, { headers: { authorization: `Bearer ${token}` } }).then(async (res) => {
       await res.body.dump();
       return res.statusCode;
-    }));
+    });
 
   beforeEach(async () => {
     t = await createTestDb();
@@ -44,7 +44,10 @@ describe('the admin token has a minimum length', () => {
 
   it('refuses TEKIL_ADMIN_TOKEN=a, and one a character short, with CONFIG_INVALID', async () => {
     expect(ADMIN_TOKEN_MIN_LENGTH).toBe(16);
-    await expect(start({ TEKIL_ADMIN_TOKEN: 'a' })).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringMatching(/TEKIL_ADMIN_TOKEN.*1 character long.*at least 16/) });
+    await expect(start({ TEKIL_ADMIN_TOKEN: 'a' })).rejects.toMatchObject({
+      code: 'CONFIG_INVALID',
+      message: expect.stringMatching(/TEKIL_ADMIN_TOKEN.*1 character long.*at least 16/),
+    });
     await expect(start({ TEKIL_ADMIN_TOKEN: 'x'.repeat(15) })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
   });
 

@@ -20,7 +20,12 @@ interface Answer {
   setCookie: string | undefined;
 }
 
-async function call(base: string, method: 'GET' | 'POST', path: string, opts: { cookie?: string; csrf?: string; bearer?: string; json?: unknown } = {}): Promise<Answer> {
+async function call(
+  base: string,
+  method: 'GET' | 'POST',
+  path: string,
+  opts: { cookie?: string; csrf?: string; bearer?: string; json?: unknown } = {},
+): Promise<Answer> {
   const headers: Record<string, string> = {};
   if (opts.cookie) headers.cookie = opts.cookie;
   if (opts.csrf) headers['x-tekil-csrf'] = opts.csrf;
@@ -29,7 +34,11 @@ async function call(base: string, method: 'GET' | 'POST', path: string, opts: { 
   const res = await request(`${base}${path}`, { method, headers, body: opts.json === undefined ? undefined : JSON.stringify(opts.json) });
   const text = await res.body.text();
   const setCookie = res.headers['set-cookie'];
-  return { status: res.statusCode, json: (text ? JSON.parse(text) : {}) as Record<string, unknown>, setCookie: setCookie === undefined ? undefined : String(setCookie) };
+  return {
+    status: res.statusCode,
+    json: (text ? JSON.parse(text) : {}) as Record<string, unknown>,
+    setCookie: setCookie === undefined ? undefined : String(setCookie),
+  };
 }
 
 /** Signs in; the cookie and CSRF token of the session, or undefined when the sign-in was refused. */
@@ -96,7 +105,7 @@ describe('sessions end with the token they came from', () => {
       expect((await change(base, session)).status).toBe(401);
       expect((await call(base, 'GET', '/api/v1/inbox', { cookie: session.cookie })).status).toBe(401);
     }
-    expect((await signIn(base, token))).toBeUndefined();
+    expect(await signIn(base, token)).toBeUndefined();
   });
 
   it('changing the admin token ends every session made with the old one; the new one signs in', async () => {

@@ -55,7 +55,9 @@ describe.skipIf(!browserRunnable)('panel: Inbound, detail, exports and the resou
     await waitUntil(async () => (await panel.status('evt_in_conf')) === 'stale');
     await page.locator('#detail-timeline').click();
     await page.locator('#timeline-rows tr[data-key="shop-paymos/evt_in_paid"]').waitFor();
-    const verdicts = await page.locator('#timeline-rows tr').evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { key: string; verdict: string } }).dataset));
+    const verdicts = await page
+      .locator('#timeline-rows tr')
+      .evaluateAll((rows) => rows.map((r) => (r as unknown as { dataset: { key: string; verdict: string } }).dataset));
     expect(verdicts).toEqual([
       { key: 'shop-paymos/evt_in_conf', verdict: 'stale' },
       { key: 'shop-paymos/evt_in_paid', verdict: 'applied' },

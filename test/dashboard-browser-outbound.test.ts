@@ -39,7 +39,11 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
   const signIn = (p: Page, token: string) => signInAt(p, tekil.url, token);
   const sendWebhook = async (eventId: string, signed = true) => {
     const body = paymosBody(eventId);
-    const res = await request(`${tekil.url}/in/shop`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...(signed ? signPaymos(body) : {}) } });
+    const res = await request(`${tekil.url}/in/shop`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...(signed ? signPaymos(body) : {}) },
+    });
     await res.body.text();
     return res.statusCode;
   };
@@ -199,7 +203,12 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     for (const id of ['endpoint-edit', 'endpoint-toggle', 'endpoint-rotate', 'endpoint-ping', 'message-replay']) {
       expect(await viewer.locator(`#${id}`).isHidden(), id).toBe(true);
     }
-    for (const [path, body] of [[`/endpoints/${endpointId}/rotate-secret`, {}], [`/endpoints/${endpointId}/ping`, undefined], [`/messages/${pingId}/replay`, {}], ['/endpoints', { url: sink.url }]] as const) {
+    for (const [path, body] of [
+      [`/endpoints/${endpointId}/rotate-secret`, {}],
+      [`/endpoints/${endpointId}/ping`, undefined],
+      [`/messages/${pingId}/replay`, {}],
+      ['/endpoints', { url: sink.url }],
+    ] as const) {
       expect((await admin('POST', path, body, token)).status, path).toBe(403);
     }
     await context.close();

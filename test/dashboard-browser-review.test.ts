@@ -47,7 +47,11 @@ describe.skipIf(!browserRunnable)('panel: the review queue', () => {
     await page.locator('#replay-all').click();
     await page.locator('#job-status[data-status="done"]').waitFor();
     expect(await page.locator('#job-status').textContent()).toBe('inbox.replay done: 2 / 2 (changed 2, skipped 0)');
-    await waitUntil(async () => (await panel.status('evt_rq_2')) === 'done' && (await panel.status('evt_rq_3')) === 'done', 10_000, 'both replayed deliveries are done');
+    await waitUntil(
+      async () => (await panel.status('evt_rq_2')) === 'done' && (await panel.status('evt_rq_3')) === 'done',
+      10_000,
+      'both replayed deliveries are done',
+    );
     expect(await panel.status('evt_rq_4')).toBe('dead');
     await page.locator('#review-rows td.empty').waitFor();
     await screenshot(page, 'review-job');
@@ -59,7 +63,8 @@ describe.skipIf(!browserRunnable)('panel: the review queue', () => {
     await panel.signIn(viewer, token);
     await viewer.locator('#nav a[data-page="review"]').click();
     await viewer.locator('#review-rows tr[data-key="shop-paymos/evt_rq_4"]').waitFor();
-    for (const id of ['#replay-selected', '#discard-selected', '#replay-all', '#discard-all', '#review-rows input[type=checkbox]']) expect(await viewer.locator(id).count()).toBe(0);
+    for (const id of ['#replay-selected', '#discard-selected', '#replay-all', '#discard-all', '#review-rows input[type=checkbox]'])
+      expect(await viewer.locator(id).count()).toBe(0);
     await viewer.locator('#dry-run').click();
     await viewer.locator('#dry-run-count', { hasText: '1 dead delivery matches.' }).waitFor();
     await viewer.locator('#review-rows tr[data-key="shop-paymos/evt_rq_4"]').click();

@@ -26,7 +26,14 @@ describe.skipIf(!browserRunnable)('the panel in a browser', () => {
   beforeAll(async () => {
     t = await createTestDb();
     const env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: mkdtempSync(join(tmpdir(), 'tekil-browser-')), DATABASE_URL: t.url ?? '' };
-    tekil = await startTekil({ config: receiverConfig(), roles: ['receiver', 'api'], env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
+    tekil = await startTekil({
+      config: receiverConfig(),
+      roles: ['receiver', 'api'],
+      env,
+      port: 0,
+      host: '127.0.0.1',
+      logger: createLogger({ level: 'silent' }),
+    });
     browser = await launchChromium();
     page = await browser.newPage({ viewport: { width: 1100, height: 640 } });
   }, 60_000);

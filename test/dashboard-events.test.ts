@@ -31,7 +31,15 @@ async function openStream(url: string, headers: Record<string, string>) {
       }
     }
   })().catch(() => undefined);
-  return { status: res.statusCode, headers: res.headers, events, close: async () => { res.body.destroy(); await reading; } };
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    events,
+    close: async () => {
+      res.body.destroy();
+      await reading;
+    },
+  };
 }
 
 describe('live event stream (server-sent events)', () => {
@@ -80,7 +88,11 @@ describe('live event stream (server-sent events)', () => {
   });
 
   it('works with the session cookie, the way the browser opens it', async () => {
-    const signIn = await request(`${base}/api/v1/session`, { method: 'POST', body: JSON.stringify({ token: ADMIN }), headers: { 'content-type': 'application/json' } });
+    const signIn = await request(`${base}/api/v1/session`, {
+      method: 'POST',
+      body: JSON.stringify({ token: ADMIN }),
+      headers: { 'content-type': 'application/json' },
+    });
     await signIn.body.text();
     const cookie = String(signIn.headers['set-cookie']).split(';')[0]!;
     const stream = await openStream(`${base}/api/v1/events`, { cookie });

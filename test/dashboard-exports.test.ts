@@ -81,13 +81,17 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
 
   it('outbound deliveries export to Excel and PDF with their own filter', async () => {
     await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_export', 'https://example.com/h', 5000, 4)`);
-    await t.db.query(`INSERT INTO outbox_messages (id, event_type, payload) SELECT 'msg_export_' || i, 'invoice.paid', '\\x7b7d' FROM generate_series(1, 3) AS i`);
+    await t.db.query(
+      `INSERT INTO outbox_messages (id, event_type, payload) SELECT 'msg_export_' || i, 'invoice.paid', '\\x7b7d' FROM generate_series(1, 3) AS i`,
+    );
     await t.db.query(
       `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, last_status_code)
        SELECT 'msg_export_' || i, 'ep_export', CASE WHEN i = 1 THEN 'failed' ELSE 'succeeded' END, i, CASE WHEN i = 1 THEN 500 ELSE 200 END
        FROM generate_series(1, 3) AS i`,
     );
-    await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) SELECT id, endpoint_id, true FROM outbox_deliveries WHERE endpoint_id = 'ep_export' AND status = 'failed'`);
+    await t.db.query(
+      `INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) SELECT id, endpoint_id, true FROM outbox_deliveries WHERE endpoint_id = 'ep_export' AND status = 'failed'`,
+    );
     const xlsx = await download(app, '/api/v1/deliveries/export.xlsx?endpoint_id=ep_export&status=succeeded');
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
@@ -99,12 +103,29 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     const csv = (await download(app, '/api/v1/deliveries/export.csv?endpoint_id=ep_export&status=succeeded')).body.trim().split('\n');
     const columns = csv[0]!.split(',');
     expect(columns).toEqual([
-      'delivery_id', 'message_id', 'event_type', 'resource_id', 'endpoint_id', 'url', 'status', 'attempts',
-      'last_status_code', 'last_duration_ms', 'last_error', 'created_at', 'last_attempt_at', 'completed_at',
+      'delivery_id',
+      'message_id',
+      'event_type',
+      'resource_id',
+      'endpoint_id',
+      'url',
+      'status',
+      'attempts',
+      'last_status_code',
+      'last_duration_ms',
+      'last_error',
+      'created_at',
+      'last_attempt_at',
+      'completed_at',
     ]);
     expect(sheet.getRow(1).cellCount).toBe(columns.length);
     expect(csv).toHaveLength(3);
-    expect(csv.slice(1).map((line) => line.split(',')[1]).sort()).toEqual(['msg_export_2', 'msg_export_3']);
+    expect(
+      csv
+        .slice(1)
+        .map((line) => line.split(',')[1])
+        .sort(),
+    ).toEqual(['msg_export_2', 'msg_export_3']);
 
     const pdf = await download(app, '/api/v1/deliveries/export.pdf?endpoint_id=ep_export');
     const parser = new PDFParse({ data: new Uint8Array(pdf.rawPayload) });

@@ -40,7 +40,11 @@ describe('inbound filters and the resource timeline', () => {
     await drain(worker, t.db);
     await insertInvoiceDelivery(t.db, { eventId: 'evt_tl_conf', invoiceId: 'inv_tl', orderId: 'ord_tl', status: 'confirming', occurredAt: minutesAgo(3) });
     await drain(worker, t.db);
-    await insertInvoiceDelivery(t.db, { eventId: 'evt_tl_other', invoiceId: 'inv_tl', orderId: 'ord_tl', status: 'paid', occurredAt: minutesAgo(2) }, 'other-source');
+    await insertInvoiceDelivery(
+      t.db,
+      { eventId: 'evt_tl_other', invoiceId: 'inv_tl', orderId: 'ord_tl', status: 'paid', occurredAt: minutesAgo(2) },
+      'other-source',
+    );
     await t.db.query(`UPDATE inbox_queue SET attempts = 4 WHERE event_id = 'evt_tl_other'`);
   });
   afterAll(async () => {
@@ -82,7 +86,12 @@ describe('inbound filters and the resource timeline', () => {
     expect(csv.body.trim().split('\n')).toHaveLength(2);
     expect(csv.body).toContain('evt_tl_paid');
     // A replay by filter reaches settled deliveries through the same conditions.
-    const replay = await app.inject({ method: 'POST', url: '/api/v1/inbox/replay', headers: auth, payload: { status: 'stale', min_attempts: 1, event_id: 'evt_tl_conf' } });
+    const replay = await app.inject({
+      method: 'POST',
+      url: '/api/v1/inbox/replay',
+      headers: auth,
+      payload: { status: 'stale', min_attempts: 1, event_id: 'evt_tl_conf' },
+    });
     expect(replay.json()).toEqual({ replayed: 1 });
     const refused = await app.inject({ method: 'GET', url: '/api/v1/inbox?min_attempts=-1', headers: auth });
     expect(refused.statusCode).toBe(400);

@@ -27,7 +27,10 @@ describe('bulk jobs: replay or discard by filter in the background', () => {
     return { status: res.statusCode, body: res.json() as T };
   };
   const statusCounts = async (prefix: string) => {
-    const { rows } = await t.db.query<{ status: string; n: number }>(`SELECT status, count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 || '%' GROUP BY 1`, [prefix]);
+    const { rows } = await t.db.query<{ status: string; n: number }>(
+      `SELECT status, count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 || '%' GROUP BY 1`,
+      [prefix],
+    );
     return Object.fromEntries(rows.map((r) => [r.status, r.n]));
   };
   const finished = async (id: string) => {
@@ -88,7 +91,7 @@ describe('bulk jobs: replay or discard by filter in the background', () => {
     await t.db.query(`UPDATE inbox_deliveries SET body = ''::bytea, headers = '{}'::jsonb, trimmed_at = now() WHERE event_id = $1`, [`${prefix}00002`]);
   };
 
-  it('the panel\'s bulk replay and the CLI\'s pass over a delivery whose body was trimmed, and replay the rest', async () => {
+  it("the panel's bulk replay and the CLI's pass over a delivery whose body was trimmed, and replay the rest", async () => {
     await seedDiscardedOneTrimmed('evt_jt', 'invoice.trimmed');
     const started = await api<Job>('POST', '/api/v1/jobs', { kind: 'inbox.replay', filter: { status: 'discarded', type: 'invoice.trimmed' } });
     expect(started.status).toBe(202);

@@ -34,7 +34,15 @@ describe('CLI: tekil operators create | list | revoke against a running tekil', 
     // A migrated test store handed in: a fresh PGlite would spend seconds initialising and migrating.
     t = await createTestDb();
     env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: dataDir };
-    tekil = await startTekil({ config: parseConfig({}), roles: new Set(['api']), env, db: t.db, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
+    tekil = await startTekil({
+      config: parseConfig({}),
+      roles: new Set(['api']),
+      env,
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      logger: createLogger({ level: 'silent' }),
+    });
     env.TEKIL_URL = tekil.url;
   });
   afterAll(async () => {

@@ -11,7 +11,11 @@ interface InboxStats {
   minutes: Array<{ minute: string; received: number; done: number; stale: number; dead: number }>;
   review_queue: number;
   receiver: {
-    accepted: number; duplicate: number; rejected: number; ack_p50_ms: number | null; ack_p99_ms: number | null;
+    accepted: number;
+    duplicate: number;
+    rejected: number;
+    ack_p50_ms: number | null;
+    ack_p99_ms: number | null;
     minutes: Array<{ minute: string; accepted: number; duplicate: number; rejected: number }>;
   } | null;
 }
@@ -75,7 +79,14 @@ describe('dashboard stats and alerting gauges', () => {
     );
     await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) VALUES ($1, 'ep_stats', true)`, [rows[0]!.id]);
     // ep_stats: a success 5 minutes ago, then failures from 4 minutes ago on. ep_healthy: failed, then recovered.
-    const attempts: Array<[string, number, number, boolean]> = [['ep_stats', 5, 10, true], ['ep_stats', 4, 20, false], ['ep_stats', 3, 30, false], ['ep_stats', 2, 1000, false], ['ep_healthy', 3, 40, false], ['ep_healthy', 2, 50, true]];
+    const attempts: Array<[string, number, number, boolean]> = [
+      ['ep_stats', 5, 10, true],
+      ['ep_stats', 4, 20, false],
+      ['ep_stats', 3, 30, false],
+      ['ep_stats', 2, 1000, false],
+      ['ep_healthy', 3, 40, false],
+      ['ep_healthy', 2, 50, true],
+    ];
     await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_healthy', 'https://example.com/ok', 5000, 4)`);
     // One "now" for every attempt: each INSERT is its own transaction, and a second may turn between two.
     const now = (await t.db.query<{ now: Date }>(`SELECT date_trunc('second', now()) AS now`)).rows[0]!.now;

@@ -83,7 +83,12 @@ describe('inbox admin API: bad input is a 400 with a code', () => {
     ];
     for (const [method, path, body] of cases) {
       const res = await api(method as 'GET' | 'POST', path, body);
-      expect({ path: path.slice(0, 60), body, status: res.status, error: res.json.error }).toEqual({ path: path.slice(0, 60), body, status: 400, error: 'VALIDATION_FAILED' });
+      expect({ path: path.slice(0, 60), body, status: res.status, error: res.json.error }).toEqual({
+        path: path.slice(0, 60),
+        body,
+        status: 400,
+        error: 'VALIDATION_FAILED',
+      });
     }
     // Times at the edges: inside years 1…9999 (UTC) they are answered, outside they are refused.
     const timeCases: Array<[string, number]> = [

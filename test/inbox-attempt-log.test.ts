@@ -93,7 +93,13 @@ describe('inbox attempt log', () => {
     script.set('evt_r', [new Error('upstream timed out'), 15]);
 
     expect(await worker.runOnce()).toBe(1);
-    expect(await finalAttempt(t.db, 'evt_r')).toMatchObject({ status: 'pending', attempts: 1, final_outcome: null, final_worker: null, final_duration_ms: null });
+    expect(await finalAttempt(t.db, 'evt_r')).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      final_outcome: null,
+      final_worker: null,
+      final_duration_ms: null,
+    });
     await makeDue('evt_r');
     expect(await worker.runOnce()).toBe(1);
 
@@ -124,11 +130,20 @@ describe('inbox attempt log', () => {
       { attempt: 1, outcome: 'retry', worker: 'worker-a' },
       { attempt: 2, outcome: 'done', worker: 'worker-a' },
     ]);
-    expect(await finalAttempt(t.db, 'evt_r')).toMatchObject({ status: 'pending', attempts: 0, final_outcome: null, final_worker: null, final_duration_ms: null });
+    expect(await finalAttempt(t.db, 'evt_r')).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      final_outcome: null,
+      final_worker: null,
+      final_duration_ms: null,
+    });
     expect(await queueRow(t.db, 'evt_r')).toEqual({ dead: false, attempts: 0, guard_bypass: true, locked_by: null });
     // While the replay waits for a worker, the log still shows both earlier attempts (now both history).
     const between = await viewAttempts(t.db, 'evt_r');
-    expect(between.map((a) => [a.attempt, a.outcome])).toEqual([[1, 'retry'], [2, 'done']]);
+    expect(between.map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, 'retry'],
+      [2, 'done'],
+    ]);
     expect(between.every((a) => a.id !== null)).toBe(true);
 
     const other = createInboxWorker(testContext(t.db, config), { handlers, workerId: 'worker-b' });

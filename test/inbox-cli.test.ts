@@ -24,10 +24,22 @@ describe('CLI: tekil inbox list filters', () => {
     t = await createTestDb();
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-inbox-cli-'));
     env = { ...process.env, TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dataDir };
-    tekil = await startTekil({ config: workerTestConfig(), roles: new Set(['api'] as const), env, db: t.db, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+    tekil = await startTekil({
+      config: workerTestConfig(),
+      roles: new Set(['api'] as const),
+      env,
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+    });
     env.TEKIL_URL = tekil.url;
     // Three deliveries received a day apart; two are about the same invoice.
-    for (const [eventId, invoice, daysAgo] of [['evt_old', 'inv_a', 3], ['evt_mid', 'inv_a', 2], ['evt_new', 'inv_b', 1]] as const) {
+    for (const [eventId, invoice, daysAgo] of [
+      ['evt_old', 'inv_a', 3],
+      ['evt_mid', 'inv_a', 2],
+      ['evt_new', 'inv_b', 1],
+    ] as const) {
       await t.db.query(
         `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body, received_at)
          VALUES ($1, $2, $3, 'invoice.paid', '\\x7b7d', now() - $4 * interval '1 day')`,

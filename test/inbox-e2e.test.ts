@@ -89,7 +89,10 @@ describe('inbox end to end over HTTP', () => {
     failWarehouse = true;
     await createOrder(db, 'ord_h3');
     await createOrder(db, 'ord_h4');
-    for (const [eventId, orderId] of [['evt_h3', 'ord_h3'], ['evt_h4', 'ord_h4']] as const) {
+    for (const [eventId, orderId] of [
+      ['evt_h3', 'ord_h3'],
+      ['evt_h4', 'ord_h4'],
+    ] as const) {
       const res = await send(invoiceEvent({ eventId, invoiceId: `inv_${orderId}`, orderId, status: 'paid' }).body);
       await res.body.dump();
     }

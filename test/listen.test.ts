@@ -39,7 +39,15 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
     t = await createTestDb();
     dir = mkdtempSync(join(tmpdir(), 'tekil-listen-'));
     env = { ...process.env, TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dir };
-    tekil = await startTekil({ config: receiverConfig(), roles: new Set(['receiver', 'api'] as const), env, db: t.db, port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }) });
+    tekil = await startTekil({
+      config: receiverConfig(),
+      roles: new Set(['receiver', 'api'] as const),
+      env,
+      db: t.db,
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+    });
     // The second request is refused with a 503; the first copy of evt_b2 is never answered, so the
     // listener is killed with that delivery in flight.
     let held = false;
@@ -62,7 +70,9 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
 
   async function send(eventId: string): Promise<void> {
     // Bytes a re-encoding would change: Turkish letters, uneven spacing, a trailing newline.
-    const body = Buffer.from(`{ "event_id":"${eventId}",  "event_type":"invoice.paid", "version":1, "occurred_at":"2026-11-29T10:00:00Z", "data":{"id":"inv_${eventId}","note":"ödeme alındı – ğüşİ"} }\n`);
+    const body = Buffer.from(
+      `{ "event_id":"${eventId}",  "event_type":"invoice.paid", "version":1, "occurred_at":"2026-11-29T10:00:00Z", "data":{"id":"inv_${eventId}","note":"ödeme alındı – ğüşİ"} }\n`,
+    );
     const res = await request(`${tekil.url}/in/${SOURCE}`, { method: 'POST', headers: signPaymos(body), body });
     expect(res.statusCode).toBe(200);
     await res.body.dump();
@@ -112,20 +122,31 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
 
   it('--since replays a window, whatever the cursor says', async () => {
     const before = sink.requests.length;
-    const replay = await spawnListen(['--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', join(dir, 'replay.json'), '--since', '1h', '--interval', '100ms'], env);
+    const replay = await spawnListen(
+      ['--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', join(dir, 'replay.json'), '--since', '1h', '--interval', '100ms'],
+      env,
+    );
     children.push(replay.child);
-    await waitUntil(() => new Set(sink.requests.slice(before).map((r) => String(r.headers['x-tekil-event-id']))).size >= sent.size, 60_000, 'the window replayed');
+    await waitUntil(
+      () => new Set(sink.requests.slice(before).map((r) => String(r.headers['x-tekil-event-id']))).size >= sent.size,
+      60_000,
+      'the window replayed',
+    );
     replay.child.kill('SIGTERM');
     await replay.exited;
   }, 120_000);
 
-  it('a wrong token ends it with the API\'s coded error, and writes no cursor', async () => {
+  it("a wrong token ends it with the API's coded error, and writes no cursor", async () => {
     const state = join(dir, 'refused.json');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'listen', '--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', state], {
-      cwd: repoRoot,
-      env: { ...env, TEKIL_ADMIN_TOKEN: 'not-the-token' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'listen', '--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', state],
+      {
+        cwd: repoRoot,
+        env: { ...env, TEKIL_ADMIN_TOKEN: 'not-the-token' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.push(child);
     let err = '';
     child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
@@ -136,12 +157,19 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
   }, 60_000);
 
   it('a delivery arriving while it waits is forwarded at once, woken by the live event stream, not at the next poll', async () => {
-    const listener = await spawnListen(['--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', join(dir, 'woken.json'), '--interval', '10m'], env);
+    const listener = await spawnListen(
+      ['--remote', tekil.url, '--source', SOURCE, '--to', sink.url, '--state', join(dir, 'woken.json'), '--interval', '10m'],
+      env,
+    );
     children.push(listener.child);
     await waitUntil(() => listener.output().includes('following the live event stream'), 30_000, 'the event stream open');
     const before = sink.requests.length;
     await send('evt_woken');
-    await waitUntil(() => sink.requests.slice(before).some((r) => r.headers['x-tekil-event-id'] === 'evt_woken'), 20_000, 'evt_woken forwarded before the 10-minute poll');
+    await waitUntil(
+      () => sink.requests.slice(before).some((r) => r.headers['x-tekil-event-id'] === 'evt_woken'),
+      20_000,
+      'evt_woken forwarded before the 10-minute poll',
+    );
     listener.child.kill('SIGTERM');
     await listener.exited;
   }, 90_000);

@@ -62,9 +62,7 @@ describe('migrations 004/005: upgrading a store that holds deliveries', () => {
         ('${SOURCE}', 'evt_dead', 3, 'old-worker:1', now() - interval '1 minute', now() - interval '1 minute', 6, 'dead', 'upstream said no'),
         ('${SOURCE}', 'evt_done', 1, 'old-worker:2', now() - interval '50 seconds', now() - interval '50 seconds', 7, 'done', NULL);
     `);
-    const before = await db.query<(typeof legacyAttempts)[number]>(
-      'SELECT event_id, attempt, outcome, error, worker FROM inbox_attempts ORDER BY id',
-    );
+    const before = await db.query<(typeof legacyAttempts)[number]>('SELECT event_id, attempt, outcome, error, worker FROM inbox_attempts ORDER BY id');
     legacyAttempts = before.rows;
     expect(legacyAttempts).toHaveLength(5);
 
@@ -82,10 +80,54 @@ describe('migrations 004/005: upgrading a store that holds deliveries', () => {
        ORDER BY q.event_id`,
     );
     expect(queue.rows).toEqual([
-      { event_id: 'evt_dead', resource_id: 'res_d', dead: true, attempts: 3, locked_by: null, leased: false, due: true, guard_bypass: false, provider_matches: true, received_matches: true },
-      { event_id: 'evt_leased', resource_id: 'res_l', dead: false, attempts: 1, locked_by: 'old-worker:7', leased: true, due: true, guard_bypass: false, provider_matches: true, received_matches: true },
-      { event_id: 'evt_pending', resource_id: 'res_p', dead: false, attempts: 0, locked_by: null, leased: false, due: true, guard_bypass: false, provider_matches: true, received_matches: true },
-      { event_id: 'evt_waiting', resource_id: 'res_w', dead: false, attempts: 1, locked_by: null, leased: false, due: false, guard_bypass: true, provider_matches: true, received_matches: true },
+      {
+        event_id: 'evt_dead',
+        resource_id: 'res_d',
+        dead: true,
+        attempts: 3,
+        locked_by: null,
+        leased: false,
+        due: true,
+        guard_bypass: false,
+        provider_matches: true,
+        received_matches: true,
+      },
+      {
+        event_id: 'evt_leased',
+        resource_id: 'res_l',
+        dead: false,
+        attempts: 1,
+        locked_by: 'old-worker:7',
+        leased: true,
+        due: true,
+        guard_bypass: false,
+        provider_matches: true,
+        received_matches: true,
+      },
+      {
+        event_id: 'evt_pending',
+        resource_id: 'res_p',
+        dead: false,
+        attempts: 0,
+        locked_by: null,
+        leased: false,
+        due: true,
+        guard_bypass: false,
+        provider_matches: true,
+        received_matches: true,
+      },
+      {
+        event_id: 'evt_waiting',
+        resource_id: 'res_w',
+        dead: false,
+        attempts: 1,
+        locked_by: null,
+        leased: false,
+        due: false,
+        guard_bypass: true,
+        provider_matches: true,
+        received_matches: true,
+      },
     ]);
     // The lease's claim time came along too (a lost attempt is recorded from it).
     const claimed = await db.query<{ has_claim: boolean }>("SELECT claimed_at IS NOT NULL AS has_claim FROM inbox_queue WHERE event_id = 'evt_leased'");

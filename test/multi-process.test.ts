@@ -56,7 +56,15 @@ describe.skipIf(!onPostgres)('separate processes: 2 receivers, 2 workers and a d
     // Receivers would default to one per core; one each here, so the test picks which receiver gets each copy.
     const start = (role: string, extra: string[] = []) => spawnTekil(['-c', join(dir, 'tekil.yaml'), '-p', '0', '--role', role, ...extra], env);
     const handlers = ['--handlers', 'examples/orders/tekil-handlers.ts'];
-    processes.push(...(await Promise.all([start('receiver', ['--processes', '1']), start('receiver', ['--processes', '1']), start('worker', handlers), start('worker', handlers), start('dispatcher')])));
+    processes.push(
+      ...(await Promise.all([
+        start('receiver', ['--processes', '1']),
+        start('receiver', ['--processes', '1']),
+        start('worker', handlers),
+        start('worker', handlers),
+        start('dispatcher'),
+      ])),
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -89,14 +97,24 @@ describe.skipIf(!onPostgres)('separate processes: 2 receivers, 2 workers and a d
     await agent.close();
     expect(Object.fromEntries(statuses)).toEqual({ 200: EVENTS * 2 * COPIES_PER_RECEIVER });
     for (const [id, answers] of verdicts) {
-      expect(answers.filter((a) => a === 'accepted'), id).toHaveLength(1);
-      expect(answers.filter((a) => a === 'duplicate'), id).toHaveLength(2 * COPIES_PER_RECEIVER - 1);
+      expect(
+        answers.filter((a) => a === 'accepted'),
+        id,
+      ).toHaveLength(1);
+      expect(
+        answers.filter((a) => a === 'duplicate'),
+        id,
+      ).toHaveLength(2 * COPIES_PER_RECEIVER - 1);
     }
 
-    await waitUntil(async () => {
-      const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE status = 'done'`);
-      return rows[0]!.n === EVENTS;
-    }, 20_000, 'every delivery done');
+    await waitUntil(
+      async () => {
+        const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE status = 'done'`);
+        return rows[0]!.n === EVENTS;
+      },
+      20_000,
+      'every delivery done',
+    );
     const rows = await t.db.query<{ n: number; ids: number }>(`SELECT count(*)::int AS n, count(DISTINCT event_id)::int AS ids FROM inbox_deliveries`);
     expect(rows.rows[0]).toEqual({ n: EVENTS, ids: EVENTS });
     const ledger = await t.db.query<{ event_id: string; n: number }>(`SELECT event_id, count(*)::int AS n FROM example_ledger GROUP BY event_id`);

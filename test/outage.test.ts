@@ -38,7 +38,7 @@ describe.skipIf(!onPostgres)('store outage', () => {
     return { status: res.statusCode, ...(typeof retryAfter === 'string' ? { retryAfter } : {}), ...(json.status ? { outcome: json.status } : {}) };
   }
 
-  it('answers 503 while the store is cut, never 2xx, and accepts the provider\'s retry after it returns', async () => {
+  it("answers 503 while the store is cut, never 2xx, and accepts the provider's retry after it returns", async () => {
     const answers = new Map<string, { status: number; afterCut: boolean }>();
     let cut = false;
     let next = 0;

@@ -24,7 +24,12 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
   let flakyHealthy = false;
 
   const api = async (method: 'GET' | 'POST' | 'PATCH' | 'DELETE', url: string, payload?: unknown, headers: Record<string, string> = {}) => {
-    const res = await app.inject({ method, url: `/api/v1${url}`, headers: { authorization: `Bearer ${TOKEN}`, ...headers }, ...(payload !== undefined ? { payload: payload as object } : {}) });
+    const res = await app.inject({
+      method,
+      url: `/api/v1${url}`,
+      headers: { authorization: `Bearer ${TOKEN}`, ...headers },
+      ...(payload !== undefined ? { payload: payload as object } : {}),
+    });
     return { status: res.statusCode, body: res.headers['content-type']?.toString().includes('json') ? res.json() : res.body, headers: res.headers };
   };
 
@@ -35,7 +40,13 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-api-')) },
       sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, dispatcher: { poll_interval: '100ms' } },
     });
-    const ctx: Context = { config, settings: resolveSettings(config, {}), db: t.db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
+    const ctx: Context = {
+      config,
+      settings: resolveSettings(config, {}),
+      db: t.db,
+      logger: createLogger({ level: 'silent' }),
+      metrics: createMetricsRegistry(false),
+    };
     app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
     dispatcher = createDispatcherService(ctx);
     await dispatcher.start();
@@ -92,7 +103,12 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
 
     await waitUntil(async () => (await api('GET', `/messages/${first.body.id}`)).body.deliveries[0]?.status === 'succeeded');
     const detail = (await api('GET', `/messages/${first.body.id}`)).body;
-    expect(detail).toMatchObject({ id: first.body.id, event_type: 'order.paid', resource_id: 'ord_1', payload: { event_id: first.body.id, data: { total: 5 } } });
+    expect(detail).toMatchObject({
+      id: first.body.id,
+      event_type: 'order.paid',
+      resource_id: 'ord_1',
+      payload: { event_id: first.body.id, data: { total: 5 } },
+    });
     expect(detail.deliveries).toHaveLength(1);
     expect(detail.deliveries[0]).toMatchObject({ endpoint_id: ep.id, url: sink.url, status: 'succeeded', attempts: 1, last_status_code: 200 });
     expect(detail.deliveries[0].attempt_history).toHaveLength(1);
@@ -142,8 +158,9 @@ describe('admin API: endpoints, messages, history, replay, ping', () => {
     // Failed deliveries are listed through the queue, newest first, in pages like every other list.
     const firstPage = await api('GET', `/deliveries?endpoint_id=${ep.id}&status=failed&limit=2`);
     const secondPage = await api('GET', `/deliveries?endpoint_id=${ep.id}&status=failed&limit=2&cursor=${firstPage.body.next_cursor}`);
-    expect([...firstPage.body.items, ...secondPage.body.items].map((d: { message_id: string; status: string }) => [d.message_id, d.status]))
-      .toEqual([...ids].reverse().map((id) => [id, 'failed']));
+    expect([...firstPage.body.items, ...secondPage.body.items].map((d: { message_id: string; status: string }) => [d.message_id, d.status])).toEqual(
+      [...ids].reverse().map((id) => [id, 'failed']),
+    );
     expect(secondPage.body.next_cursor).toBeNull();
     expect((await api('GET', `/endpoints/${ep.id}`)).body).toMatchObject({ enabled: true, consecutive_failures: 3 });
 

@@ -44,7 +44,9 @@ describe('CLI: endpoints and messages against a running tekil (api + dispatcher 
     };
     expect(created.secret).toMatch(/^whsec_/);
     expect(created.ladder).toEqual(['30s', '2m']);
-    const published = JSON.parse(await cli('messages', 'publish', '--type', 'invoice.paid', '--resource-id', 'inv_7', '--data', '{"amount":"7.00"}')) as { id: string };
+    const published = JSON.parse(await cli('messages', 'publish', '--type', 'invoice.paid', '--resource-id', 'inv_7', '--data', '{"amount":"7.00"}')) as {
+      id: string;
+    };
     await sink.waitFor(1);
     expect(sink.requests[0]!.headers['webhook-id']).toBe(published.id);
     await waitUntil(async () => {

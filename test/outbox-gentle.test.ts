@@ -95,7 +95,11 @@ describe('outbox: gentle sending', () => {
     const started = Date.now();
     await Promise.all([running(gentle.newDispatcher()), running(gentle.newDispatcher())]);
     expect((await replayFailed(t.db, { endpointId: endpoint.id })).replayed).toBe(DELIVERIES);
-    await waitUntil(async () => (await statusCounts(t, endpoint.id)).succeeded === DELIVERIES, 20_000 + (4_000 * DELIVERIES) / RATE, 'every delivery delivered');
+    await waitUntil(
+      async () => (await statusCounts(t, endpoint.id)).succeeded === DELIVERIES,
+      20_000 + (4_000 * DELIVERIES) / RATE,
+      'every delivery delivered',
+    );
     const elapsedMs = Date.now() - started;
 
     const allTimes = await sink.times();
@@ -105,7 +109,9 @@ describe('outbox: gentle sending', () => {
     // rest of the allowance; over 5 s the same allowance is a smaller share.
     const interval = 1_000 / RATE;
     const allowance = 1 + Math.ceil(Math.max(PACE_LATE_MS, DELIVERY_NOISE_MS) / interval);
-    console.log(`gentle: busiest 1 s window ${mostInWindow(replayTimes, 1_000)}, 5 s window ${mostInWindow(replayTimes, 5_000)} of ${replayTimes.length} requests (limit ${RATE}/s, allowance ${allowance})`);
+    console.log(
+      `gentle: busiest 1 s window ${mostInWindow(replayTimes, 1_000)}, 5 s window ${mostInWindow(replayTimes, 5_000)} of ${replayTimes.length} requests (limit ${RATE}/s, allowance ${allowance})`,
+    );
     expect(mostInWindow(replayTimes, 1_000)).toBeLessThanOrEqual(RATE + allowance);
     expect(mostInWindow(replayTimes, 5_000)).toBeLessThanOrEqual(5 * RATE + allowance);
     expect(replayTimes.length).toBe(DELIVERIES + 40);
@@ -121,7 +127,9 @@ describe('outbox: gentle sending', () => {
       [endpoint.id],
     );
     expect(ep[0]).toEqual({ enabled: true, failed_attempts_in_row: 0 });
-    console.log(`gentle: ${DELIVERIES} deliveries replayed at ${RATE}/s in ${elapsedMs} ms by two dispatchers; busiest 1 s window ${mostInWindow(replayTimes, 1_000)}`);
+    console.log(
+      `gentle: ${DELIVERIES} deliveries replayed at ${RATE}/s in ${elapsedMs} ms by two dispatchers; busiest 1 s window ${mostInWindow(replayTimes, 1_000)}`,
+    );
   }, 300_000);
 
   it('opens the breaker after N failed attempts: one probe at a time at the ladder pace, then all through after recovery', async () => {
@@ -156,7 +164,10 @@ describe('outbox: gentle sending', () => {
     for (let i = 1; i < failingProbes.length; i++) expect(failingProbes[i]!.at - failingProbes[i - 1]!.at).toBeGreaterThanOrEqual(95);
     // Far fewer requests than the free-running 4 in flight every 100 ms would make.
     await waitUntil(async () => (await statusCounts(t, endpoint.id)).succeeded === 30, 20_000, 'every delivery delivered after recovery');
-    const { rows } = await t.db.query<{ enabled: boolean; failed_attempts_in_row: number }>('SELECT enabled, failed_attempts_in_row FROM endpoints WHERE id = $1', [endpoint.id]);
+    const { rows } = await t.db.query<{ enabled: boolean; failed_attempts_in_row: number }>(
+      'SELECT enabled, failed_attempts_in_row FROM endpoints WHERE id = $1',
+      [endpoint.id],
+    );
     expect(rows[0]).toEqual({ enabled: true, failed_attempts_in_row: 0 });
   }, 60_000);
 

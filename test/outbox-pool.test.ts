@@ -42,13 +42,17 @@ async function preparedPerSession(url: string, seen: PoolSeen): Promise<Map<numb
          FROM (SELECT pg_advisory_xact_lock_shared(${PROBE_LOCK})) AS barrier`,
       ),
     );
-    await waitUntil(async () => {
-      const { rows } = await holder.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity
+    await waitUntil(
+      async () => {
+        const { rows } = await holder.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
          WHERE datname = current_database() AND application_name = 'tekil-dispatcher' AND wait_event_type = 'Lock'`,
-      );
-      return rows[0]!.n >= seen.max;
-    }, 10_000, 'every dispatcher connection waiting on the probe lock');
+        );
+        return rows[0]!.n >= seen.max;
+      },
+      10_000,
+      'every dispatcher connection waiting on the probe lock',
+    );
     await holder.query('SELECT pg_advisory_unlock($1)', [PROBE_LOCK]);
     const results = await Promise.all(probes);
     return new Map(results.map((r) => [r.rows[0]!.pid, r.rows[0]!.prepared]));
@@ -88,13 +92,17 @@ describe.skipIf(!onPostgres)('outbox: the dispatcher takes its connections from 
       await dispatcher.start();
       const before = sink.requests.length;
       for (let i = 0; i < 5; i++) await store.transaction((tx) => publish(tx, { type, data: { i } }));
-      await waitUntil(async () => {
-        const { rows } = await store.query<{ n: number }>(
-          "SELECT count(*)::int AS n FROM outbox_deliveries d JOIN outbox_messages m ON m.id = d.message_id WHERE m.event_type = $1 AND d.status = 'succeeded'",
-          [type],
-        );
-        return rows[0]!.n === 5;
-      }, 15_000, `5 ${type} deliveries succeeded`);
+      await waitUntil(
+        async () => {
+          const { rows } = await store.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM outbox_deliveries d JOIN outbox_messages m ON m.id = d.message_id WHERE m.event_type = $1 AND d.status = 'succeeded'",
+            [type],
+          );
+          return rows[0]!.n === 5;
+        },
+        15_000,
+        `5 ${type} deliveries succeeded`,
+      );
       expect(sink.requests.length - before).toBe(5);
       expect(seen.pool, 'the dispatcher opened its pool through the store (db.openPool)').toBeDefined();
       const pids = await dispatcherPids(store);
@@ -109,7 +117,10 @@ describe.skipIf(!onPostgres)('outbox: the dispatcher takes its connections from 
   it('with store.prepared_statements off, no dispatcher session holds a prepared statement', async () => {
     const { pids, prepared } = await dispatchThrough(false, 'pool.unprepared');
     for (const pid of pids) expect(prepared.has(pid), `session ${pid} is one of the dispatcher pool's`).toBe(true);
-    expect([...prepared.values()].every((n) => n === 0), `prepared statements per session: ${JSON.stringify([...prepared])}`).toBe(true);
+    expect(
+      [...prepared.values()].every((n) => n === 0),
+      `prepared statements per session: ${JSON.stringify([...prepared])}`,
+    ).toBe(true);
   });
 
   it('with them on (the default), the hot statements are prepared on the dispatcher’s sessions', async () => {

@@ -60,8 +60,7 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     });
     const parsed = (await res.json()) as Answer['body'];
     // Checked the moment the answer is read: a 202 sent before its commit would find nothing here.
-    const storedOnArrival =
-      res.status === 202 ? (await t.db.query('SELECT 1 FROM outbox_messages WHERE id = $1', [parsed.id])).rows.length === 1 : null;
+    const storedOnArrival = res.status === 202 ? (await t.db.query('SELECT 1 FROM outbox_messages WHERE id = $1', [parsed.id])).rows.length === 1 : null;
     return { status: res.status, body: parsed, replayed: res.headers.get('idempotent-replayed') === 'true', storedOnArrival };
   };
 
@@ -87,7 +86,13 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     t = await createTestDb();
     sink = await startSink();
     const config = parseConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-publish-batch-')) }, sending: { allow_networks: ['127.0.0.0/8'] } });
-    const ctx: Context = { config, settings: resolveSettings(config, {}), db: t.db, logger: createLogger({ level: 'silent' }), metrics: createMetricsRegistry(false) };
+    const ctx: Context = {
+      config,
+      settings: resolveSettings(config, {}),
+      db: t.db,
+      logger: createLogger({ level: 'silent' }),
+      metrics: createMetricsRegistry(false),
+    };
     metrics = publishBatchMetrics(ctx.metrics);
     app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
     app.addHook('preHandler', async (req) => {
@@ -114,12 +119,20 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     expect(answers.every((a) => a.storedOnArrival)).toBe(true);
     expect(new Set(answers.map((a) => a.body.id)).size).toBe(50);
     for (let i = 0; i < 50; i++) {
-      const stored = await t.db.query<{ resource_id: string; payload: Buffer }>('SELECT resource_id, payload FROM outbox_messages WHERE id = $1', [answers[i]!.body.id]);
+      const stored = await t.db.query<{ resource_id: string; payload: Buffer }>('SELECT resource_id, payload FROM outbox_messages WHERE id = $1', [
+        answers[i]!.body.id,
+      ]);
       expect(stored.rows).toHaveLength(1);
       expect(stored.rows[0]!.resource_id).toBe(`inv_c${i}`);
-      expect(JSON.parse(Buffer.from(stored.rows[0]!.payload).toString())).toMatchObject({ event_id: answers[i]!.body.id, resource_id: `inv_c${i}`, data: { i } });
+      expect(JSON.parse(Buffer.from(stored.rows[0]!.payload).toString())).toMatchObject({
+        event_id: answers[i]!.body.id,
+        resource_id: `inv_c${i}`,
+        data: { i },
+      });
     }
-    const deliveries = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox_deliveries d JOIN outbox_messages m ON m.id = d.message_id WHERE m.resource_id LIKE 'inv_c%'");
+    const deliveries = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM outbox_deliveries d JOIN outbox_messages m ON m.id = d.message_id WHERE m.resource_id LIKE 'inv_c%'",
+    );
     expect(deliveries.rows[0]!.n).toBe(50); // one subscribed endpoint: one delivery each
     const batches = await histogram(metrics);
     expect(batches.sum).toBe(50);
@@ -183,8 +196,16 @@ describe('POST /api/v1/messages: group commit over real HTTP', () => {
     const release = await holdStore();
     const blocker = post({ type: 'invoice.paid', resource_id: 'inv_b0' });
     await waitUntil(async () => (await histogram(metrics)).count === 2); // the lone bad one above, then the blocker
-    const good = (i: number) => post({ type: 'invoice.paid', resource_id: `inv_g${i}`, extra_destinations: [{ url: `${sink.url}/cb${i}`, endpoint_id: endpointId }] });
-    const batch = [good(1), good(2), post(bad), good(3), post({ type: 'invoice.paid', resource_id: 'inv_g4' }, 'good-key'), post({ type: 'invoice.paid', resource_id: 'inv_g4' }, 'good-key')];
+    const good = (i: number) =>
+      post({ type: 'invoice.paid', resource_id: `inv_g${i}`, extra_destinations: [{ url: `${sink.url}/cb${i}`, endpoint_id: endpointId }] });
+    const batch = [
+      good(1),
+      good(2),
+      post(bad),
+      good(3),
+      post({ type: 'invoice.paid', resource_id: 'inv_g4' }, 'good-key'),
+      post({ type: 'invoice.paid', resource_id: 'inv_g4' }, 'good-key'),
+    ];
     await arrivals(1 + 6);
     await release();
     const answers = await Promise.all(batch);
@@ -233,7 +254,9 @@ describe('publish batcher: an unreachable store', () => {
       const gone = onPostgres ? createPostgresDb({ connectionString: t.url!, max: 1 }) : t.db;
       await gone.close();
       const b = new PublishBatcher(gone, { maxMessages: 500, maxBytes: 1 << 20, queueMaxMessages: 100 });
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => b.publish({ type: 'invoice.paid', resourceId: `inv_${i}` }).catch((err: unknown) => err)));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => b.publish({ type: 'invoice.paid', resourceId: `inv_${i}` }).catch((err: unknown) => err)),
+      );
       expect(results.every((err) => isTekilError(err, 'STORE_UNAVAILABLE'))).toBe(true);
     } finally {
       await t.close().catch(() => {}); // on PGlite the store is closed already

@@ -67,7 +67,9 @@ describe('outbox: publishing inside the caller’s transaction', () => {
     expect(result.deliveries).toBe(3);
     await Promise.all([sinkA.waitFor(1), sinkB.waitFor(1), callback.waitFor(1)]);
     await waitUntil(async () => {
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded' AND message_id = $1", [result.id]);
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded' AND message_id = $1", [
+        result.id,
+      ]);
       return Number(rows[0]!.n) === 3;
     });
     // Each send is recorded as an attempt with its outcome: three attempts, three requests, no more.
@@ -109,7 +111,9 @@ describe('outbox: publishing inside the caller’s transaction', () => {
       expect(req.headers['webhook-id']).toBe(result.id);
     }
     await waitUntil(async () => {
-      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded' AND message_id = $1", [result.id]);
+      const { rows } = await t.db.query<{ n: number }>("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded' AND message_id = $1", [
+        result.id,
+      ]);
       return Number(rows[0]!.n) === 3;
     });
     for (const sink of [sinkA, sinkB, callback]) sink.requests.length = 0;

@@ -75,7 +75,9 @@ describe('outbox: a completion the store refuses is isolated', () => {
     expect(ids).toHaveLength(messages);
     expect(new Set(ids).size).toBe(messages);
     expect(failing.requests).toHaveLength(messages);
-    const { rows } = await t.db.query<{ endpoint_id: string; n: number }>('SELECT endpoint_id, count(*)::int AS n FROM outbox_attempts GROUP BY endpoint_id ORDER BY endpoint_id');
+    const { rows } = await t.db.query<{ endpoint_id: string; n: number }>(
+      'SELECT endpoint_id, count(*)::int AS n FROM outbox_attempts GROUP BY endpoint_id ORDER BY endpoint_id',
+    );
     expect(Object.fromEntries(rows.map((r) => [r.endpoint_id, r.n]))).toEqual({ [ok]: messages, [bad]: messages });
     const errors = (await t.db.query<{ last_error: string }>('SELECT DISTINCT last_error FROM outbox_deliveries WHERE endpoint_id = $1', [bad])).rows;
     expect(errors).toHaveLength(1);

@@ -134,11 +134,15 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
     const { id } = await send('echo.event', { card: '4111111111111111' });
     await settled(id, 'failed');
     const rows = await attempts(id);
-    expect(rows.map((a) => [a.status_code, a.error])).toEqual([[400, 'HTTP 400'], [400, 'HTTP 400']]);
-    const { rows: [d] } = await t.db.query<{ last_error: string; last_status_code: number }>(
-      'SELECT last_error, last_status_code FROM outbox_deliveries WHERE message_id = $1',
-      [id],
-    );
+    expect(rows.map((a) => [a.status_code, a.error])).toEqual([
+      [400, 'HTTP 400'],
+      [400, 'HTTP 400'],
+    ]);
+    const {
+      rows: [d],
+    } = await t.db.query<{ last_error: string; last_status_code: number }>('SELECT last_error, last_status_code FROM outbox_deliveries WHERE message_id = $1', [
+      id,
+    ]);
     expect(d).toEqual({ last_error: 'HTTP 400', last_status_code: 400 });
     // The answer itself is kept in the attempt's response_body (the history); the errors are clean.
     const secretBase64 = created.secret.slice('whsec_'.length);

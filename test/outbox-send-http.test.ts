@@ -38,7 +38,11 @@ describe('outbox: one attempt over HTTP', () => {
     const outcome = await sender.send({ url: s.url, body: Buffer.from('{}'), headers: {}, timeoutMs: 2_000 });
     expect(outcome).toMatchObject({ succeeded: false, statusCode: 429, error: 'HTTP 429', responseBody: 'slow down', retryAfterMs: 7_000, unsendable: false });
     const gone = await sink(() => ({ status: 410, body: 'no such hook' }));
-    expect(await sender.send({ url: gone.url, body: Buffer.from('{}'), headers: {}, timeoutMs: 2_000 })).toMatchObject({ succeeded: false, statusCode: 410, error: 'HTTP 410' });
+    expect(await sender.send({ url: gone.url, body: Buffer.from('{}'), headers: {}, timeoutMs: 2_000 })).toMatchObject({
+      succeeded: false,
+      statusCode: 410,
+      error: 'HTTP 410',
+    });
   });
 
   it('a refused connection is a network failure, retried on the ladder', async () => {

@@ -109,7 +109,12 @@ describe('outbox: signatures verify with the official libraries, also during a r
       const sink = await startSink();
       sinksToClose.push(sink);
       // Its own event type, so the endpoints above (every type) and these share no request counts.
-      const { endpoint, secret } = await h.endpoints.create(t.db, { url: sink.url, scheme, event_types: ['repo.*'], ...(scheme === 'hmac' ? { hmac: hmacOptions } : {}) });
+      const { endpoint, secret } = await h.endpoints.create(t.db, {
+        url: sink.url,
+        scheme,
+        event_types: ['repo.*'],
+        ...(scheme === 'hmac' ? { hmac: hmacOptions } : {}),
+      });
       expect(endpoint.hmac).toEqual(scheme === 'hmac' ? expect.objectContaining(hmacOptions) : null);
       more[scheme] = { sink, id: endpoint.id, secret };
     }
@@ -136,16 +141,28 @@ describe('outbox: signatures verify with the official libraries, also during a r
     expect(acme.headers['x-acme-event']).toBe(id);
     const byHand = createHmac('sha512', more.hmac.secret).update(`${id}:${timestamp}:`).update(acme.body).digest('base64');
     expect(acme.headers['x-acme-signature']).toBe(`sha512=${byHand}`);
-    expect(() => createScheme('hmac', hmacSchemeOptions.parse(hmacOptions)).verify({ body: acme.body, headers: acme.headers, secrets: [more.hmac.secret], toleranceSec: 300 })).not.toThrow();
+    expect(() =>
+      createScheme('hmac', hmacSchemeOptions.parse(hmacOptions)).verify({
+        body: acme.body,
+        headers: acme.headers,
+        secrets: [more.hmac.secret],
+        toleranceSec: 300,
+      }),
+    ).not.toThrow();
   });
 
   it('refuses an hmac endpoint without its description, and a description on another scheme', async () => {
     await expect(h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'hmac' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-    await expect(h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'github', hmac: { signature_header: 'X-Sig' } })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'github', hmac: { signature_header: 'X-Sig' } })).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
     const { endpoint } = await h.endpoints.create(t.db, { url: 'http://127.0.0.1:9/x', scheme: 'hmac', hmac: { signature_header: 'X-Sig' }, enabled: false });
     // Leaving hmac drops the description; coming back needs one again.
     expect((await h.endpoints.update(t.db, endpoint.id, { scheme: 'shopify' })).hmac).toBeNull();
     await expect(h.endpoints.update(t.db, endpoint.id, { scheme: 'hmac' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
-    expect((await h.endpoints.update(t.db, endpoint.id, { scheme: 'hmac', hmac: { signature_header: 'X-Other' } })).hmac).toMatchObject({ signature_header: 'X-Other', encoding: 'hex' });
+    expect((await h.endpoints.update(t.db, endpoint.id, { scheme: 'hmac', hmac: { signature_header: 'X-Other' } })).hmac).toMatchObject({
+      signature_header: 'X-Other',
+      encoding: 'hex',
+    });
   });
 });

@@ -22,7 +22,7 @@ function notingUnlisten(db: Db): { db: Db; unlistened: () => boolean } {
   let unlistened = false;
   const noted: Db = {
     kind: db.kind,
-    query: <R,>(sql: string, params?: readonly unknown[], options?: QueryOptions) => db.query<R>(sql, params, options),
+    query: <R>(sql: string, params?: readonly unknown[], options?: QueryOptions) => db.query<R>(sql, params, options),
     exec: (sql) => db.exec(sql),
     transaction: (fn) => db.transaction(fn),
     openPool: (options) => db.openPool(options),
@@ -65,14 +65,18 @@ describe.skipIf(!onPostgres)('outbox: stopping while a claim is in flight', () =
       await holder.query('BEGIN');
       await holder.query('LOCK TABLE outbox_queue IN ACCESS EXCLUSIVE MODE');
       await dispatcher.start();
-      await waitUntil(async () => {
-        // Not on the holder: inside its transaction pg_stat_activity would show the same snapshot every time.
-        const { rows } = await t.db.query<{ n: number }>(
-          `SELECT count(*)::int AS n FROM pg_stat_activity
+      await waitUntil(
+        async () => {
+          // Not on the holder: inside its transaction pg_stat_activity would show the same snapshot every time.
+          const { rows } = await t.db.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity
            WHERE datname = current_database() AND application_name = 'tekil-dispatcher' AND wait_event_type = 'Lock'`,
-        );
-        return rows[0]!.n > 0;
-      }, 10_000, 'the dispatcher’s claim waiting on the table lock');
+          );
+          return rows[0]!.n > 0;
+        },
+        10_000,
+        'the dispatcher’s claim waiting on the table lock',
+      );
       stopped = dispatcher.stop();
       // stop() releases what is queued now (nothing) before it waits for the claim to finish.
       await waitUntil(noted.unlistened, 10_000, 'stop() to close the dispatcher’s LISTEN');

@@ -40,7 +40,8 @@ describe.runIf(onPostgres)('outbox: one wake-up for concurrent publishers', () =
 
   it('only the first open publisher notifies; a later one committing after it is still sent at once', async () => {
     const [first, second] = clients as [pg.Client, pg.Client];
-    const notified = async (c: pg.Client) => (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")).rows[0]!.n;
+    const notified = async (c: pg.Client) =>
+      (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()")).rows[0]!.n;
     await first.query('BEGIN');
     const a = await publish(first, { type: 'invoice.paid', resourceId: 'inv_a', data: {} });
     await second.query('BEGIN');

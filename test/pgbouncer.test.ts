@@ -96,12 +96,20 @@ describe.skipIf(!onPostgres || missing)('every role through PgBouncer in transac
     }
 
     const count = async (sql: string): Promise<number> => Number((await probe.query<{ n: string }>(sql)).rows[0]!.n);
-    await waitUntil(async () => (await count("SELECT count(*) AS n FROM inbox_deliveries WHERE status = 'done'")) === ids.length, 20_000, 'the webhooks to be processed');
+    await waitUntil(
+      async () => (await count("SELECT count(*) AS n FROM inbox_deliveries WHERE status = 'done'")) === ids.length,
+      20_000,
+      'the webhooks to be processed',
+    );
     await sink.waitFor(ids.length, 20_000);
-    await waitUntil(async () => (await count("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded'")) === ids.length, 20_000, 'the messages to be sent');
+    await waitUntil(
+      async () => (await count("SELECT count(*) AS n FROM outbox_deliveries WHERE status = 'succeeded'")) === ids.length,
+      20_000,
+      'the messages to be sent',
+    );
     expect(new Set(sink.requests.map((r) => JSON.parse(r.body.toString()).type))).toEqual(new Set(['invoice.settled']));
-    expect(await count("SELECT count(*) AS n FROM inbox_deliveries WHERE last_error IS NOT NULL")).toBe(0);
-    expect(await count("SELECT count(*) AS n FROM outbox_attempts WHERE status_code IS DISTINCT FROM 200")).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM inbox_deliveries WHERE last_error IS NOT NULL')).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM outbox_attempts WHERE status_code IS DISTINCT FROM 200')).toBe(0);
 
     // The API's group commit through the bouncer: concurrent requests share publishing transactions
     // (its statement unnamed here). A type no endpoint takes, so the deliveries above stay the only ones.

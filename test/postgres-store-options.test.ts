@@ -73,8 +73,14 @@ describe.skipIf(!onPostgres)('postgres store options', () => {
   // fifth of the batch (docs/performance.md), so it is prepared like the worker's statements.
   it("prepares the receiver's batch INSERT once per connection, and leaves it unnamed with prepared statements off", async () => {
     const row = (eventId: string): InboxDeliveryRow => ({
-      source: 'shop', eventId, resourceId: null, eventType: 'invoice.paid', occurredAt: null,
-      body: Buffer.from(`{"id":"${eventId}"}`), contentType: 'application/json', headers: '{}',
+      source: 'shop',
+      eventId,
+      resourceId: null,
+      eventType: 'invoice.paid',
+      occurredAt: null,
+      body: Buffer.from(`{"id":"${eventId}"}`),
+      contentType: 'application/json',
+      headers: '{}',
     });
     const one = createPostgresDb({ connectionString: t.url!, max: 1 });
     const oneUnprepared = createPostgresDb({ connectionString: t.url!, max: 1, preparedStatements: false });

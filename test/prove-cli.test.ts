@@ -32,7 +32,17 @@ async function closedPort(): Promise<number> {
 }
 
 const fast = ['--settle', '150ms', '--effect-timeout', '3s', '--provider-timeout', '2s'];
-const target = (app: ReceiverApp) => ['--url', `${app.url}/webhooks`, '--scheme', 'paymos', '--secret', SECRET, '--effects', `${app.url}/_prove/effects`, ...fast];
+const target = (app: ReceiverApp) => [
+  '--url',
+  `${app.url}/webhooks`,
+  '--scheme',
+  'paymos',
+  '--secret',
+  SECRET,
+  '--effects',
+  `${app.url}/_prove/effects`,
+  ...fast,
+];
 
 // Each test has its own receiver, so they run side by side (each is mostly waiting on a child process).
 // Nothing here touches tekil's store (the receivers keep their own effects), so the store projects
@@ -57,7 +67,11 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove (the c
     const run = await cli(...target(good), '--only', 'deliver,duplicate,busy-duplicate,signature,crash,second-endpoint,reconcile', '--json', '--junit', junit);
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const report = JSON.parse(run.stdout) as { ok: boolean; counts: Record<string, number>; rows: { id: string; status: string; figures: object; fix: string }[] };
+    const report = JSON.parse(run.stdout) as {
+      ok: boolean;
+      counts: Record<string, number>;
+      rows: { id: string; status: string; figures: object; fix: string }[];
+    };
     expect(report.ok).toBe(true);
     const statuses = Object.fromEntries(report.rows.map((r) => [r.id, r.status]));
     expect(statuses).toEqual({
@@ -100,10 +114,21 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove (the c
 
   it('an effects URL nobody answers stops the run with a clear error before anything is sent or scored', async () => {
     const port = await closedPort();
-    const run = await cli('--url', `${untouched.url}/webhooks`, '--scheme', 'paymos', '--secret', SECRET, '--effects', `http://127.0.0.1:${port}/_prove/effects`);
+    const run = await cli(
+      '--url',
+      `${untouched.url}/webhooks`,
+      '--scheme',
+      'paymos',
+      '--secret',
+      SECRET,
+      '--effects',
+      `http://127.0.0.1:${port}/_prove/effects`,
+    );
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toMatch(/^tekil: PROVE_EFFECTS_UNREACHABLE: cannot read the effects at http:\/\/127\.0\.0\.1:\d+\/_prove\/effects: .*\(hint: start the receiver/);
+    expect(run.stderr).toMatch(
+      /^tekil: PROVE_EFFECTS_UNREACHABLE: cannot read the effects at http:\/\/127\.0\.0\.1:\d+\/_prove\/effects: .*\(hint: start the receiver/,
+    );
     // Nothing was sent: the receiver saw no invoice at all.
     expect(await (await fetch(`${untouched.url}/_prove/effects`)).json()).toEqual({});
   }, 30_000);

@@ -49,7 +49,10 @@ const expected: Record<BrokenReceiverBug, Partial<Record<CheckId, RegExp>>> = {
   'skips-signature': { signature: /does not verify the signature/, reconcile: /\(signature\)/ },
   'applies-in-arrival-order': { order: /applies events in arrival order/, reconcile: /\(order\) ran once, state confirming; expected once in paid/ },
   // The hidden one: a receiver without the conditional update passed every other row.
-  'no-conditional-update': { 'paid-again': /invoice.paid under a new event id for an invoice already paid ran 2 times: the receiver has no second lock/, reconcile: /\(paid-again\) ran 2 times/ },
+  'no-conditional-update': {
+    'paid-again': /invoice.paid under a new event id for an invoice already paid ran 2 times: the receiver has no second lock/,
+    reconcile: /\(paid-again\) ran 2 times/,
+  },
 };
 
 // Each test has receivers of its own, so the two run side by side.
@@ -108,7 +111,9 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove agains
       ['shopify', SECRET],
       ['hmac', SECRET, hmac],
     ];
-    const started = await Promise.all(schemes.map(([scheme, secret, options]) => startReceiverApp({ scheme, secrets: [secret], ...(options ? { hmac: options } : {}) })));
+    const started = await Promise.all(
+      schemes.map(([scheme, secret, options]) => startReceiverApp({ scheme, secrets: [secret], ...(options ? { hmac: options } : {}) })),
+    );
     apps.push(...started);
     const reports = await Promise.all(started.map((app, i) => runProve(optionsFor(app, ...(schemes[i] as [SchemeName, string, HmacSchemeOptions?])))));
     const summary = reports.map((r, i) => ({

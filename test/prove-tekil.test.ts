@@ -92,13 +92,20 @@ describe.concurrent('tekil prove against tekil', () => {
     );
     expect(invoices.rows.map((r) => [r.status, Number(r.paid_effects)])).toEqual(Array.from({ length: 11 }, () => ['paid', 1]));
     // The second URL's copies were answered duplicate: every event of the run is stored once, under one source.
-    const sources = await t.db.query<{ source: string; n: number }>(`SELECT source, count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 GROUP BY source`, [`evt_${report.runId}%`]);
+    const sources = await t.db.query<{ source: string; n: number }>(
+      `SELECT source, count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 GROUP BY source`,
+      [`evt_${report.runId}%`],
+    );
     expect(sources.rows.map((r) => r.source)).toEqual(['shop-paymos']);
     // The crash check really crashed a run: one delivery needed a second attempt.
-    const retried = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND attempts > 1`, [`evt_${report.runId}%`]);
+    const retried = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND attempts > 1`, [
+      `evt_${report.runId}%`,
+    ]);
     expect(retried.rows[0]!.n).toBeGreaterThanOrEqual(1);
     // And the late confirming was judged stale by the ordering guard, not applied.
-    const stale = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status = 'stale'`, [`evt_${report.runId}%`]);
+    const stale = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status = 'stale'`, [
+      `evt_${report.runId}%`,
+    ]);
     expect(stale.rows[0]!.n).toBeGreaterThanOrEqual(1);
   }, 90_000);
 
@@ -137,7 +144,9 @@ describe.concurrent('tekil prove against tekil', () => {
     expect(notPassed(report)).toEqual([]);
     expect(report.counts.passed).toBe(14);
     // Every forward tekil made for this run's events is on record as done or stale, none pending or dead.
-    const open = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status NOT IN ('done', 'stale')`, [`evt_${report.runId}%`]);
+    const open = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status NOT IN ('done', 'stale')`, [
+      `evt_${report.runId}%`,
+    ]);
     expect(open.rows[0]!.n).toBe(0);
   }, 90_000);
 });

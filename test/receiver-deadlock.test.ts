@@ -57,13 +57,17 @@ describe.skipIf(!onPostgres)('two receivers racing on the same ids', () => {
         await lock.query('BEGIN');
         await lock.query('LOCK TABLE inbox_deliveries IN SHARE MODE');
         const gates = [send(apps[0]!, `gate_a${round}`), send(apps[1]!, `gate_b${round}`)];
-        await waitUntil(async () => {
-          // Asked on another connection: inside the lock's transaction pg_stat_activity is a snapshot.
-          const { rows } = await t.db.query<{ n: number }>(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'tekil-race-%' AND wait_event_type = 'Lock'",
-          );
-          return rows[0]!.n === 2;
-        }, 10_000, 'both gate inserts waiting on the table lock');
+        await waitUntil(
+          async () => {
+            // Asked on another connection: inside the lock's transaction pg_stat_activity is a snapshot.
+            const { rows } = await t.db.query<{ n: number }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE 'tekil-race-%' AND wait_event_type = 'Lock'",
+            );
+            return rows[0]!.n === 2;
+          },
+          10_000,
+          'both gate inserts waiting on the table lock',
+        );
         const answers = [...ids.map((id) => send(apps[0]!, id)), ...[...ids].reverse().map((id) => send(apps[1]!, id))];
         await waitUntil(() => batchers[0]!.queued === perRound && batchers[1]!.queued === perRound, 10_000, 'both batches queued');
         await lock.query('COMMIT');

@@ -22,22 +22,47 @@ const idValue = fc.oneof(
 );
 /** A body: the shop's envelope with an odd id, any JSON, any bytes, or one past the size limit. */
 const bodyArb = fc.oneof(
-  { weight: 4, arbitrary: fc.tuple(idValue, fc.jsonValue({ maxDepth: 2 })).map(([id, data]) => Buffer.from(JSON.stringify({ event_id: typeof id === 'bigint' ? `@@${id}@@` : id, event_type: 'invoice.paid', data }).replace(/"@@(-?\d+)@@"/, '$1'))) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .tuple(idValue, fc.jsonValue({ maxDepth: 2 }))
+      .map(([id, data]) =>
+        Buffer.from(JSON.stringify({ event_id: typeof id === 'bigint' ? `@@${id}@@` : id, event_type: 'invoice.paid', data }).replace(/"@@(-?\d+)@@"/, '$1')),
+      ),
+  },
   { weight: 1, arbitrary: fc.json().map((j) => Buffer.from(j)) },
   { weight: 1, arbitrary: fc.uint8Array({ maxLength: 512 }).map((b) => Buffer.from(b)) },
   { weight: 1, arbitrary: fc.integer({ min: BODY_LIMIT - 64, max: BODY_LIMIT + 64 }).map((n) => Buffer.from(`{"event_id":"big","pad":"${'x'.repeat(n)}"}`)) },
   { weight: 1, arbitrary: fc.constant(Buffer.alloc(0)) },
 );
 const contentType = fc.constantFrom(
-  undefined, 'application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain',
-  'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/octet-stream', 'application/*', 'garbage', '',
+  undefined,
+  'application/json',
+  'application/json; charset=utf-8',
+  'application/json; charset=latin1',
+  'text/plain',
+  'application/x-www-form-urlencoded',
+  'multipart/form-data; boundary=x',
+  'application/octet-stream',
+  'application/*',
+  'garbage',
+  '',
 );
 const contentEncoding = fc.constantFrom(undefined, 'identity', 'gzip', 'br', 'deflate', 'x-unknown');
 const extraHeaders = fc.dictionary(fc.stringMatching(/^x-[a-z0-9-]{1,20}$/), printable, { maxKeys: 4 });
 const signing = fc.constantFrom('valid', 'valid', 'wrong-secret', 'none', 'garbled', 'stale');
 const source = fc.constantFrom('shop', 'shop', 'demo', 'nope', '%00', 'sh%C3%B6p', 'a'.repeat(300));
 
-const requestArb = fc.record({ source, body: bodyArb, contentType, contentEncoding, extraHeaders, signing, id: fc.stringMatching(/^msg_[A-Za-z0-9]{1,16}$/), garble: printable });
+const requestArb = fc.record({
+  source,
+  body: bodyArb,
+  contentType,
+  contentEncoding,
+  extraHeaders,
+  signing,
+  id: fc.stringMatching(/^msg_[A-Za-z0-9]{1,16}$/),
+  garble: printable,
+});
 
 describe('POST /in/:source under generated requests', () => {
   let t: TestDb;

@@ -17,7 +17,9 @@ const IYZICO_KEY = 'sandbox-secret-demo';
 const MERCHANT_ID = '654321';
 
 function paytrBody(post: { merchant_oid: string; status: string; total_amount: string }, extra: Record<string, string> = {}): string {
-  const hash = createHmac('sha256', MERCHANT_KEY).update(post.merchant_oid + MERCHANT_SALT + post.status + post.total_amount).digest('base64');
+  const hash = createHmac('sha256', MERCHANT_KEY)
+    .update(post.merchant_oid + MERCHANT_SALT + post.status + post.total_amount)
+    .digest('base64');
   return new URLSearchParams({ ...post, hash, payment_type: 'card', currency: 'TL', test_mode: '1', ...extra }).toString();
 }
 
@@ -78,7 +80,14 @@ describe('PayTR and iyzico through the HTTP receiver', () => {
     expect(Buffer.from(rows[0]!.body).toString()).toBe(body); // stored raw, byte for byte
 
     // The same order's other outcome is another notification.
-    const failed = await post('paytr', paytrBody({ merchant_oid: 'SIP1001', status: 'failed', total_amount: '0' }, { failed_reason_code: '6', failed_reason_msg: 'Müşteri ödeme yapmaktan vazgeçti' }), FORM);
+    const failed = await post(
+      'paytr',
+      paytrBody(
+        { merchant_oid: 'SIP1001', status: 'failed', total_amount: '0' },
+        { failed_reason_code: '6', failed_reason_msg: 'Müşteri ödeme yapmaktan vazgeçti' },
+      ),
+      FORM,
+    );
     expect(failed.text).toBe('OK');
     expect(await countRows(t.db)).toBe(2);
   });
@@ -95,7 +104,15 @@ describe('PayTR and iyzico through the HTTP receiver', () => {
   });
 
   it('iyzico V3 notifications verify in each documented format; a retry is a duplicate', async () => {
-    const direct = { iyziEventTime: 1764844800000, iyziEventType: 'THREE_DS_AUTH', iyziReferenceCode: 'ref-1', paymentId: 22416035, paymentConversationId: 'conv-1001', status: 'SUCCESS', merchantId: MERCHANT_ID };
+    const direct = {
+      iyziEventTime: 1764844800000,
+      iyziEventType: 'THREE_DS_AUTH',
+      iyziReferenceCode: 'ref-1',
+      paymentId: 22416035,
+      paymentConversationId: 'conv-1001',
+      status: 'SUCCESS',
+      merchantId: MERCHANT_ID,
+    };
     const directSig = iyzicoSign(IYZICO_KEY + 'THREE_DS_AUTH' + '22416035' + 'conv-1001' + 'SUCCESS');
     const first = await post('iyzico', JSON.stringify(direct), 'application/json', { 'X-IYZ-SIGNATURE-V3': directSig });
     expect(first).toMatchObject({ status: 200, text: '{"status":"accepted"}' });
@@ -103,18 +120,39 @@ describe('PayTR and iyzico through the HTTP receiver', () => {
     const copy = await post('iyzico', JSON.stringify({ ...direct, iyziReferenceCode: 'ref-1b' }), 'application/json', { 'X-IYZ-SIGNATURE-V3': directSig });
     expect(copy).toMatchObject({ status: 200, text: '{"status":"duplicate"}' });
 
-    const hpp = { iyziEventTime: 1764844800000, iyziEventType: 'CHECKOUT_FORM_AUTH', iyziReferenceCode: 'ref-2', iyziPaymentId: 22416036, token: 'tok-1', paymentConversationId: 'conv-1002', status: 'SUCCESS' };
-    const hppRes = await post('iyzico', JSON.stringify(hpp), 'application/json', { 'X-IYZ-SIGNATURE-V3': iyzicoSign(IYZICO_KEY + 'CHECKOUT_FORM_AUTH' + '22416036' + 'tok-1' + 'conv-1002' + 'SUCCESS') });
+    const hpp = {
+      iyziEventTime: 1764844800000,
+      iyziEventType: 'CHECKOUT_FORM_AUTH',
+      iyziReferenceCode: 'ref-2',
+      iyziPaymentId: 22416036,
+      token: 'tok-1',
+      paymentConversationId: 'conv-1002',
+      status: 'SUCCESS',
+    };
+    const hppRes = await post('iyzico', JSON.stringify(hpp), 'application/json', {
+      'X-IYZ-SIGNATURE-V3': iyzicoSign(IYZICO_KEY + 'CHECKOUT_FORM_AUTH' + '22416036' + 'tok-1' + 'conv-1002' + 'SUCCESS'),
+    });
     expect(hppRes.status).toBe(200);
 
-    const sub = { orderReferenceCode: 'ord-1', customerReferenceCode: 'cus-1', subscriptionReferenceCode: 'sub-1', iyziReferenceCode: 'ref-3', iyziEventType: 'subscription.order.success', iyziEventTime: 1764844800000 };
-    const subRes = await post('iyzico', JSON.stringify(sub), 'application/json', { 'X-IYZ-SIGNATURE-V3': iyzicoSign(MERCHANT_ID + IYZICO_KEY + 'subscription.order.success' + 'sub-1' + 'ord-1' + 'cus-1') });
+    const sub = {
+      orderReferenceCode: 'ord-1',
+      customerReferenceCode: 'cus-1',
+      subscriptionReferenceCode: 'sub-1',
+      iyziReferenceCode: 'ref-3',
+      iyziEventType: 'subscription.order.success',
+      iyziEventTime: 1764844800000,
+    };
+    const subRes = await post('iyzico', JSON.stringify(sub), 'application/json', {
+      'X-IYZ-SIGNATURE-V3': iyzicoSign(MERCHANT_ID + IYZICO_KEY + 'subscription.order.success' + 'sub-1' + 'ord-1' + 'cus-1'),
+    });
     expect(subRes.status).toBe(200);
 
     const bad = await post('iyzico', JSON.stringify({ ...direct, status: 'FAILURE' }), 'application/json', { 'X-IYZ-SIGNATURE-V3': directSig });
     expect(bad.status).toBe(401);
 
-    const { rows } = await t.db.query<{ event_id: string; resource_id: string; event_type: string; occurred_at: Date }>('SELECT event_id, resource_id, event_type, occurred_at FROM inbox_deliveries ORDER BY event_id COLLATE "C"');
+    const { rows } = await t.db.query<{ event_id: string; resource_id: string; event_type: string; occurred_at: Date }>(
+      'SELECT event_id, resource_id, event_type, occurred_at FROM inbox_deliveries ORDER BY event_id COLLATE "C"',
+    );
     expect(rows.map((r) => [r.event_id, r.resource_id, r.event_type])).toEqual([
       ['CHECKOUT_FORM_AUTH:tok-1:SUCCESS', 'conv-1002', 'CHECKOUT_FORM_AUTH'],
       ['THREE_DS_AUTH:22416035:SUCCESS', 'conv-1001', 'THREE_DS_AUTH'],
@@ -143,7 +181,10 @@ describe('PayTR and iyzico through the HTTP receiver', () => {
     await expect(endpoints.create(t.db, { ...base, hmac: { signature: 'form:hash', signed_payload: '{form:a}' } })).rejects.toThrow(/signs in a header/);
     await expect(endpoints.create(t.db, { ...base, hmac: { signature_header: 'X-S', signed_payload: '{body}{secret:salt}' } })).rejects.toThrow(/one secret/);
     // The iyzico header as the generic scheme makes it (the simulator's way) is fine.
-    const { endpoint } = await endpoints.create(t.db, { ...base, hmac: { signature_header: 'X-IYZ-SIGNATURE-V3', signed_payload: '{secret:key}{body:iyziEventType}{body:paymentId}' } });
+    const { endpoint } = await endpoints.create(t.db, {
+      ...base,
+      hmac: { signature_header: 'X-IYZ-SIGNATURE-V3', signed_payload: '{secret:key}{body:iyziEventType}{body:paymentId}' },
+    });
     await endpoints.remove(t.db, endpoint.id);
   });
 

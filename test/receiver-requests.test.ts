@@ -67,7 +67,16 @@ describe('POST /in/:source on the wire', () => {
       const body = JSON.stringify({ type: 'thing.happened', data: { id: 'r1' } });
       const headers = signStandard(body, id);
       const [good, bad] = [standard(id, body), standardWrong(id, body)];
-      const sigLines: Array<[string, string]> = where === 'first' ? [['webhook-signature', good], ['webhook-signature', bad]] : [['webhook-signature', bad], ['webhook-signature', good]];
+      const sigLines: Array<[string, string]> =
+        where === 'first'
+          ? [
+              ['webhook-signature', good],
+              ['webhook-signature', bad],
+            ]
+          : [
+              ['webhook-signature', bad],
+              ['webhook-signature', good],
+            ];
       const res = await rawRequest(url, { path: '/in/demo', headers: [...lines(headers, ['webhook-signature']), ...sigLines], body });
       expect(res.status, res.body).toBe(200);
       expect(await countRows(t.db, 'event_id = $1', [id])).toBe(1);
@@ -77,7 +86,16 @@ describe('POST /in/:source on the wire', () => {
       const body = paymosBody(`evt_two_${where}`);
       const good = signPaymos(body)['X-Webhook-Signature']!;
       const bad = signPaymos(body, { secret: 'whsec_other' })['X-Webhook-Signature']!;
-      const sigLines: Array<[string, string]> = where === 'first' ? [['X-Webhook-Signature', good], ['X-Webhook-Signature', bad]] : [['X-Webhook-Signature', bad], ['X-Webhook-Signature', good]];
+      const sigLines: Array<[string, string]> =
+        where === 'first'
+          ? [
+              ['X-Webhook-Signature', good],
+              ['X-Webhook-Signature', bad],
+            ]
+          : [
+              ['X-Webhook-Signature', bad],
+              ['X-Webhook-Signature', good],
+            ];
       const res = await rawRequest(url, { path: '/in/shop', headers: [...lines(signPaymos(body), ['x-webhook-signature']), ...sigLines], body });
       expect(res.status, res.body).toBe(200);
     });
@@ -142,7 +160,11 @@ describe('POST /in/:source on the wire', () => {
       expect((await send(envelope('"x\uFFFD"'))).json).toEqual({ status: 'accepted' });
       expect((await send(envelope('"y\\ufffd"'))).json).toEqual({ status: 'accepted' });
       // A resource id that is not valid UTF-8 is not a usable id: stored as null, as a lone surrogate is.
-      const badResource = Buffer.concat([Buffer.from('{"event_id": "evt_bad_resource", "event_type": "invoice.paid", "data": {"invoice_id": "inv'), Buffer.from([0xff]), Buffer.from('"}}')]);
+      const badResource = Buffer.concat([
+        Buffer.from('{"event_id": "evt_bad_resource", "event_type": "invoice.paid", "data": {"invoice_id": "inv'),
+        Buffer.from([0xff]),
+        Buffer.from('"}}'),
+      ]);
       const res = await rawRequest(url, { path: '/in/shop', headers: lines(signPaymos(badResource), ['x-webhook-id']), body: badResource });
       expect(res.status, res.body).toBe(200);
       const { rows } = await t.db.query<{ resource_id: string | null }>("SELECT resource_id FROM inbox_deliveries WHERE event_id = 'evt_bad_resource'");

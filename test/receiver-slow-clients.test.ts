@@ -18,7 +18,9 @@ describe('slow clients', () => {
   let url: string;
   beforeAll(async () => {
     t = await createTestDb();
-    const config = receiverConfig({ server: { body_limit: 64 * 1024, request_timeout: '1s', headers_timeout: '1s', max_connections: 3, max_connections_per_address: 3 } });
+    const config = receiverConfig({
+      server: { body_limit: 64 * 1024, request_timeout: '1s', headers_timeout: '1s', max_connections: 3, max_connections_per_address: 3 },
+    });
     ({ app } = await receiverApp(t.db, config));
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
@@ -33,7 +35,9 @@ describe('slow clients', () => {
    */
   async function trickle(id: string): Promise<{ closed: Promise<string> }> {
     const body = paymosBody(id);
-    const headers = Object.entries(signPaymos(body)).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+    const headers = Object.entries(signPaymos(body))
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
     const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
     await new Promise<void>((resolve) => socket.once('connect', resolve));
     socket.write(`POST /in/shop HTTP/1.1\r\nHost: x\r\nContent-Length: ${body.length}\r\n${headers}\r\n`);

@@ -38,7 +38,14 @@ describe('POST /in/:source', () => {
     expect(rows).toHaveLength(1);
     const row = rows[0]!;
     expect(Buffer.from(row.body as Uint8Array).equals(Buffer.from(body))).toBe(true);
-    expect(row).toMatchObject({ source: 'shop', event_id: 'evt_1', resource_id: 'inv_evt_1', event_type: 'invoice.paid', status: 'pending', content_type: 'application/json' });
+    expect(row).toMatchObject({
+      source: 'shop',
+      event_id: 'evt_1',
+      resource_id: 'inv_evt_1',
+      event_type: 'invoice.paid',
+      status: 'pending',
+      content_type: 'application/json',
+    });
     expect((row.occurred_at as Date).toISOString()).toBe('2026-11-29T10:00:00.000Z');
     expect(row.received_at).toBeInstanceOf(Date);
     const stored = row.headers as Record<string, string>;
@@ -53,7 +60,9 @@ describe('POST /in/:source', () => {
     const headers = { ...signStandard(body, 'msg_form_1'), 'content-type': 'application/x-www-form-urlencoded' };
     const res = await post('demo', body, headers);
     expect(res.json()).toEqual({ status: 'accepted' });
-    const { rows } = await t.db.query<{ body: Uint8Array; event_id: string; headers: Record<string, string> }>('SELECT body, event_id, headers FROM inbox_deliveries');
+    const { rows } = await t.db.query<{ body: Uint8Array; event_id: string; headers: Record<string, string> }>(
+      'SELECT body, event_id, headers FROM inbox_deliveries',
+    );
     expect(rows[0]!.event_id).toBe('msg_form_1');
     expect(Buffer.from(rows[0]!.body).toString()).toBe(body);
     expect(rows[0]!.headers['webhook-id']).toBe('msg_form_1');
@@ -104,36 +113,71 @@ describe('POST /in/:source', () => {
     const now = Math.floor(Date.now() / 1000);
     const cases: Array<[string, () => { source: string; body: string | Buffer; headers: Record<string, string> }, number, string]> = [
       ['unknown source', () => ({ source: 'nope', body, headers: signPaymos(body) }), 404, 'SOURCE_NOT_FOUND'],
-      ['body over the limit', () => {
-        const big = paymosBody('evt_rejected', { pad: 'x'.repeat(70 * 1024) });
-        return { source: 'shop', body: big, headers: signPaymos(big) };
-      }, 413, 'BODY_TOO_LARGE'],
+      [
+        'body over the limit',
+        () => {
+          const big = paymosBody('evt_rejected', { pad: 'x'.repeat(70 * 1024) });
+          return { source: 'shop', body: big, headers: signPaymos(big) };
+        },
+        413,
+        'BODY_TOO_LARGE',
+      ],
       ['no signature', () => ({ source: 'shop', body, headers: { 'content-type': 'application/json' } }), 401, 'SIGNATURE_MISSING'],
       ['wrong secret', () => ({ source: 'shop', body, headers: signPaymos(body, { secret: 'whsec_other' }) }), 401, 'SIGNATURE_INVALID'],
       ['tampered body', () => ({ source: 'shop', body: body.replace('12.50', '99.50'), headers: signPaymos(body) }), 401, 'SIGNATURE_INVALID'],
-      ['garbled signature header', () => ({ source: 'shop', body, headers: { ...signPaymos(body), 'x-webhook-signature': 'garbage' } }), 401, 'SIGNATURE_MALFORMED'],
+      [
+        'garbled signature header',
+        () => ({ source: 'shop', body, headers: { ...signPaymos(body), 'x-webhook-signature': 'garbage' } }),
+        401,
+        'SIGNATURE_MALFORMED',
+      ],
       ['stale timestamp', () => ({ source: 'shop', body, headers: signPaymos(body, { timestamp: now - 3600 }) }), 401, 'TIMESTAMP_OUT_OF_TOLERANCE'],
       ['future timestamp', () => ({ source: 'shop', body, headers: signPaymos(body, { timestamp: now + 3600 }) }), 401, 'TIMESTAMP_OUT_OF_TOLERANCE'],
-      ['standard webhook timestamp out of tolerance', () => ({ source: 'demo', body, headers: signStandard(body, 'msg_old', { timestamp: now - 3600 }) }), 401, 'TIMESTAMP_OUT_OF_TOLERANCE'],
-      ['no event id', () => {
-        const noId = JSON.stringify({ event_type: 'invoice.paid', data: {} });
-        const headers = signPaymos(noId);
-        delete (headers as Record<string, string | undefined>)['x-webhook-id'];
-        return { source: 'shop', body: noId, headers };
-      }, 400, 'EVENT_ID_MISSING'],
-      ['event id of the wrong kind', () => {
-        const objId = JSON.stringify({ event_id: { nested: true }, data: {} });
-        return { source: 'shop', body: objId, headers: signPaymos(objId) };
-      }, 400, 'EVENT_ID_INVALID'],
-      ['event id too long', () => {
-        const longId = paymosBody('e'.repeat(300));
-        return { source: 'shop', body: longId, headers: signPaymos(longId) };
-      }, 400, 'EVENT_ID_INVALID'],
-      ['body not JSON when the id is in the body', () => {
-        const headers = signPaymos('not json');
-        delete (headers as Record<string, string | undefined>)['x-webhook-id'];
-        return { source: 'shop', body: 'not json', headers };
-      }, 400, 'BODY_NOT_JSON'],
+      [
+        'standard webhook timestamp out of tolerance',
+        () => ({ source: 'demo', body, headers: signStandard(body, 'msg_old', { timestamp: now - 3600 }) }),
+        401,
+        'TIMESTAMP_OUT_OF_TOLERANCE',
+      ],
+      [
+        'no event id',
+        () => {
+          const noId = JSON.stringify({ event_type: 'invoice.paid', data: {} });
+          const headers = signPaymos(noId);
+          delete (headers as Record<string, string | undefined>)['x-webhook-id'];
+          return { source: 'shop', body: noId, headers };
+        },
+        400,
+        'EVENT_ID_MISSING',
+      ],
+      [
+        'event id of the wrong kind',
+        () => {
+          const objId = JSON.stringify({ event_id: { nested: true }, data: {} });
+          return { source: 'shop', body: objId, headers: signPaymos(objId) };
+        },
+        400,
+        'EVENT_ID_INVALID',
+      ],
+      [
+        'event id too long',
+        () => {
+          const longId = paymosBody('e'.repeat(300));
+          return { source: 'shop', body: longId, headers: signPaymos(longId) };
+        },
+        400,
+        'EVENT_ID_INVALID',
+      ],
+      [
+        'body not JSON when the id is in the body',
+        () => {
+          const headers = signPaymos('not json');
+          delete (headers as Record<string, string | undefined>)['x-webhook-id'];
+          return { source: 'shop', body: 'not json', headers };
+        },
+        400,
+        'BODY_NOT_JSON',
+      ],
     ];
     it.each(cases)('%s → %i %s', async (_name, make, status, code) => {
       const c = make();
@@ -173,9 +217,16 @@ describe('POST /in/:source', () => {
       expect((await app.inject({ method: 'POST', url: '/in/shop', payload: body, headers: wrong })).statusCode).toBe(401);
       // No content type at all: still read raw, still verified.
       const body2 = paymosBody('evt_log_2');
-      const bare = await app.inject({ method: 'POST', url: '/in/shop', payload: Buffer.from(body2), headers: { 'x-webhook-signature': signPaymos(body2)['X-Webhook-Signature']! } });
+      const bare = await app.inject({
+        method: 'POST',
+        url: '/in/shop',
+        payload: Buffer.from(body2),
+        headers: { 'x-webhook-signature': signPaymos(body2)['X-Webhook-Signature']! },
+      });
       expect(bare.json()).toEqual({ status: 'accepted' });
-      const stored = await t.db.query<{ content_type: string | null; body: Uint8Array }>("SELECT content_type, body FROM inbox_deliveries WHERE event_id = 'evt_log_2'");
+      const stored = await t.db.query<{ content_type: string | null; body: Uint8Array }>(
+        "SELECT content_type, body FROM inbox_deliveries WHERE event_id = 'evt_log_2'",
+      );
       expect(stored.rows[0]!.content_type).toBeNull();
       expect(Buffer.from(stored.rows[0]!.body).toString()).toBe(body2);
     } finally {

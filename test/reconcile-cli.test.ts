@@ -30,7 +30,11 @@ describe('CLI: tekil reconcile', () => {
   let env: NodeJS.ProcessEnv;
   const cli = async (...args: string[]) => {
     try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'reconcile', '--config', join(dir, 'tekil.yaml'), ...args], { env });
+      const { stdout, stderr } = await run(
+        process.execPath,
+        ['--import', 'tsx', 'src/cli/main.ts', 'reconcile', '--config', join(dir, 'tekil.yaml'), ...args],
+        { env },
+      );
       return { code: 0, stdout, stderr };
     } catch (err) {
       const e = err as { code: number; stdout: string; stderr: string };
@@ -103,7 +107,9 @@ describe('CLI: tekil reconcile', () => {
   it('a source without a reconcile block is one coded line', async () => {
     const res = await cli('--source', 'nope', '--since', '72h');
     expect(res.code).toBe(1);
-    expect(res.stderr.trim()).toBe('tekil: RECONCILE_NOT_CONFIGURED: no source "nope" is configured (hint: add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md))');
+    expect(res.stderr.trim()).toBe(
+      'tekil: RECONCILE_NOT_CONFIGURED: no source "nope" is configured (hint: add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md))',
+    );
   });
   it.runIf(onPostgres)('a run of the source in progress elsewhere: one coded line, nothing run', async () => {
     const { rows } = await t.db.query<{ id: string }>(
@@ -112,7 +118,9 @@ describe('CLI: tekil reconcile', () => {
     try {
       const res = await cli('--source', 'stripe', '--since', '72h');
       expect(res.code).toBe(1);
-      expect(res.stderr.trim()).toMatch(new RegExp(`^tekil: RECONCILE_RUNNING: reconcile run ${rows[0]!.id} of source "stripe" is in progress \\(started .*\\) \\(hint: wait for it to finish`));
+      expect(res.stderr.trim()).toMatch(
+        new RegExp(`^tekil: RECONCILE_RUNNING: reconcile run ${rows[0]!.id} of source "stripe" is in progress \\(started .*\\) \\(hint: wait for it to finish`),
+      );
       expect(await count('SELECT count(*)::int AS n FROM reconcile_runs')).toBe(4);
     } finally {
       await t.db.query(`UPDATE reconcile_runs SET status = 'completed' WHERE id = $1`, [rows[0]!.id]);

@@ -32,7 +32,14 @@ describe('reconcile: concurrent runs of one source', () => {
     stripe = await startFakeStripe({ key: KEY, events: () => events });
     // A pause between pages keeps a run going while the other one starts.
     config = parseConfig({
-      sources: { [SOURCE]: { scheme: 'stripe', secrets: ['whsec_c'], tolerance: 0, reconcile: { provider: 'stripe', api_key: KEY, api_base: stripe.url, page_interval: '300ms' } } },
+      sources: {
+        [SOURCE]: {
+          scheme: 'stripe',
+          secrets: ['whsec_c'],
+          tolerance: 0,
+          reconcile: { provider: 'stripe', api_key: KEY, api_base: stripe.url, page_interval: '300ms' },
+        },
+      },
     });
   });
   afterAll(async () => {

@@ -63,7 +63,11 @@ describe('reconcile against a generic cursor-paginated invoice API', () => {
   const sendWebhook = async (eventId: string, inv: string, status: string, minutes: number, orderId = `ord_${inv}`) => {
     const { body } = invoiceEvent({ eventId, invoiceId: inv, orderId, status, occurredAt: at(minutes) });
     const secret = running.ctx.config.sources[SOURCE]!.secrets[0]!;
-    const res = await request(`${running.url}/in/${SOURCE}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...createScheme('paymos').sign({ body, secrets: [secret] }) } });
+    const res = await request(`${running.url}/in/${SOURCE}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...createScheme('paymos').sign({ body, secrets: [secret] }) },
+    });
     return ((await res.body.json()) as { status: string }).status;
   };
 
@@ -73,10 +77,22 @@ describe('reconcile against a generic cursor-paginated invoice API', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-reconcile-generic-'));
     await createExampleSchema(t.db);
     for (const inv of invoices) if (inv.order_id !== 'ord_nobody_has') await createOrder(t.db, inv.order_id!);
-    const config = workerTestConfig({}, {
-      reconcile: { provider: 'generic', url: `${api.url}/v1/invoices`, auth: { kind: 'bearer', token: KEY }, page_size: 7, max_retries: 1, max_wait: '5s' },
+    const config = workerTestConfig(
+      {},
+      {
+        reconcile: { provider: 'generic', url: `${api.url}/v1/invoices`, auth: { kind: 'bearer', token: KEY }, page_size: 7, max_retries: 1, max_wait: '5s' },
+      },
+    );
+    running = await startTekil({
+      config,
+      roles: ['receiver', 'worker'],
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+      db: t.db,
+      env: { TEKIL_DATA_DIR: dataDir },
+      handlers: orderHandlers({ source: SOURCE }),
     });
-    running = await startTekil({ config, roles: ['receiver', 'worker'], port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }), db: t.db, env: { TEKIL_DATA_DIR: dataDir }, handlers: orderHandlers({ source: SOURCE }) });
     for (const [i, inv] of delivered.entries()) expect(await sendWebhook(`evt_d${i}`, inv, 'paid', 100 + i)).toBe('accepted');
     for (const [i, inv] of stateBehind.entries()) expect(await sendWebhook(`evt_s${i}`, inv, 'confirming', 110 + i)).toBe('accepted');
     expect(await sendWebhook('evt_u', deadOne, 'paid', 130, 'ord_nobody_has')).toBe('accepted');
@@ -98,7 +114,12 @@ describe('reconcile against a generic cursor-paginated invoice API', () => {
     const byKind = (kind: string) => report.findings.filter((f) => f.kind === kind);
     expect(new Set(byKind('missing').map((f) => f.resource_id))).toEqual(new Set([...missingPaid, ...missingOver]));
     expect(byKind('state').map((f) => [f.resource_id, f.provider_state, f.tekil_state])).toEqual(stateBehind.map((id) => [id, 'paid', 'confirming']));
-    expect(byKind('unprocessed')[0]).toMatchObject({ resource_id: deadOne, event_id: 'evt_u', tekil_state: 'dead', detail: `tekil inbox replay ${SOURCE} evt_u` });
+    expect(byKind('unprocessed')[0]).toMatchObject({
+      resource_id: deadOne,
+      event_id: 'evt_u',
+      tekil_state: 'dead',
+      detail: `tekil inbox replay ${SOURCE} evt_u`,
+    });
     expect(byKind('extra')[0]).toMatchObject({ resource_id: extraOne, event_id: 'evt_x', tekil_state: 'paid' });
     expect(report.findings.every((f) => f.action === 'none')).toBe(true);
     // Both statuses asked for, with the bearer key, page after page by the provider's cursor.
@@ -111,7 +132,11 @@ describe('reconcile against a generic cursor-paginated invoice API', () => {
     api.failAfter(2);
     const first = await runReconcile(deps(), { source: SOURCE, window, apply: true, trigger: 'cli' }).catch((err: unknown) => err);
     expect(isTekilError(first, 'RECONCILE_PROVIDER_FAILED')).toBe(true);
-    const failed = (await t.db.query<{ id: string; status: string; cursor: string | null; pages: number }>('SELECT id, status, cursor, pages FROM reconcile_runs ORDER BY id DESC LIMIT 1')).rows[0]!;
+    const failed = (
+      await t.db.query<{ id: string; status: string; cursor: string | null; pages: number }>(
+        'SELECT id, status, cursor, pages FROM reconcile_runs ORDER BY id DESC LIMIT 1',
+      )
+    ).rows[0]!;
     expect(failed).toMatchObject({ status: 'failed', pages: 2 });
     expect(failed.cursor).not.toBeNull();
     const recordedSoFar = await count(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE headers ? 'x-tekil-reconcile'`);
@@ -131,7 +156,9 @@ describe('reconcile against a generic cursor-paginated invoice API', () => {
       expect(await count(`SELECT count(*)::int AS n FROM example_ledger WHERE order_id = $1 AND kind = 'order_paid'`, [`ord_${id}`])).toBe(1);
     }
     // Every recorded delivery has its finding row, and every 'recorded' finding its delivery.
-    const synthetic = await t.db.query<{ event_id: string; status: string }>(`SELECT event_id, status FROM inbox_deliveries WHERE headers ? 'x-tekil-reconcile' ORDER BY event_id`);
+    const synthetic = await t.db.query<{ event_id: string; status: string }>(
+      `SELECT event_id, status FROM inbox_deliveries WHERE headers ? 'x-tekil-reconcile' ORDER BY event_id`,
+    );
     expect(synthetic.rows).toHaveLength(19);
     expect(synthetic.rows.every((r) => r.status === 'done' && /^reconcile:inv_[mos]\d\d:paid(_over)?$/.test(r.event_id))).toBe(true);
     const recordedFindings = await t.db.query<{ event_id: string }>(`SELECT event_id FROM reconcile_findings WHERE action = 'recorded' ORDER BY event_id`);

@@ -82,10 +82,23 @@ describe('reconcile against a list API shaped like MercanPay (preset: mercanpay)
         return { resultRef: id };
       });
     }
-    running = await startTekil({ config, roles: ['receiver', 'worker'], port: 0, host: '127.0.0.1', logger: pino({ level: 'silent' }), db: t.db, env: { TEKIL_DATA_DIR: dataDir }, handlers });
+    running = await startTekil({
+      config,
+      roles: ['receiver', 'worker'],
+      port: 0,
+      host: '127.0.0.1',
+      logger: pino({ level: 'silent' }),
+      db: t.db,
+      env: { TEKIL_DATA_DIR: dataDir },
+      handlers,
+    });
     for (const [i, id] of delivered.entries()) {
       const body = JSON.stringify({ id: `evt_d${i}`, type: 'invoice.paid', data: { invoice: invoice(id, 'paid', 100 + i) } });
-      const res = await request(`${running.url}/in/mercan`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...createScheme('paymos').sign({ body, secrets: [SECRET] }) } });
+      const res = await request(`${running.url}/in/mercan`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...createScheme('paymos').sign({ body, secrets: [SECRET] }) },
+      });
       expect(((await res.body.json()) as { status: string }).status).toBe('accepted');
     }
     await waitUntil(async () => (await open()) === 0, 15_000, 'the webhooks to be processed');
@@ -97,7 +110,7 @@ describe('reconcile against a list API shaped like MercanPay (preset: mercanpay)
     rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it("the generic defaults do not fit it: the API refuses the first request (cursor, updated_since, both statuses at once)", async () => {
+  it('the generic defaults do not fit it: the API refuses the first request (cursor, updated_since, both statuses at once)', async () => {
     const err = await runReconcile(deps(), { source: 'plain', window, apply: false, trigger: 'cli' }).catch((e: unknown) => e);
     expect(isTekilError(err, 'RECONCILE_PROVIDER_FAILED')).toBe(true);
     expect(api.requests.at(-1)).toMatchObject({ status: 400 });
@@ -122,7 +135,9 @@ describe('reconcile against a list API shaped like MercanPay (preset: mercanpay)
     api.failAfter(4);
     const first = await runReconcile(deps(), { source: 'mercan', window, apply: false, trigger: 'cli' }).catch((e: unknown) => e);
     expect(isTekilError(first, 'RECONCILE_PROVIDER_FAILED')).toBe(true);
-    const failed = (await t.db.query<{ id: string; cursor: string | null; pages: number }>(`SELECT id, cursor, pages FROM reconcile_runs ORDER BY id DESC LIMIT 1`)).rows[0]!;
+    const failed = (
+      await t.db.query<{ id: string; cursor: string | null; pages: number }>(`SELECT id, cursor, pages FROM reconcile_runs ORDER BY id DESC LIMIT 1`)
+    ).rows[0]!;
     expect(failed).toMatchObject({ cursor: '1:', pages: 4 });
     api.failAfter(null);
     const from = api.requests.length;
@@ -143,7 +158,11 @@ describe('reconcile against a list API shaped like MercanPay (preset: mercanpay)
     expect(rows.rows.every((r) => r.status === 'done')).toBe(true);
     const over = rows.rows.find((r) => r.event_id === 'reconcile:inv_o01:overpaid')!;
     expect(over.event_type).toBe('invoice.overpaid');
-    expect(JSON.parse(Buffer.from(over.body).toString('utf8'))).toMatchObject({ id: 'reconcile:inv_o01:overpaid', type: 'invoice.overpaid', data: { invoice: { id: 'inv_o01', order_id: 'ord_inv_o01' } } });
+    expect(JSON.parse(Buffer.from(over.body).toString('utf8'))).toMatchObject({
+      id: 'reconcile:inv_o01:overpaid',
+      type: 'invoice.overpaid',
+      data: { invoice: { id: 'inv_o01', order_id: 'ord_inv_o01' } },
+    });
     for (const id of [...missingPaid, ...missingOver, ...delivered]) expect([id, credited.get(id)]).toEqual([id, 1]);
     const again = await runReconcile(deps(), { source: 'mercan', window, apply: true, trigger: 'cli' });
     expect(again.counts).toEqual({ missing: 0, unprocessed: 0, state: 0, extra: 0 });

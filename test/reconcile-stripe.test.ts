@@ -124,7 +124,12 @@ describe('reconcile against a fake Stripe events API', () => {
   });
 
   it('an event tekil processed that Stripe does not list is an extra', async () => {
-    const forged: StripeEventFixture = { id: 'evt_forged', type: 'invoice.paid', created: start + 10, data: { object: { id: 'in_forged', object: 'invoice' } } };
+    const forged: StripeEventFixture = {
+      id: 'evt_forged',
+      type: 'invoice.paid',
+      created: start + 10,
+      data: { object: { id: 'in_forged', object: 'invoice' } },
+    };
     expect(await sendWebhook(forged)).toEqual({ status: 'accepted' });
     await waitUntil(async () => (await count(`SELECT count(*)::int AS n FROM stripe_effects WHERE event_id = 'evt_forged'`)) === 1, 10_000, 'the forged event');
     const report = await runReconcile(deps(), { source: SOURCE, window, apply: true, trigger: 'cli' });

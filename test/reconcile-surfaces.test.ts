@@ -67,7 +67,16 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
     await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, event_type, body, status) VALUES ($1, 'g4', 'push', '\\x7b7d', 'done')`, [GITHUB]);
     const config = workerTestConfig(
       {},
-      { reconcile: { provider: 'generic', url: `${invoicesApi.url}/v1/invoices`, auth: { kind: 'bearer', token: KEY }, every: '1h', lookback: '2h', apply: true } },
+      {
+        reconcile: {
+          provider: 'generic',
+          url: `${invoicesApi.url}/v1/invoices`,
+          auth: { kind: 'bearer', token: KEY },
+          every: '1h',
+          lookback: '2h',
+          apply: true,
+        },
+      },
     );
     config.sources[GITHUB] = sourceSchema.parse({
       scheme: 'github',
@@ -102,7 +111,8 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
   it('tekil start runs the scheduled reconcile: the missing invoices are recorded and paid once each', async () => {
     const ledger = async () => (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM example_ledger WHERE kind = 'order_paid'`)).rows[0]!.n;
     await waitUntil(async () => (await ledger()) === 3, 15_000, 'the scheduled run to pay the three orders');
-    const runs = () => t.db.query<{ trigger: string; status: string; apply: boolean }>('SELECT trigger, status, apply FROM reconcile_runs WHERE source = $1', [SOURCE]);
+    const runs = () =>
+      t.db.query<{ trigger: string; status: string; apply: boolean }>('SELECT trigger, status, apply FROM reconcile_runs WHERE source = $1', [SOURCE]);
     // The deliveries commit page by page; the run is marked completed after its last page.
     await waitUntil(async () => (await runs()).rows[0]?.status === 'completed', 10_000, 'the run to complete');
     expect((await runs()).rows).toEqual([{ trigger: 'schedule', status: 'completed', apply: true }]);
@@ -113,7 +123,12 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
     expect(runs.status).toBe(200);
     expect(runs.json().runs[0]).toMatchObject({ source: SOURCE, status: 'completed', counts: { missing: 3 } });
     const findings = await api('GET', `/api/v1/reconcile/findings?kind=missing&source=${SOURCE}`);
-    expect(findings.json().findings.map((f: { resource_id: string }) => f.resource_id).sort()).toEqual(['inv_a', 'inv_b', 'inv_c']);
+    expect(
+      findings
+        .json()
+        .findings.map((f: { resource_id: string }) => f.resource_id)
+        .sort(),
+    ).toEqual(['inv_a', 'inv_b', 'inv_c']);
     expect((await api('GET', '/api/v1/reconcile/findings?kind=bogus')).status).toBe(400);
     expect((await api('POST', '/api/v1/reconcile/runs', { source: 'nope', since: recent(60) })).json()).toMatchObject({ error: 'RECONCILE_NOT_CONFIGURED' });
     const metrics = await api('GET', '/metrics');
@@ -123,7 +138,22 @@ describe('reconcile: schedule, admin API, metrics, GitHub', () => {
   it('tekil reconcile --remote runs inside the running tekil, through the admin API', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/main.ts', 'reconcile', '--remote', '--url', running.url, '--token', TOKEN, '--source', SOURCE, '--since', recent(120), '--json'],
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'reconcile',
+        '--remote',
+        '--url',
+        running.url,
+        '--token',
+        TOKEN,
+        '--source',
+        SOURCE,
+        '--since',
+        recent(120),
+        '--json',
+      ],
       { env: { ...process.env, TEKIL_LOG_LEVEL: 'silent' } },
     );
     const report = JSON.parse(stdout) as { run: { trigger: string; status: string }; counts: Record<string, number> };

@@ -45,7 +45,11 @@ describe('retention', () => {
   });
 
   const send = async (body: string) => {
-    const res = await request(`${running.url}/in/${SOURCE}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...paymos.sign({ body, secrets: [secret] }) } });
+    const res = await request(`${running.url}/in/${SOURCE}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...paymos.sign({ body, secrets: [secret] }) },
+    });
     return { status: res.statusCode, json: (await res.body.json()) as Record<string, unknown> };
   };
   const api = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
@@ -71,10 +75,14 @@ describe('retention', () => {
     }
     const unknownOrder = invoiceEvent({ eventId: 'evt_r_dead', invoiceId: 'inv_rx', orderId: 'ord_missing', status: 'paid' }).body;
     expect((await send(unknownOrder)).status).toBe(200);
-    await waitUntil(async () => {
-      const rows = await Promise.all(ids.map((id) => deliveryRow(t.db, id)));
-      return rows.every((r) => r?.status === 'done') && (await deliveryRow(t.db, 'evt_r_dead'))?.status === 'dead';
-    }, 10_000, 'deliveries to settle');
+    await waitUntil(
+      async () => {
+        const rows = await Promise.all(ids.map((id) => deliveryRow(t.db, id)));
+        return rows.every((r) => r?.status === 'done') && (await deliveryRow(t.db, 'evt_r_dead'))?.status === 'dead';
+      },
+      10_000,
+      'deliveries to settle',
+    );
 
     // 31 days pass for four of them (and the dead one): their bodies go, the fifth keeps its own.
     await age('inbox_deliveries', 'received_at', `event_id <> 'evt_r5'`, 31);
@@ -85,7 +93,11 @@ describe('retention', () => {
       [SOURCE],
     );
     expect(rows.rows.map((r) => [r.event_id, r.trimmed, r.len === 0])).toEqual([
-      ['evt_r1', true, true], ['evt_r2', true, true], ['evt_r3', true, true], ['evt_r4', true, true], ['evt_r5', false, false],
+      ['evt_r1', true, true],
+      ['evt_r2', true, true],
+      ['evt_r3', true, true],
+      ['evt_r4', true, true],
+      ['evt_r5', false, false],
       // The review queue keeps its bodies: an operator may still replay it.
       ['evt_r_dead', false, false],
     ]);
@@ -108,10 +120,7 @@ describe('retention', () => {
     expect(await ledgerCount(t.db, 'ord_r4')).toBe(1);
 
     // 400 days on, settled records go with their attempt history; the dead one stays.
-    await t.db.query(
-      `INSERT INTO inbox_attempt_history (source, event_id, attempt, started_at, outcome) VALUES ($1, 'evt_r2', 1, now(), 'retry')`,
-      [SOURCE],
-    );
+    await t.db.query(`INSERT INTO inbox_attempt_history (source, event_id, attempt, started_at, outcome) VALUES ($1, 'evt_r2', 1, now(), 'retry')`, [SOURCE]);
     await age('inbox_deliveries', 'received_at', `event_id IN ('evt_r1', 'evt_r2', 'evt_r3', 'evt_r_dead')`, 400);
     expect(await sweeper.sweepOnce()).toMatchObject({ inboxDeleted: 3 });
     const left = await t.db.query<{ event_id: string }>('SELECT event_id FROM inbox_deliveries WHERE source = $1 ORDER BY event_id', [SOURCE]);
@@ -122,14 +131,19 @@ describe('retention', () => {
 
   it('outbox: a settled message loses its payload and kept answers, replay is refused; an open one is kept; records cascade', async () => {
     await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_ret', 'http://127.0.0.1:9/', 1000, 1)`);
-    for (const [id, status] of [['evt_m1', 'succeeded'], ['evt_m2', 'pending']] as const) {
+    for (const [id, status] of [
+      ['evt_m1', 'succeeded'],
+      ['evt_m2', 'pending'],
+    ] as const) {
       await t.db.query(`INSERT INTO outbox_messages (id, event_type, payload) VALUES ($1, 'invoice.paid', $2)`, [id, Buffer.from(`{"id":"${id}"}`)]);
       const d = await t.db.query<{ id: string }>(
         `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, next_attempt_at) VALUES ($1, 'ep_ret', $2, now() + interval '1 day') RETURNING id`,
         [id, status],
       );
       if (status === 'pending') {
-        await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, next_attempt_at) VALUES ($1, 'ep_ret', now() + interval '1 day')`, [d.rows[0]!.id]);
+        await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, next_attempt_at) VALUES ($1, 'ep_ret', now() + interval '1 day')`, [
+          d.rows[0]!.id,
+        ]);
       }
       await t.db.query(
         `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, response_body)

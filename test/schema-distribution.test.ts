@@ -27,9 +27,17 @@ describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for dist
 
   beforeAll(async () => {
     t = await createTestDb();
-    tables = (await t.db.query<{ name: string }>(`SELECT relname AS name FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p') ORDER BY 1`)).rows.map((r) => r.name);
+    tables = (
+      await t.db.query<{ name: string }>(
+        `SELECT relname AS name FROM pg_class WHERE relnamespace = 'public'::regnamespace AND relkind IN ('r', 'p') ORDER BY 1`,
+      )
+    ).rows.map((r) => r.name);
     sourceTables = new Set(
-      (await t.db.query<{ name: string }>(`SELECT attrelid::regclass::text AS name FROM pg_attribute WHERE attname = 'source' AND NOT attisdropped AND attnum > 0`)).rows.map((r) => r.name),
+      (
+        await t.db.query<{ name: string }>(
+          `SELECT attrelid::regclass::text AS name FROM pg_attribute WHERE attname = 'source' AND NOT attisdropped AND attnum > 0`,
+        )
+      ).rows.map((r) => r.name),
     );
     unique = (
       await t.db.query<{ table: string; name: string; columns: string[] }>(
@@ -53,7 +61,10 @@ describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for dist
     await t?.close();
   });
 
-  const bySource = () => Object.entries(tablePlacement).filter(([, p]) => p === 'by-source').map(([table]) => table);
+  const bySource = () =>
+    Object.entries(tablePlacement)
+      .filter(([, p]) => p === 'by-source')
+      .map(([table]) => table);
   const excepted = (table: string, name: string) => `${table}.${name}` in distributionExceptions;
 
   it('every table of the schema has a placement (a new table must choose one)', () => {
@@ -82,7 +93,11 @@ describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for dist
   });
 
   it('a reference table references only reference tables (a copy on every node cannot point at a shard)', () => {
-    const referenceTables = new Set(Object.entries(tablePlacement).filter(([, p]) => p === 'reference').map(([table]) => table));
+    const referenceTables = new Set(
+      Object.entries(tablePlacement)
+        .filter(([, p]) => p === 'reference')
+        .map(([table]) => table),
+    );
     const wrong = foreignKeys.filter((fk) => referenceTables.has(fk.table) && !referenceTables.has(fk.referenced)).map((fk) => `${fk.table}.${fk.name}`);
     expect(wrong).toEqual([]);
   });

@@ -8,8 +8,7 @@ import type { IncomingHeaders } from '../src/signing/index.js';
 
 /** tekil against the providers' own libraries, in both directions. */
 
-const lower = (headers: Record<string, string>): IncomingHeaders =>
-  Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
+const lower = (headers: Record<string, string>): IncomingHeaders => Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v]));
 
 const body = '{"id":"evt_1","type":"invoice.paid","data":{"id":"inv_9","amount":"12.50","note":"çağrı ✓"}}';
 

@@ -30,7 +30,14 @@ const SECRET_KEY = 'sandbox-secret-demo';
 const MERCHANT_ID = '654321';
 const hexHmac = (text: string) => createHmac('sha256', SECRET_KEY).update(text, 'utf8').digest('hex');
 
-const direct = { iyziEventTime: 1764844800000, iyziEventType: 'THREE_DS_AUTH', iyziReferenceCode: 'ref-1', paymentId: 22416035, paymentConversationId: 'conv-1001', status: 'SUCCESS' };
+const direct = {
+  iyziEventTime: 1764844800000,
+  iyziEventType: 'THREE_DS_AUTH',
+  iyziReferenceCode: 'ref-1',
+  paymentId: 22416035,
+  paymentConversationId: 'conv-1001',
+  status: 'SUCCESS',
+};
 const hpp = {
   iyziEventTime: 1764844800000,
   iyziEventType: 'CHECKOUT_FORM_AUTH',
@@ -62,7 +69,8 @@ function code(fn: () => unknown): string | undefined {
 describe('paytr preset (form body, hash in the body)', () => {
   const scheme = createScheme('paytr');
   const named = { salt: MERCHANT_SALT };
-  const verify = (body: Buffer) => scheme.verify({ body, headers: { 'content-type': 'application/x-www-form-urlencoded' }, secrets: [MERCHANT_KEY], namedSecrets: named, toleranceSec: 300 });
+  const verify = (body: Buffer) =>
+    scheme.verify({ body, headers: { 'content-type': 'application/x-www-form-urlencoded' }, secrets: [MERCHANT_KEY], namedSecrets: named, toleranceSec: 300 });
 
   it('accepts the documented hash, computed step by step, and a kept literal value', () => {
     const post = { merchant_oid: 'SIP20261204001', status: 'success', total_amount: '3456' };
@@ -72,7 +80,9 @@ describe('paytr preset (form body, hash in the body)', () => {
     // A failed payment: total_amount 0 and failed_reason_* fields, which are not signed.
     const failed = { merchant_oid: 'SIP20261204002', status: 'failed', total_amount: '0' };
     expect(paytrDocumentedHash(failed)).toBe('YhmordqLiKPzzqHShd8VSVjV6L8mURx8obfvesGdDQY=');
-    expect(() => verify(paytrForm({ ...failed, hash: paytrDocumentedHash(failed), failed_reason_code: '2', failed_reason_msg: 'Ödeme onaylanmadı' }))).not.toThrow();
+    expect(() =>
+      verify(paytrForm({ ...failed, hash: paytrDocumentedHash(failed), failed_reason_code: '2', failed_reason_msg: 'Ödeme onaylanmadı' })),
+    ).not.toThrow();
   });
 
   it('refuses a changed amount or status, a wrong salt, a missing or repeated hash', () => {
@@ -80,7 +90,9 @@ describe('paytr preset (form body, hash in the body)', () => {
     const hash = paytrDocumentedHash(post);
     expect(code(() => verify(paytrForm({ ...post, total_amount: '345600', hash })))).toBe('SIGNATURE_INVALID');
     expect(code(() => verify(paytrForm({ ...post, status: 'failed', hash })))).toBe('SIGNATURE_INVALID');
-    expect(code(() => scheme.verify({ body: paytrForm({ ...post, hash }), headers: {}, secrets: [MERCHANT_KEY], namedSecrets: { salt: 'other' }, toleranceSec: 0 }))).toBe('SIGNATURE_INVALID');
+    expect(
+      code(() => scheme.verify({ body: paytrForm({ ...post, hash }), headers: {}, secrets: [MERCHANT_KEY], namedSecrets: { salt: 'other' }, toleranceSec: 0 })),
+    ).toBe('SIGNATURE_INVALID');
     expect(code(() => verify(paytrForm(post)))).toBe('SIGNATURE_MISSING');
     expect(code(() => verify(Buffer.from(`${paytrForm({ ...post, hash }).toString()}&hash=${encodeURIComponent(hash)}`)))).toBe('SIGNATURE_MISSING');
     // A signed field sent twice is ambiguous (parsers disagree on which copy wins): refused.
@@ -103,14 +115,22 @@ describe('paytr preset (form body, hash in the body)', () => {
     expect(config.sources.paytr!.named_secrets).toEqual({ salt: MERCHANT_SALT });
     expect(scheme.ack).toEqual({ status: 200, content_type: 'text/plain', body: 'OK' });
     expect(() => parseConfig({ sources: { p: { scheme: 'paytr', secrets: ['x'] } } })).toThrow(/paytr/);
-    expect(() => parseConfig({ sources: { p: { scheme: 'standard', secrets: ['whsec_eA=='], paytr: { merchant_key: 'a', merchant_salt: 'b' } } } })).toThrow(/paytr/);
+    expect(() => parseConfig({ sources: { p: { scheme: 'standard', secrets: ['whsec_eA=='], paytr: { merchant_key: 'a', merchant_salt: 'b' } } } })).toThrow(
+      /paytr/,
+    );
   });
 });
 
 describe('iyzico preset (X-IYZ-SIGNATURE-V3)', () => {
   const scheme = createScheme('iyzico');
   const verify = (payload: object, signature: string, named?: Record<string, string>) =>
-    scheme.verify({ body: Buffer.from(JSON.stringify(payload)), headers: { 'x-iyz-signature-v3': signature }, secrets: [SECRET_KEY], ...(named ? { namedSecrets: named } : {}), toleranceSec: 300 });
+    scheme.verify({
+      body: Buffer.from(JSON.stringify(payload)),
+      headers: { 'x-iyz-signature-v3': signature },
+      secrets: [SECRET_KEY],
+      ...(named ? { namedSecrets: named } : {}),
+      toleranceSec: 300,
+    });
 
   it('direct format: secretKey + iyziEventType + paymentId + paymentConversationId + status', () => {
     const expected = hexHmac(SECRET_KEY + direct.iyziEventType + String(direct.paymentId) + direct.paymentConversationId + direct.status);
@@ -129,7 +149,14 @@ describe('iyzico preset (X-IYZ-SIGNATURE-V3)', () => {
   });
 
   it('subscription format: merchantId + secretKey + iyziEventType + subscriptionReferenceCode + orderReferenceCode + customerReferenceCode', () => {
-    const expected = hexHmac(MERCHANT_ID + SECRET_KEY + subscription.iyziEventType + subscription.subscriptionReferenceCode + subscription.orderReferenceCode + subscription.customerReferenceCode);
+    const expected = hexHmac(
+      MERCHANT_ID +
+        SECRET_KEY +
+        subscription.iyziEventType +
+        subscription.subscriptionReferenceCode +
+        subscription.orderReferenceCode +
+        subscription.customerReferenceCode,
+    );
     expect(expected).toBe('68b557079132d0987b7df933d5c7b785bc68340be17e5163e41968afd6273862');
     expect(() => verify(subscription, expected, { merchant_id: MERCHANT_ID })).not.toThrow();
     expect(() => verify({ ...subscription, merchantId: MERCHANT_ID }, expected)).not.toThrow();
@@ -138,18 +165,34 @@ describe('iyzico preset (X-IYZ-SIGNATURE-V3)', () => {
   });
 
   it('refuses a missing or non-hex header, a body that is not JSON, and a missing signed field', () => {
-    expect(code(() => scheme.verify({ body: Buffer.from(JSON.stringify(direct)), headers: {}, secrets: [SECRET_KEY], toleranceSec: 0 }))).toBe('SIGNATURE_MISSING');
+    expect(code(() => scheme.verify({ body: Buffer.from(JSON.stringify(direct)), headers: {}, secrets: [SECRET_KEY], toleranceSec: 0 }))).toBe(
+      'SIGNATURE_MISSING',
+    );
     expect(code(() => verify(direct, 'zz'))).toBe('SIGNATURE_MALFORMED');
-    expect(code(() => scheme.verify({ body: Buffer.from('a=1'), headers: { 'x-iyz-signature-v3': 'ab' }, secrets: [SECRET_KEY], toleranceSec: 0 }))).toBe('SIGNATURE_MALFORMED');
+    expect(code(() => scheme.verify({ body: Buffer.from('a=1'), headers: { 'x-iyz-signature-v3': 'ab' }, secrets: [SECRET_KEY], toleranceSec: 0 }))).toBe(
+      'SIGNATURE_MALFORMED',
+    );
     const { status: _status, ...noStatus } = direct;
     expect(code(() => verify(noStatus, 'ab'))).toBe('SIGNATURE_MALFORMED');
   });
 
   it('signs what it verifies (the three formats)', () => {
-    for (const [payload, named] of [[direct, undefined], [hpp, undefined], [subscription, { merchant_id: MERCHANT_ID }]] as const) {
+    for (const [payload, named] of [
+      [direct, undefined],
+      [hpp, undefined],
+      [subscription, { merchant_id: MERCHANT_ID }],
+    ] as const) {
       const body = Buffer.from(JSON.stringify(payload));
       const headers = scheme.sign({ body, secrets: [SECRET_KEY], ...(named ? { namedSecrets: named } : {}) });
-      expect(() => scheme.verify({ body, headers: { 'x-iyz-signature-v3': headers['X-IYZ-SIGNATURE-V3']! }, secrets: [SECRET_KEY], ...(named ? { namedSecrets: named } : {}), toleranceSec: 0 })).not.toThrow();
+      expect(() =>
+        scheme.verify({
+          body,
+          headers: { 'x-iyz-signature-v3': headers['X-IYZ-SIGNATURE-V3']! },
+          secrets: [SECRET_KEY],
+          ...(named ? { namedSecrets: named } : {}),
+          toleranceSec: 0,
+        }),
+      ).not.toThrow();
     }
   });
 
@@ -162,7 +205,11 @@ describe('iyzico preset (X-IYZ-SIGNATURE-V3)', () => {
 
 describe('the generic hmac scheme with field templates', () => {
   it('signs a template of form fields and named secrets, read from a body field, in hex or base64, with any algorithm', () => {
-    for (const [algorithm, encoding] of [['sha256', 'base64'], ['sha512', 'hex'], ['sha1', 'hex']] as const) {
+    for (const [algorithm, encoding] of [
+      ['sha256', 'base64'],
+      ['sha512', 'hex'],
+      ['sha1', 'hex'],
+    ] as const) {
       const scheme = createScheme('hmac', {
         algorithm,
         encoding,
@@ -178,7 +225,14 @@ describe('the generic hmac scheme with field templates', () => {
   });
 
   it('reads a signature from a JSON body field and signs JSON fields, numbers as written', () => {
-    const scheme = createScheme('hmac', { algorithm: 'sha256', encoding: 'hex', signature: 'body:signature', signed_payload: '{body:id}.{body:data.amount}', prefix: '', secret_encoding: 'utf8' });
+    const scheme = createScheme('hmac', {
+      algorithm: 'sha256',
+      encoding: 'hex',
+      signature: 'body:signature',
+      signed_payload: '{body:id}.{body:data.amount}',
+      prefix: '',
+      secret_encoding: 'utf8',
+    });
     const expected = createHmac('sha256', 'k').update('17960923835832100001.10.50').digest('hex');
     const body = Buffer.from(`{"id":17960923835832100001,"data":{"amount":10.50},"signature":"${expected}"}`);
     expect(() => scheme.verify({ body, headers: {}, secrets: ['k'], toleranceSec: 0 })).not.toThrow();
@@ -193,9 +247,15 @@ describe('the generic hmac scheme with field templates', () => {
   });
 
   it('refuses templates that cannot work', () => {
-    expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature: 'form:sig', signed_payload: '{body}' } } } })).toThrow(/\{body\}/);
-    expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature_header: 'X-S', signed_payload: '{form:a}{secret:salt}' } } } })).toThrow(/named_secrets/);
+    expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature: 'form:sig', signed_payload: '{body}' } } } })).toThrow(
+      /\{body\}/,
+    );
+    expect(() =>
+      parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature_header: 'X-S', signed_payload: '{form:a}{secret:salt}' } } } }),
+    ).toThrow(/named_secrets/);
     expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signed_payload: '{body}' } } } })).toThrow(/signature_header/);
-    expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature_header: 'X-S', signed_payload: '{nope:x}' } } } })).toThrow(/placeholder/);
+    expect(() => parseConfig({ sources: { s: { scheme: 'hmac', secrets: ['k'], hmac: { signature_header: 'X-S', signed_payload: '{nope:x}' } } } })).toThrow(
+      /placeholder/,
+    );
   });
 });

@@ -39,10 +39,34 @@ describe('tekil simulate (CLI)', () => {
 
   it('walks the invoices, signs every request with the secret it prints, and summarises as JSON', async () => {
     const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
-    const run = await cli('--target', `${sink.url}/hooks`, '--invoices', '30', '--faults', 'duplicate=0.2,reorder=0.3,rotate', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '7', '--json', ...store);
+    const run = await cli(
+      '--target',
+      `${sink.url}/hooks`,
+      '--invoices',
+      '30',
+      '--faults',
+      'duplicate=0.2,reorder=0.3,rotate',
+      '--time-scale',
+      '0.001',
+      '--timeout',
+      '2s',
+      '--port',
+      '0',
+      '--seed',
+      '7',
+      '--json',
+      ...store,
+    );
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
-    const summary = JSON.parse(run.stdout) as { invoices: number; eventsPublished: number; secret: string; listUrl: string; deliveries: Record<string, { deliveries: number }>; proxies: { target: { duplicated: number } } };
+    const summary = JSON.parse(run.stdout) as {
+      invoices: number;
+      eventsPublished: number;
+      secret: string;
+      listUrl: string;
+      deliveries: Record<string, { deliveries: number }>;
+      proxies: { target: { duplicated: number } };
+    };
     expect(summary.invoices).toBe(30);
     expect(summary.deliveries.succeeded!.deliveries).toBe(summary.eventsPublished);
     expect(summary.listUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1\/invoices$/);
@@ -69,7 +93,24 @@ describe('tekil simulate (CLI)', () => {
     const github = await startSink();
     try {
       const store = t?.url ? ['--database-url', t.url, '--data-dir', dataDir] : ['--data-dir', dataDir];
-      const run = await cli('--target', `${github.url}/hooks`, '--scheme', 'github', '--invoices', '5', '--time-scale', '0.001', '--timeout', '2s', '--port', '0', '--seed', '3', '--json', ...store);
+      const run = await cli(
+        '--target',
+        `${github.url}/hooks`,
+        '--scheme',
+        'github',
+        '--invoices',
+        '5',
+        '--time-scale',
+        '0.001',
+        '--timeout',
+        '2s',
+        '--port',
+        '0',
+        '--seed',
+        '3',
+        '--json',
+        ...store,
+      );
       expect(run.stderr).toBe('');
       const summary = JSON.parse(run.stdout) as { eventsPublished: number; secret: string };
       expect(github.requests).toHaveLength(summary.eventsPublished);
@@ -87,6 +128,8 @@ describe('tekil simulate (CLI)', () => {
   it('a fault list it cannot read is one line with a hint', async () => {
     const run = await cli('--target', `${sink.url}/hooks`, '--faults', 'lose=0.5', '--data-dir', dataDir);
     expect(run.code).toBe(1);
-    expect(run.stderr).toBe('tekil: VALIDATION_FAILED: --faults: cannot read "lose=0.5" (hint: use drop=<0..1>,delay=<0..1>,duplicate=<0..1>,reorder=<0..1>,replay=<0..1>,rotate — or all, or none)\n');
+    expect(run.stderr).toBe(
+      'tekil: VALIDATION_FAILED: --faults: cannot read "lose=0.5" (hint: use drop=<0..1>,delay=<0..1>,duplicate=<0..1>,reorder=<0..1>,replay=<0..1>,rotate — or all, or none)\n',
+    );
   });
 });

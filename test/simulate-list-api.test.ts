@@ -25,7 +25,15 @@ describe('simulator list API', () => {
     t = await createTestDb();
     const ids = Array.from({ length: COUNT }, (_, i) => `inv_list_${String(i).padStart(4, '0')}`);
     const at = ids.map((_, i) => new Date(Date.UTC(2026, 10, 30, 0, 0, i)));
-    await insertInvoices.run(t.db, { ids, orderIds: ids.map((id) => id.replace('inv_', 'ord_')), statuses: ids.map((_, i) => (i % 3 === 0 ? 'paid' : i % 3 === 1 ? 'paid_over' : 'expired')), amounts: ids.map(() => '10.00'), paidAmounts: ids.map(() => '10.00'), currencies: ids.map(() => 'TRY'), updatedAt: at });
+    await insertInvoices.run(t.db, {
+      ids,
+      orderIds: ids.map((id) => id.replace('inv_', 'ord_')),
+      statuses: ids.map((_, i) => (i % 3 === 0 ? 'paid' : i % 3 === 1 ? 'paid_over' : 'expired')),
+      amounts: ids.map(() => '10.00'),
+      paidAmounts: ids.map(() => '10.00'),
+      currencies: ids.map(() => 'TRY'),
+      updatedAt: at,
+    });
   });
   afterAll(async () => {
     for (const app of apps) await app.close();
@@ -54,7 +62,9 @@ describe('simulator list API', () => {
     const paid = await get(`${url}?status=paid&status=paid_over&limit=500`);
     expect(paid.body.items.every((i) => i.status === 'paid' || i.status === 'paid_over')).toBe(true);
     const window = await get(`${url}?updated_since=2026-11-30T00:00:10Z&updated_until=2026-11-30T00:00:20Z&limit=500`);
-    expect(window.body.items.map((i) => i.id)).toEqual(Array.from({ length: 10 }, (_, i) => `inv_list_${String(i + 10).padStart(4, '0')}`).filter((id) => id !== 'inv_list_0001'));
+    expect(window.body.items.map((i) => i.id)).toEqual(
+      Array.from({ length: 10 }, (_, i) => `inv_list_${String(i + 10).padStart(4, '0')}`).filter((id) => id !== 'inv_list_0001'),
+    );
     expect((await get(url, 'sk_wrong')).status).toBe(401);
     const bad = await get(`${url}?limit=0&status=refunded`);
     expect(bad.status).toBe(400);

@@ -40,12 +40,15 @@ describe('tekil simulate against the example shop, every fault on', () => {
   beforeAll(async () => {
     [shopDb, simDb] = await Promise.all([createTestDb(), createTestDb()]);
     shop = await startTekil({
-      config: workerTestConfig({ worker: { batch_size: onPostgres ? 200 : 20, concurrency: 2, lease: '5s', poll_interval: '20ms' } }, {
+      config: workerTestConfig(
+        { worker: { batch_size: onPostgres ? 200 : 20, concurrency: 2, lease: '5s', poll_interval: '20ms' } },
+        {
           secrets: [secret],
           // The simulator sends Paymos' own envelope: the invoice is data.invoice_id.
           resource_id: ['body:data.invoice_id'],
           retry: { max_attempts: 8, base: '20ms', cap: '200ms' },
-        }),
+        },
+      ),
       roles: ['receiver', 'worker'],
       port: 0,
       host: '127.0.0.1',
@@ -77,7 +80,10 @@ describe('tekil simulate against the example shop, every fault on', () => {
     });
     summary = await sim.run();
     await waitUntil(
-      async () => Number((await shopDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE status IN ('pending', 'processing')`)).rows[0]!.n) === 0,
+      async () =>
+        Number(
+          (await shopDb.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE status IN ('pending', 'processing')`)).rows[0]!.n,
+        ) === 0,
       60_000,
       'the shop to process every delivery',
     );
@@ -107,7 +113,9 @@ describe('tekil simulate against the example shop, every fault on', () => {
 
   it('the shop recorded each event once and ran each effect exactly once', async () => {
     const q = async <R>(sql: string) => (await shopDb.db.query<R>(sql)).rows;
-    const [deliveries] = await q<{ n: number; dead: number }>(`SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'dead')::int AS dead FROM inbox_deliveries`);
+    const [deliveries] = await q<{ n: number; dead: number }>(
+      `SELECT count(*)::int AS n, count(*) FILTER (WHERE status = 'dead')::int AS dead FROM inbox_deliveries`,
+    );
     expect(deliveries).toEqual({ n: summary.eventsPublished, dead: 0 });
     expect(await q(`SELECT order_id, kind, count(*)::int AS n FROM example_ledger GROUP BY 1, 2 HAVING count(*) > 1`)).toEqual([]);
     // Every invoice's final state produced its effect once, and paid ones exactly one payment.
@@ -182,7 +190,10 @@ describe('tekil simulate against the example shop, every fault on', () => {
       expect(await reconcileRow()).toMatchObject({ status: 'passed', figures: { resources: INVOICES, listed: INVOICES, differing: 0 } });
 
       const victim = invoices[0]!;
-      await shopDb.db.query(`INSERT INTO example_ledger (order_id, event_id, kind) SELECT id, 'evt_twice', 'order_' || status FROM example_orders WHERE id = $1`, [victim.orderId]);
+      await shopDb.db.query(
+        `INSERT INTO example_ledger (order_id, event_id, kind) SELECT id, 'evt_twice', 'order_' || status FROM example_orders WHERE id = $1`,
+        [victim.orderId],
+      );
       const row = await reconcileRow();
       expect(row.status).toBe('failed');
       expect(row.message).toContain(`${victim.orderId} (provider list) ran 2 times`);

@@ -63,7 +63,9 @@ describe('named statements', () => {
     await t.db.query('SELECT $1::int AS n', [1], { name: 'tekil_test_size_dependent', sizeDependentPlan: true });
     // A generic plan made on an empty queue would have been kept as the queue grew (PGlite runs no
     // autovacuum): none of them may be a prepared statement of the session.
-    const { rows } = await t.db.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE name LIKE '%claim%' OR name = 'tekil_test_size_dependent'");
+    const { rows } = await t.db.query<{ name: string }>(
+      "SELECT name FROM pg_prepared_statements WHERE name LIKE '%claim%' OR name = 'tekil_test_size_dependent'",
+    );
     expect(rows).toEqual([]);
   });
 

@@ -39,8 +39,14 @@ describe('schema snapshot', () => {
       const checkedIn = await readFile(SCHEMA_SNAPSHOT, 'utf8');
       expect(dumped, `${SCHEMA_SNAPSHOT} differs from a freshly migrated store: run \`${SCHEMA_DUMP_COMMAND}\` and commit the result`).toBe(checkedIn);
       // The render reaches every kind of object the migrations make.
-      for (const part of ['CREATE TABLE inbox_deliveries', 'CONSTRAINT inbox_deliveries_pkey PRIMARY KEY', 'CREATE INDEX inbox_queue_due',
-        'CREATE VIEW inbox_attempts', 'FUNCTION public.tekil_outbox_publish(', 'CREATE TRIGGER inbox_deliveries_enqueue']) {
+      for (const part of [
+        'CREATE TABLE inbox_deliveries',
+        'CONSTRAINT inbox_deliveries_pkey PRIMARY KEY',
+        'CREATE INDEX inbox_queue_due',
+        'CREATE VIEW inbox_attempts',
+        'FUNCTION public.tekil_outbox_publish(',
+        'CREATE TRIGGER inbox_deliveries_enqueue',
+      ]) {
         expect(dumped).toContain(part);
       }
     } finally {

@@ -135,4 +135,3 @@ describe.skipIf(onPostgres)('the embedded store on its own thread', () => {
     }
   }, 120_000);
 });
-

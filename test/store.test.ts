@@ -37,7 +37,13 @@ describe('store', () => {
     const backing = Buffer.concat([Buffer.from('before'), all, Buffer.from('after')]);
     const view = new Uint8Array(backing.buffer, backing.byteOffset + 6, 256); // a subarray: its offset must be honoured
     await t.db.query('INSERT INTO inbox_deliveries (source, event_id, body) VALUES ($1, $2, $3), ($1, $4, $5), ($1, $6, $7)', [
-      'bytes', 'view', view, 'empty', Buffer.alloc(0), 'text', '\\x00ff7b',
+      'bytes',
+      'view',
+      view,
+      'empty',
+      Buffer.alloc(0),
+      'text',
+      '\\x00ff7b',
     ]);
     const { rows } = await t.db.query<{ event_id: string; body: Uint8Array; same: boolean }>(
       `SELECT event_id, body, body = $1 AS same FROM inbox_deliveries WHERE source = 'bytes' ORDER BY event_id`,
@@ -53,7 +59,9 @@ describe('store', () => {
   });
 
   it("counts rows as the statement's command tag does on every store (node-postgres' rowCount)", async () => {
-    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body, status) VALUES ('rc', 'a', '\\x7b7d', 'done'), ('rc', 'b', '\\x7b7d', 'done'), ('rc', 'c', '\\x7b7d', 'done')`);
+    await t.db.query(
+      `INSERT INTO inbox_deliveries (source, event_id, body, status) VALUES ('rc', 'a', '\\x7b7d', 'done'), ('rc', 'b', '\\x7b7d', 'done'), ('rc', 'c', '\\x7b7d', 'done')`,
+    );
     expect((await t.db.query(`UPDATE inbox_deliveries SET attempts = 1 WHERE source = 'rc'`)).rowCount).toBe(3);
     expect((await t.db.query(`SELECT 1 FROM inbox_deliveries WHERE source = 'rc' AND event_id <> 'a'`)).rowCount).toBe(2);
     // A SELECT over a data-modifying CTE counts the rows it returns, not the rows the CTE changed.

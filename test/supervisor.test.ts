@@ -83,20 +83,28 @@ describe.skipIf(!onPostgres)('tekil start --processes 2 on Postgres', () => {
       expect(tekil.output()).toMatch(/"signal":"SIGKILL".*"process exited; restarting it"/);
       process.kill(second!, 'SIGKILL');
       await waitUntil(() => startedPids(tekil.output()).length === 4, 30_000, 'the second process started again');
-      await waitUntil(async () => {
-        const res = await request(`${tekil.url}/healthz`, { dispatcher: agent }).catch(() => undefined);
-        await res?.body.dump();
-        return res?.statusCode === 200;
-      }, 30_000, 'the same port answers again');
+      await waitUntil(
+        async () => {
+          const res = await request(`${tekil.url}/healthz`, { dispatcher: agent }).catch(() => undefined);
+          await res?.body.dump();
+          return res?.statusCode === 200;
+        },
+        30_000,
+        'the same port answers again',
+      );
       // Both replacements are up and none of them has exited (a port clash would crash-loop them).
       await waitUntil(() => (tekil.output().match(/Server listening at http:\/\/127\.0\.0\.1/g) ?? []).length >= 4, 30_000, 'both replacements listening');
       expect(tekil.output()).not.toMatch(/EADDRINUSE|"code":1,/);
       const replacements = startedPids(tekil.output()).slice(2);
-      await waitUntil(async () => {
-        const res = await request(`${tekil.url}/healthz`, { dispatcher: agent }).catch(() => undefined);
-        await res?.body.dump();
-        return res?.statusCode === 200;
-      }, 30_000, 'the same port answers again');
+      await waitUntil(
+        async () => {
+          const res = await request(`${tekil.url}/healthz`, { dispatcher: agent }).catch(() => undefined);
+          await res?.body.dump();
+          return res?.statusCode === 200;
+        },
+        30_000,
+        'the same port answers again',
+      );
       await agent.close();
 
       expect(await tekil.stop('SIGTERM')).toBe(0);

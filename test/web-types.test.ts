@@ -29,9 +29,14 @@ describe("the panel's API types (web/api-types.d.ts)", () => {
   });
 
   it('write a schema as the TypeScript type it allows', () => {
-    expect(schemaType({ type: 'object', properties: { a: { type: 'integer' }, b: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'null' }] } } }, required: ['a'], additionalProperties: false })).toBe(
-      '{\n  a: number;\n  b?: (string | null)[];\n}',
-    );
+    expect(
+      schemaType({
+        type: 'object',
+        properties: { a: { type: 'integer' }, b: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'null' }] } } },
+        required: ['a'],
+        additionalProperties: false,
+      }),
+    ).toBe('{\n  a: number;\n  b?: (string | null)[];\n}');
     expect(schemaType({ enum: ['dead', 'done'] })).toBe('"dead" | "done"');
     expect(schemaType({ type: 'object', additionalProperties: { type: 'string' } })).toBe('{\n  [key: string]: string;\n}');
     expect(schemaType({ type: 'object' })).toBe('Record<string, unknown>');

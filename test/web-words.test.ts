@@ -49,7 +49,10 @@ describe("the panel's words", () => {
   it('no page key is also a common one, so a page never reads a word it did not mean', () => {
     const common = new Set(Object.keys(words.common!.en));
     for (const ns of namespaces.filter((n) => n !== 'common')) {
-      expect(Object.keys(words[ns]!.en).filter((key) => common.has(key)), ns).toEqual([]);
+      expect(
+        Object.keys(words[ns]!.en).filter((key) => common.has(key)),
+        ns,
+      ).toEqual([]);
     }
   });
 
@@ -58,7 +61,10 @@ describe("the panel's words", () => {
       const known = new Set([...Object.keys(words[ns]!.en), ...Object.keys(words.common!.en)]);
       const used = keysUsed(readFileSync(new URL(file, WEB), 'utf8'));
       if (ns !== 'common') expect(used.size, file).toBeGreaterThan(0);
-      expect([...used].filter((key) => !known.has(key)), `${file} reads words.${ns}`).toEqual([]);
+      expect(
+        [...used].filter((key) => !known.has(key)),
+        `${file} reads words.${ns}`,
+      ).toEqual([]);
     }
     // Every page module of web/ is in the map above (a new page gets its namespace and is checked too).
     const pages = readdirSync(WEB).filter((f) => f.endsWith('.js') && !/^(words-|i18n|chart)/.test(f));

@@ -20,7 +20,7 @@ function notingClaims(db: Db): { db: Db; sinceClaim: (ms: number) => Promise<voi
   let claimSentAt: number | undefined;
   const noted: Db = {
     kind: db.kind,
-    query: <R,>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
+    query: <R>(sql: string, params?: readonly unknown[], options?: QueryOptions) => {
       if (options?.name?.startsWith('tekil_claim_due_deliveries_')) claimSentAt = Date.now();
       return db.query<R>(sql, params, options);
     },
@@ -31,8 +31,7 @@ function notingClaims(db: Db): { db: Db; sinceClaim: (ms: number) => Promise<voi
     close: () => db.close(),
   };
   /** Resolves once `ms` have passed since the batch sent its claim (with `ms` half the lease: its deadline has passed). */
-  const sinceClaim = (ms: number) =>
-    waitUntil(() => claimSentAt !== undefined && Date.now() > claimSentAt + ms, 10_000, `${ms} ms since the batch's claim`);
+  const sinceClaim = (ms: number) => waitUntil(() => claimSentAt !== undefined && Date.now() > claimSentAt + ms, 10_000, `${ms} ms since the batch's claim`);
   return { db: noted, sinceClaim };
 }
 

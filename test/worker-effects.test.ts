@@ -47,11 +47,7 @@ describe('worker: exactly one effect', () => {
     await drain(worker, t.db);
     // The provider sends it again after it was processed, then 50 copies at once while workers run.
     expect(await insertInvoiceDelivery(t.db, event)).toBe(false);
-    const copies = await Promise.all([
-      ...Array.from({ length: 50 }, () => insertInvoiceDelivery(t.db, event)),
-      worker.runOnce(),
-      worker.runOnce(),
-    ]);
+    const copies = await Promise.all([...Array.from({ length: 50 }, () => insertInvoiceDelivery(t.db, event)), worker.runOnce(), worker.runOnce()]);
     expect(copies.slice(0, 50).filter(Boolean)).toHaveLength(0);
     await drain(worker, t.db);
     expect(await ledgerCount(t.db, 'ord_1')).toBe(1);
@@ -144,10 +140,10 @@ describe('worker: exactly one effect', () => {
   it('invalid data (PermanentError, failed validation) → dead at once, no effect', async () => {
     await createOrder(t.db, 'ord_v', 1000, 'TRY');
     await insertInvoiceDelivery(t.db, { eventId: 'evt_amount', invoiceId: 'inv_v', orderId: 'ord_v', status: 'paid', amount: 1 });
-    await t.db.query(
-      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body) VALUES ($1, 'evt_garbage', 'inv_g', 'invoice.paid', $2)`,
-      [SOURCE, Buffer.from('{"data": {"id": 5}}')],
-    );
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, body) VALUES ($1, 'evt_garbage', 'inv_g', 'invoice.paid', $2)`, [
+      SOURCE,
+      Buffer.from('{"data": {"id": 5}}'),
+    ]);
     await drain(worker, t.db);
     const amount = await deliveryRow(t.db, 'evt_amount');
     expect(amount).toMatchObject({ status: 'dead', attempts: 1 });
@@ -179,15 +175,24 @@ describe('worker: exactly one effect', () => {
       await holder.query("SELECT 1 FROM resources WHERE resource_id = 'inv_slow' FOR UPDATE");
       const slowRun = slow.runOnce();
       await waitForLockWait(t.db, 'transactionid', 'the slow batch waiting on the resource row');
-      await waitUntil(async () => (await t.db.query("SELECT 1 FROM inbox_queue WHERE event_id = 'evt_slow' AND locked_until < now()")).rowCount === 1, 5_000, 'the lease to expire');
+      await waitUntil(
+        async () => (await t.db.query("SELECT 1 FROM inbox_queue WHERE event_id = 'evt_slow' AND locked_until < now()")).rowCount === 1,
+        5_000,
+        'the lease to expire',
+      );
       const fastRun = fast.runOnce();
       // The fast batch claims the delivery, then waits for the slow one's resource lock.
       await waitForLockWait(t.db, 'advisory', 'the fast batch waiting on the resource lock');
       // ...and stays there past half its own lease, so it will start nothing.
       await waitUntil(
-        async () => (await t.db.query("SELECT 1 FROM inbox_queue WHERE event_id = 'evt_slow' AND locked_by LIKE 'fast:%' AND claimed_at < now() - interval '150 milliseconds'")).rowCount === 1,
+        async () =>
+          (
+            await t.db.query(
+              "SELECT 1 FROM inbox_queue WHERE event_id = 'evt_slow' AND locked_by LIKE 'fast:%' AND claimed_at < now() - interval '150 milliseconds'",
+            )
+          ).rowCount === 1,
         5_000,
-        'half the fast batch\'s lease',
+        "half the fast batch's lease",
       );
       await holder.query('COMMIT');
       await expect(slowRun).rejects.toMatchObject({ code: 'LEASE_LOST' });

@@ -17,15 +17,17 @@ describe.skipIf(onPostgres)('worker on the embedded store: the queue is vacuumed
 
   /** Queues 2,000 deliveries, runs a worker until they are done, then `check` while it still runs. */
   async function processMany(prefix: string, embeddedVacuumEvery: number, check: () => Promise<void>): Promise<void> {
-    await t.db.query(
-      `INSERT INTO inbox_deliveries (source, event_id, body) SELECT $1, $2 || i, '\\x7b7d' FROM generate_series(1, 2000) AS i`,
-      [SOURCE, prefix],
-    );
+    await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, body) SELECT $1, $2 || i, '\\x7b7d' FROM generate_series(1, 2000) AS i`, [
+      SOURCE,
+      prefix,
+    ]);
     const worker = createInboxWorker(testContext(t.db, workerTestConfig()), { handlers: defineHandlers().on(SOURCE, '*', () => {}), embeddedVacuumEvery });
     await worker.start();
     try {
       await waitUntil(async () => {
-        const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE status = 'done' AND event_id LIKE $1", [`${prefix}%`]);
+        const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE status = 'done' AND event_id LIKE $1", [
+          `${prefix}%`,
+        ]);
         return rows[0]!.n === 2000;
       }, 30_000);
       await check();

@@ -117,7 +117,11 @@ describe('worker: forwarding', () => {
     await t.db.query("UPDATE inbox_queue SET next_attempt_at = now() WHERE event_id LIKE 'evt_f2_%'");
     expect(await worker.runOnce()).toBe(3);
     const after = await Promise.all([0, 1, 2].map((i) => deliveryRow(t.db, `evt_f2_${i}`, SOURCE)));
-    expect(after.map((r) => [r?.status, r?.attempts])).toEqual([['done', 2], ['done', 2], ['done', 2]]);
+    expect(after.map((r) => [r?.status, r?.attempts])).toEqual([
+      ['done', 2],
+      ['done', 2],
+      ['done', 2],
+    ]);
     expect(seen.every((s) => s.url === '/hooks')).toBe(true);
   });
 

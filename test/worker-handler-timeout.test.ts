@@ -72,7 +72,7 @@ describe('worker: handler timeout', () => {
     const handlers = defineHandlers().on(SOURCE, '*', async (event, ctx) => {
       if (event.eventId === 'evt_slow_ok') {
         const until = Date.now() + 600; // work that takes most of its timeout, not a barrier
-        await waitUntil(() => Date.now() >= until, 5_000, 'the slow handler\'s work');
+        await waitUntil(() => Date.now() >= until, 5_000, "the slow handler's work");
         await ctx.tx.query("INSERT INTO timeout_effects VALUES ($1, 'before')", [event.eventId]);
       } else if (event.eventId === 'evt_hangs_later') {
         await new Promise<never>(() => {});
@@ -82,7 +82,13 @@ describe('worker: handler timeout', () => {
     await t.db.query("UPDATE inbox_queue SET next_attempt_at = now() + interval '1 hour'"); // earlier tests' retries stay out
     const now = Date.now();
     await insertInvoiceDelivery(t.db, { eventId: 'evt_slow_ok', invoiceId: 'inv_slow_ok', orderId: 'o5', status: 'paid', occurredAt: new Date(now - 60_000) });
-    await insertInvoiceDelivery(t.db, { eventId: 'evt_hangs_later', invoiceId: 'inv_hangs', orderId: 'o6', status: 'paid', occurredAt: new Date(now - 30_000) });
+    await insertInvoiceDelivery(t.db, {
+      eventId: 'evt_hangs_later',
+      invoiceId: 'inv_hangs',
+      orderId: 'o6',
+      status: 'paid',
+      occurredAt: new Date(now - 30_000),
+    });
 
     expect(await worker.runOnce()).toBe(2);
     expect(await deliveryRow(t.db, 'evt_slow_ok')).toMatchObject({ status: 'done' });
@@ -140,7 +146,9 @@ describe('worker.handler_timeout configuration', () => {
   });
 
   it('refuses a timeout longer than half the lease: the handler could outlive its claim', () => {
-    expect(() => workerTestConfig({ worker: { lease: '10s', handler_timeout: '6s' } })).toThrow(/worker\.handler_timeout: must be above 0 and at most half the lease/);
+    expect(() => workerTestConfig({ worker: { lease: '10s', handler_timeout: '6s' } })).toThrow(
+      /worker\.handler_timeout: must be above 0 and at most half the lease/,
+    );
     expect(() => workerTestConfig({ worker: { lease: '10s', handler_timeout: 0 } })).toThrow(/handler_timeout/);
   });
 });

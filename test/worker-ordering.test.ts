@@ -81,16 +81,19 @@ describe('worker: ordering and stale events', () => {
     for (let r = 0; r < 20; r++) for (let s = 0; s < 8; s++) rows.push([`res_${r}`, `evt_${r}_${s}`, new Date(base + s * 1000)]);
     rows.sort(() => Math.random() - 0.5);
     for (const [resource, eventId, at] of rows) {
-      await t.db.query(
-        `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, occurred_at, body) VALUES ($1, $2, $3, 'x', $4, '\\x7b7d')`,
-        [source, eventId, resource, at],
-      );
+      await t.db.query(`INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, occurred_at, body) VALUES ($1, $2, $3, 'x', $4, '\\x7b7d')`, [
+        source,
+        eventId,
+        resource,
+        at,
+      ]);
     }
     const workers = [0, 1, 2, 3].map(() => createInboxWorker(testContext(t.db, cfg), { handlers }));
     await Promise.all(workers.map((w) => w.start()));
     try {
       await waitUntil(
-        async () => (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE source = 'seq' AND status <> 'done'")).rows[0]!.n === 0,
+        async () =>
+          (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM inbox_deliveries WHERE source = 'seq' AND status <> 'done'")).rows[0]!.n === 0,
         20_000,
         'every seq delivery to be done',
       );

@@ -24,10 +24,7 @@ describe('worker: the lazy savepoint covers statements sent at once', () => {
 
   /** Two INSERTs sent together through ctx.tx as the handler's first statements. */
   const insertBoth = (tx: { query: (sql: string, params: unknown[]) => Promise<unknown> }, eventId: string) =>
-    Promise.all([
-      tx.query("INSERT INTO savepoint_effects VALUES ($1, 'a')", [eventId]),
-      tx.query("INSERT INTO savepoint_effects VALUES ($1, 'b')", [eventId]),
-    ]);
+    Promise.all([tx.query("INSERT INTO savepoint_effects VALUES ($1, 'a')", [eventId]), tx.query("INSERT INTO savepoint_effects VALUES ($1, 'b')", [eventId])]);
 
   it('a handler that sends two statements at once and then throws leaves neither; the retry makes one effect', async () => {
     const config = workerTestConfig({ worker: { batch_size: 10, concurrency: 1, lease: '10s', poll_interval: '1s' } });
@@ -40,7 +37,11 @@ describe('worker: the lazy savepoint covers statements sent at once', () => {
     await insertInvoiceDelivery(t.db, { eventId: 'evt_both_throw', invoiceId: 'inv_both_throw', orderId: 'o1', status: 'paid' });
 
     expect(await worker.runOnce()).toBe(1);
-    expect(await deliveryRow(t.db, 'evt_both_throw')).toMatchObject({ status: 'pending', attempts: 1, last_error: 'Error: the outside call failed after both writes' });
+    expect(await deliveryRow(t.db, 'evt_both_throw')).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      last_error: 'Error: the outside call failed after both writes',
+    });
     expect(await effects('evt_both_throw')).toEqual([]);
 
     // The retry succeeds: exactly one effect in all.

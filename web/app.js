@@ -67,7 +67,10 @@ async function route() {
   try {
     await page.show(sectionOf(page), args, query);
   } catch (err) {
-    const message = Object.assign(document.createElement('p'), { className: 'error page-error', textContent: err instanceof Error ? err.message : String(err) });
+    const message = Object.assign(document.createElement('p'), {
+      className: 'error page-error',
+      textContent: err instanceof Error ? err.message : String(err),
+    });
     sectionOf(page).replaceChildren(message);
   }
   translate(sectionOf(page));

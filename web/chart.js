@@ -105,7 +105,14 @@ export function barChart(container, { rows, empty }) {
     svg.append(
       svgElement('text', { x: labelWidth - 6, y: top + 15, class: 'tick end' }, row.label),
       svgElement('rect', { x: labelWidth, y: top + 3, width: barWidth, height: rowHeight - 8, class: 'bar-track' }),
-      svgElement('rect', { x: labelWidth, y: top + 3, width: length.toFixed(1), height: rowHeight - 8, class: `bar ${row.className ?? ''}`, 'data-key': row.key }),
+      svgElement('rect', {
+        x: labelWidth,
+        y: top + 3,
+        width: length.toFixed(1),
+        height: rowHeight - 8,
+        class: `bar ${row.className ?? ''}`,
+        'data-key': row.key,
+      }),
       svgElement('text', { x: labelWidth + barWidth + 6, y: top + 15, class: 'tick' }, row.text),
     );
   });

@@ -52,11 +52,24 @@ function bodies(d) {
 function fieldList(d) {
   /** @type {[Parameters<typeof word>[1], unknown][]} */
   const fields = [
-    ['source', d.source], ['eventId', d.event_id], ['status', statusText(d.status)], ['type', d.event_type], ['resource', d.resource_id],
-    ['attempts', d.attempts], ['occurred', formatTime(d.occurred_at)], ['received', formatTime(d.received_at)],
-    ['processed', formatTime(d.processed_at)], ['nextAttempt', formatTime(d.next_attempt_at)], ['resultRef', d.result_ref], ['lastError', d.last_error],
+    ['source', d.source],
+    ['eventId', d.event_id],
+    ['status', statusText(d.status)],
+    ['type', d.event_type],
+    ['resource', d.resource_id],
+    ['attempts', d.attempts],
+    ['occurred', formatTime(d.occurred_at)],
+    ['received', formatTime(d.received_at)],
+    ['processed', formatTime(d.processed_at)],
+    ['nextAttempt', formatTime(d.next_attempt_at)],
+    ['resultRef', d.result_ref],
+    ['lastError', d.last_error],
   ];
-  return el('dl', { id: 'detail-fields' }, fields.flatMap(([key, value]) => [word('dt', key), el('dd', { dataset: { field: key } }, value == null ? '' : String(value))]));
+  return el(
+    'dl',
+    { id: 'detail-fields' },
+    fields.flatMap(([key, value]) => [word('dt', key), el('dd', { dataset: { field: key } }, value == null ? '' : String(value))]),
+  );
 }
 
 /**
@@ -109,13 +122,23 @@ async function render(section, source, eventId) {
       el('a', { id: 'back', className: 'button', href: lastListHash, dataset: { i18n: 'back' } }, t('back')),
       el('h1', { id: 'detail-title' }, `${d.source} / ${d.event_id}`),
       fieldList(d),
-      d.resource_id ? el('p', {}, el('a', { id: 'detail-timeline', href: pageLink('timeline', [d.resource_id], { source: d.source }), dataset: { i18n: 'timeline' } }, t('timeline'))) : null,
+      d.resource_id
+        ? el(
+            'p',
+            {},
+            el('a', { id: 'detail-timeline', href: pageLink('timeline', [d.resource_id], { source: d.source }), dataset: { i18n: 'timeline' } }, t('timeline')),
+          )
+        : null,
       el(
         'div',
         { className: 'toolbar' },
         // A trimmed body has nothing left to replay (the API answers BODY_TRIMMED).
         operate && !d.body_trimmed_at && ['dead', 'done', 'stale'].includes(d.status)
-          ? word('button', 'replay', { id: 'replay', type: 'button', on: { click: () => act(section, d, 'replay', { force: d.status === 'done' }, (r) => t('replayed')(statusText(r.status))) } })
+          ? word('button', 'replay', {
+              id: 'replay',
+              type: 'button',
+              on: { click: () => act(section, d, 'replay', { force: d.status === 'done' }, (r) => t('replayed')(statusText(r.status))) },
+            })
           : null,
         operate && ['dead', 'stale', 'pending'].includes(d.status)
           ? word('button', 'discard', { id: 'discard', type: 'button', on: { click: () => act(section, d, 'discard', undefined, () => t('discarded')) } })
@@ -124,7 +147,13 @@ async function render(section, source, eventId) {
       el('p', { id: 'detail-message', role: 'status' }),
       word('h2', 'headers'),
       // tekil stores only the headers it keeps (no signatures or secrets); shown as text, one a line.
-      el('pre', { id: 'detail-headers' }, Object.entries(d.headers ?? {}).map(([k, v]) => `${k}: ${v}`).join('\n')),
+      el(
+        'pre',
+        { id: 'detail-headers' },
+        Object.entries(d.headers ?? {})
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n'),
+      ),
       el(
         'h2',
         {},

@@ -121,7 +121,12 @@ function startLive() {
  * @param {'exportCsv' | 'exportXlsx' | 'exportPdf'} label
  */
 function exportLink(format, label) {
-  return word('a', label, { id: `export-${format}`, className: 'button', href: `/api/v1/inbox/export.${format}${queryString(pick(state.filter, FILTERS))}`, download: `tekil-inbox.${format}` });
+  return word('a', label, {
+    id: `export-${format}`,
+    className: 'button',
+    href: `/api/v1/inbox/export.${format}${queryString(pick(state.filter, FILTERS))}`,
+    download: `tekil-inbox.${format}`,
+  });
 }
 
 /** @type {import('./lib.js').Page} */

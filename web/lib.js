@@ -111,8 +111,10 @@ const namespaceOf = (node) => /** @type {Namespace} */ (node.closest('[data-word
  */
 export function translate(root = document) {
   for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = String(lookup(namespaceOf(node), node.getAttribute('data-i18n') ?? ''));
-  for (const node of root.querySelectorAll('[data-i18n-title]')) /** @type {HTMLElement} */ (node).title = String(lookup(namespaceOf(node), node.getAttribute('data-i18n-title') ?? ''));
-  for (const node of root.querySelectorAll('[data-i18n-placeholder]')) /** @type {HTMLInputElement} */ (node).placeholder = String(lookup(namespaceOf(node), node.getAttribute('data-i18n-placeholder') ?? ''));
+  for (const node of root.querySelectorAll('[data-i18n-title]'))
+    /** @type {HTMLElement} */ (node).title = String(lookup(namespaceOf(node), node.getAttribute('data-i18n-title') ?? ''));
+  for (const node of root.querySelectorAll('[data-i18n-placeholder]'))
+    /** @type {HTMLInputElement} */ (node).placeholder = String(lookup(namespaceOf(node), node.getAttribute('data-i18n-placeholder') ?? ''));
 }
 
 export class ApiError extends Error {
@@ -190,7 +192,8 @@ export function el(tag, props = {}, ...children) {
  * @param {string} key
  * @param {Props} [props]
  */
-export const wordIn = (namespace, tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
+export const wordIn = (namespace, tag, key, props = {}) =>
+  el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(lookup(namespace, key)));
 
 /**
  * A status value the API sent (`dead`, `succeeded`, …) in the chosen language (words.status).

@@ -81,12 +81,13 @@ export function messageDetail(page) {
     if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(formatTime(m.payload_trimmed_at));
     else $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
     $('message-replay').hidden = !canOperate() || Boolean(m.payload_trimmed_at);
-    $('message-replay').onclick = () => page.act(async () => {
-      const endpointId = page.endpointId();
-      const r = await api('POST', `/messages/${enc(m.id)}/replay`, endpointId ? { endpoint_id: endpointId } : {});
-      $('endpoint-message').textContent = t('messageReplayed')(r.replayed);
-      await openMessage(m.id, true);
-    });
+    $('message-replay').onclick = () =>
+      page.act(async () => {
+        const endpointId = page.endpointId();
+        const r = await api('POST', `/messages/${enc(m.id)}/replay`, endpointId ? { endpoint_id: endpointId } : {});
+        $('endpoint-message').textContent = t('messageReplayed')(r.replayed);
+        await openMessage(m.id, true);
+      });
   }
 
   return openMessage;

@@ -15,10 +15,26 @@ import { el } from './lib.js';
 export function outboundViews({ word }, operate, on) {
   /** @param {string} id @param {string} [href] */
   const exportLinks = (id, href) =>
-    ['csv', 'xlsx', 'pdf'].map((format) => el('a', { id: `${id}-${format}`, href: href && `${href}.${format}`, download: true }, { csv: 'CSV', xlsx: 'Excel', pdf: 'PDF' }[format]));
+    ['csv', 'xlsx', 'pdf'].map((format) =>
+      el('a', { id: `${id}-${format}`, href: href && `${href}.${format}`, download: true }, { csv: 'CSV', xlsx: 'Excel', pdf: 'PDF' }[format]),
+    );
   /** @param {string} tbody @param {Parameters<typeof word>[1][]} headings @param {string[]} [first] */
   const history = (tbody, headings, first = []) =>
-    el('table', {}, el('thead', {}, el('tr', {}, first.map((text) => el('th', {}, text)), headings.map((key) => word('th', key)))), el('tbody', { id: tbody }));
+    el(
+      'table',
+      {},
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          first.map((text) => el('th', {}, text)),
+          headings.map((key) => word('th', key)),
+        ),
+      ),
+      el('tbody', { id: tbody }),
+    );
   /**
    * A control that changes something: hidden from a viewer (and the API would refuse it anyway).
    * @template {HTMLElement} E
@@ -40,7 +56,17 @@ export function outboundViews({ word }, operate, on) {
     el(
       'table',
       {},
-      el('thead', {}, el('tr', {}, word('th', 'endpoint'), word('th', 'url'), ...(/** @type {const} */ (['state', 'successRate', 'latency', 'failingSince', 'failedInRow'])).map((key) => word('th', key)))),
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          word('th', 'endpoint'),
+          word('th', 'url'),
+          .../** @type {const} */ (['state', 'successRate', 'latency', 'failingSince', 'failedInRow']).map((key) => word('th', key)),
+        ),
+      ),
       el('tbody', { id: 'endpoint-rows' }),
     ),
     operating(

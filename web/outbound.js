@@ -134,7 +134,10 @@ function openForm(endpoint) {
     const input = {
       url: $('endpoint-url', HTMLInputElement).value.trim(),
       description: $('endpoint-description', HTMLInputElement).value,
-      event_types: $('endpoint-event-types', HTMLInputElement).value.split(',').map((s) => s.trim()).filter(Boolean),
+      event_types: $('endpoint-event-types', HTMLInputElement)
+        .value.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
     };
     // Sent only when it changes: enabling again also clears the endpoint's failure streak.
     const enabled = $('endpoint-enabled', HTMLInputElement).checked;
@@ -198,23 +201,27 @@ async function showEndpoint(id, secret) {
   );
   const toggle = $('endpoint-toggle');
   toggle.textContent = ep.enabled ? t('disable') : t('enable');
-  toggle.onclick = () => act(async () => {
-    await api('POST', `/endpoints/${enc(ep.id)}/${ep.enabled ? 'disable' : 'enable'}`);
-    await openEndpoint(ep.id);
-  });
+  toggle.onclick = () =>
+    act(async () => {
+      await api('POST', `/endpoints/${enc(ep.id)}/${ep.enabled ? 'disable' : 'enable'}`);
+      await openEndpoint(ep.id);
+    });
   // This endpoint's deliveries only; the link carries the filter, the cookie the session.
-  for (const format of ['csv', 'xlsx', 'pdf']) $(`endpoint-export-${format}`, HTMLAnchorElement).href = `/api/v1/deliveries/export.${format}?endpoint_id=${enc(ep.id)}`;
+  for (const format of ['csv', 'xlsx', 'pdf'])
+    $(`endpoint-export-${format}`, HTMLAnchorElement).href = `/api/v1/deliveries/export.${format}?endpoint_id=${enc(ep.id)}`;
   $('endpoint-edit').onclick = () => openForm(ep);
-  $('endpoint-rotate').onclick = () => act(async () => {
-    const rotated = await api('POST', `/endpoints/${enc(ep.id)}/rotate-secret`, {});
-    showSecret(rotated.secret);
-    $('endpoint-message').textContent = t('rotated')(formatTime(rotated.previous_expires_at));
-  });
-  $('endpoint-ping').onclick = () => act(async () => {
-    const ping = await api('POST', `/endpoints/${enc(ep.id)}/ping`);
-    $('endpoint-message').textContent = t('pingSent')(ping.id);
-    await openMessage(ping.id, true);
-  });
+  $('endpoint-rotate').onclick = () =>
+    act(async () => {
+      const rotated = await api('POST', `/endpoints/${enc(ep.id)}/rotate-secret`, {});
+      showSecret(rotated.secret);
+      $('endpoint-message').textContent = t('rotated')(formatTime(rotated.previous_expires_at));
+    });
+  $('endpoint-ping').onclick = () =>
+    act(async () => {
+      const ping = await api('POST', `/endpoints/${enc(ep.id)}/ping`);
+      $('endpoint-message').textContent = t('pingSent')(ping.id);
+      await openMessage(ping.id, true);
+    });
   $('endpoint-message').textContent = '';
   $('message-detail').hidden = true;
   await loadHistory();

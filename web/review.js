@@ -25,12 +25,21 @@ const state = {
 };
 
 /** @returns {HTMLInputElement[]} */
-const checkboxes = (checked = false) => [...document.querySelectorAll(`#review-rows input[type=checkbox]${checked ? ':checked' : ''}`)].filter((c) => c instanceof HTMLInputElement);
+const checkboxes = (checked = false) =>
+  [...document.querySelectorAll(`#review-rows input[type=checkbox]${checked ? ':checked' : ''}`)].filter((c) => c instanceof HTMLInputElement);
 const selected = () => checkboxes(true).map((c) => c.value.split('\u0000'));
 
 /** @type {() => import('./widgets.js').Column<Delivery>[]} */
 const columns = () => [
-  ...(canOperate() ? [{ text: '', cell: (/** @type {Delivery} */ d) => el('input', { type: 'checkbox', value: `${d.source}\u0000${d.event_id}`, on: { click: (e) => e.stopPropagation() } }) }] : []),
+  ...(canOperate()
+    ? [
+        {
+          text: '',
+          cell: (/** @type {Delivery} */ d) =>
+            el('input', { type: 'checkbox', value: `${d.source}\u0000${d.event_id}`, on: { click: (e) => e.stopPropagation() } }),
+        },
+      ]
+    : []),
   { label: 'received', value: (d) => formatTime(d.received_at) },
   { label: 'source', value: (d) => d.source },
   { label: 'eventId', value: (d) => d.event_id },
@@ -134,7 +143,13 @@ export const reviewPage = {
   async show(section, _args, query) {
     state.filter = pick(query, REVIEW_FILTERS);
     state.cursors = [];
-    state.list = table(columns(), { words, id: 'review-table', bodyId: 'review-rows', empty: 'emptyQueue', rowProps: (d) => ({ dataset: { key: `${d.source}/${d.event_id}` }, on: { click: () => (location.hash = pageLink('delivery', [d.source, d.event_id])) } }) });
+    state.list = table(columns(), {
+      words,
+      id: 'review-table',
+      bodyId: 'review-rows',
+      empty: 'emptyQueue',
+      rowProps: (d) => ({ dataset: { key: `${d.source}/${d.event_id}` }, on: { click: () => (location.hash = pageLink('delivery', [d.source, d.event_id])) } }),
+    });
     const operate = canOperate();
     section.replaceChildren(
       el(
@@ -147,7 +162,19 @@ export const reviewPage = {
           { className: 'toolbar' },
           word('button', 'previous', { id: 'review-previous', type: 'button', on: { click: () => (state.cursors.pop(), loadPage()) } }),
           word('button', 'next', { id: 'review-next', type: 'button', on: { click: () => (state.next && state.cursors.push(state.next), loadPage()) } }),
-          operate ? el('label', {}, el('input', { type: 'checkbox', id: 'select-all', on: { change: (/** @type {Event} */ e) => checkboxes().forEach((c) => (c.checked = /** @type {HTMLInputElement} */ (e.target).checked)) } }), ' ', word('span', 'selectAll')) : null,
+          operate
+            ? el(
+                'label',
+                {},
+                el('input', {
+                  type: 'checkbox',
+                  id: 'select-all',
+                  on: { change: (/** @type {Event} */ e) => checkboxes().forEach((c) => (c.checked = /** @type {HTMLInputElement} */ (e.target).checked)) },
+                }),
+                ' ',
+                word('span', 'selectAll'),
+              )
+            : null,
           operate ? word('button', 'replaySelected', { id: 'replay-selected', type: 'button', on: { click: () => actOnSelected('replay') } }) : null,
           operate ? word('button', 'discardSelected', { id: 'discard-selected', type: 'button', on: { click: () => actOnSelected('discard') } }) : null,
         ),
@@ -161,7 +188,13 @@ export const reviewPage = {
           operate ? word('button', 'replayAll', { id: 'replay-all', type: 'button', disabled: true, on: { click: () => startJob('inbox.replay') } }) : null,
           operate ? word('button', 'discardAll', { id: 'discard-all', type: 'button', disabled: true, on: { click: () => startJob('inbox.discard') } }) : null,
         ),
-        el('div', { id: 'job', className: 'toolbar', hidden: true }, el('progress', { id: 'job-progress', value: 0, max: 1 }), el('span', { id: 'job-status' }), word('button', 'cancelJob', { id: 'job-cancel', type: 'button' })),
+        el(
+          'div',
+          { id: 'job', className: 'toolbar', hidden: true },
+          el('progress', { id: 'job-progress', value: 0, max: 1 }),
+          el('span', { id: 'job-status' }),
+          word('button', 'cancelJob', { id: 'job-cancel', type: 'button' }),
+        ),
         state.list.node,
       ),
     );

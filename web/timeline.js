@@ -33,12 +33,24 @@ export const timelinePage = {
   async show(section, [resourceId = ''], query) {
     const resource = el('input', { id: 'timeline-resource', name: 'resource_id', value: resourceId, required: true, placeholder: 'inv_…' });
     const source = el('input', { id: 'timeline-source', name: 'source', value: query.source ?? '' });
-    const form = el('form', { id: 'timeline-form', className: 'filters' }, el('label', {}, word('span', 'resourceId'), resource), el('label', {}, word('span', 'source'), source), word('button', 'show', { type: 'submit' }));
+    const form = el(
+      'form',
+      { id: 'timeline-form', className: 'filters' },
+      el('label', {}, word('span', 'resourceId'), resource),
+      el('label', {}, word('span', 'source'), source),
+      word('button', 'show', { type: 'submit' }),
+    );
     form.addEventListener('submit', (e) => {
       e.preventDefault();
       navigate(pageLink('timeline', [resource.value.trim()], { source: source.value.trim() }));
     });
-    const events = table(columns, { words, id: 'timeline-table', bodyId: 'timeline-rows', empty: 'noEvents', rowProps: (e) => ({ dataset: { key: `${e.source}/${e.event_id}`, verdict: e.verdict } }) });
+    const events = table(columns, {
+      words,
+      id: 'timeline-table',
+      bodyId: 'timeline-rows',
+      empty: 'noEvents',
+      rowProps: (e) => ({ dataset: { key: `${e.source}/${e.event_id}`, verdict: e.verdict } }),
+    });
     const current = el('ul', { id: 'timeline-current' });
     const note = el('p', { id: 'timeline-note', className: 'note' });
     section.replaceChildren(el('div', { id: 'timeline' }, word('h1', 'timeline'), form, current, note, events.node));

@@ -24,12 +24,21 @@ import { $, cell, common, el, find, statusCell, statusText, translate, wordIn } 
 export function table(columns, options) {
   const { namespace } = options.words;
   const body = el('tbody', { id: options.bodyId });
-  const head = el('thead', {}, el('tr', {}, columns.map((c) => (c.label ? wordIn(namespace, 'th', c.label) : el('th', {}, c.text ?? '')))));
+  const head = el(
+    'thead',
+    {},
+    el(
+      'tr',
+      {},
+      columns.map((c) => (c.label ? wordIn(namespace, 'th', c.label) : el('th', {}, c.text ?? ''))),
+    ),
+  );
   const node = el('table', { id: options.id }, head, body);
   /** @param {R} item */
   const row = (item) => {
     const tr = el('tr', options.rowProps?.(item) ?? {});
-    for (const c of columns) tr.append(c.cell ? el('td', {}, c.cell(item)) : c.status ? statusCell(c.status(item), c.className?.(item)) : cell(c.value?.(item), c.className?.(item)));
+    for (const c of columns)
+      tr.append(c.cell ? el('td', {}, c.cell(item)) : c.status ? statusCell(c.status(item), c.className?.(item)) : cell(c.value?.(item), c.className?.(item)));
     return tr;
   };
   return {
@@ -39,7 +48,8 @@ export function table(columns, options) {
     /** @param {R[]} items */
     render(items) {
       body.replaceChildren(...items.map(row));
-      if (items.length === 0 && options.empty) body.append(el('tr', {}, wordIn(namespace, 'td', options.empty, { colSpan: columns.length, className: 'empty' })));
+      if (items.length === 0 && options.empty)
+        body.append(el('tr', {}, wordIn(namespace, 'td', options.empty, { colSpan: columns.length, className: 'empty' })));
     },
   };
 }
@@ -55,7 +65,17 @@ export function confirmDialog(message) {
     dialog = el(
       'dialog',
       { id: 'confirm' },
-      el('form', { method: 'dialog' }, el('p', { id: 'confirm-text' }), el('menu', {}, common.word('button', 'cancel', { value: 'cancel', id: 'confirm-cancel' }), common.word('button', 'confirm', { value: 'ok', id: 'confirm-ok' }))),
+      el(
+        'form',
+        { method: 'dialog' },
+        el('p', { id: 'confirm-text' }),
+        el(
+          'menu',
+          {},
+          common.word('button', 'cancel', { value: 'cancel', id: 'confirm-cancel' }),
+          common.word('button', 'confirm', { value: 'ok', id: 'confirm-ok' }),
+        ),
+      ),
     );
     document.body.append(dialog);
   }
@@ -98,7 +118,12 @@ export function filterForm(words, id, fields, values, onApply) {
     /** @type {HTMLInputElement | HTMLSelectElement} */
     let input;
     if (f.type === 'select') {
-      input = el('select', props, el('option', { value: '' }, '—'), (f.options ?? []).map((o) => el('option', { value: o, dataset: { words: 'status', i18n: o } }, statusText(o))));
+      input = el(
+        'select',
+        props,
+        el('option', { value: '' }, '—'),
+        (f.options ?? []).map((o) => el('option', { value: o, dataset: { words: 'status', i18n: o } }, statusText(o))),
+      );
       input.value = values[f.name] ?? '';
     } else if (f.type === 'time') {
       const value = values[f.name];
@@ -127,4 +152,3 @@ export function filterForm(words, id, fields, values, onApply) {
   });
   return form;
 }
-

@@ -8,9 +8,15 @@ import { deliveryFieldWords } from './words-inbound.js';
 export const reviewWords = {
   en: {
     ...deliveryFieldWords.en,
-    selectAll: 'select all on this page', replaySelected: 'Replay selected', discardSelected: 'Discard selected',
-    matching: 'Everything matching this filter:', dryRun: 'Count (dry run)', replayAll: 'Replay all matching', discardAll: 'Discard all matching',
-    cancelJob: 'Cancel job', emptyQueue: 'The review queue is empty.',
+    selectAll: 'select all on this page',
+    replaySelected: 'Replay selected',
+    discardSelected: 'Discard selected',
+    matching: 'Everything matching this filter:',
+    dryRun: 'Count (dry run)',
+    replayAll: 'Replay all matching',
+    discardAll: 'Discard all matching',
+    cancelJob: 'Cancel job',
+    emptyQueue: 'The review queue is empty.',
     /** @param {number} n */
     matchCount: (n) => (n === 1 ? '1 dead delivery matches.' : `${n} dead deliveries match.`),
     /** @param {number} changed @param {number} skipped */
@@ -22,9 +28,15 @@ export const reviewWords = {
   },
   tr: {
     ...deliveryFieldWords.tr,
-    selectAll: 'bu sayfadakilerin hepsini seç', replaySelected: 'Seçilenleri yeniden işle', discardSelected: 'Seçilenlerden vazgeç',
-    matching: 'Bu filtreye uyan her şey:', dryRun: 'Say (deneme)', replayAll: 'Uyanların hepsini yeniden işle', discardAll: 'Uyanların hepsinden vazgeç',
-    cancelJob: 'İşi durdur', emptyQueue: 'İnceleme kuyruğu boş.',
+    selectAll: 'bu sayfadakilerin hepsini seç',
+    replaySelected: 'Seçilenleri yeniden işle',
+    discardSelected: 'Seçilenlerden vazgeç',
+    matching: 'Bu filtreye uyan her şey:',
+    dryRun: 'Say (deneme)',
+    replayAll: 'Uyanların hepsini yeniden işle',
+    discardAll: 'Uyanların hepsinden vazgeç',
+    cancelJob: 'İşi durdur',
+    emptyQueue: 'İnceleme kuyruğu boş.',
     /** @param {number} n */
     matchCount: (n) => `İncelemedeki ${n} teslimat uyuyor.`,
     /** @param {number} changed @param {number} skipped */

@@ -11,7 +11,11 @@ export interface CheckResult {
   violations: string[];
 }
 
-const sample = (items: readonly string[], n = 5) => items.slice(0, n).map((s) => JSON.stringify(s)).join(', ') + (items.length > n ? `, … (${items.length})` : '');
+const sample = (items: readonly string[], n = 5) =>
+  items
+    .slice(0, n)
+    .map((s) => JSON.stringify(s))
+    .join(', ') + (items.length > n ? `, … (${items.length})` : '');
 
 async function column<R>(db: Queryable, sql: string): Promise<R[]> {
   return (await db.query<R>(sql)).rows;
@@ -21,7 +25,10 @@ async function column<R>(db: Queryable, sql: string): Promise<R[]> {
 export async function checkChaos(db: Queryable, load: LoadResult, sinks: { outbox: RecordingSink; forward: RecordingSink }): Promise<CheckResult[]> {
   const results: CheckResult[] = [];
 
-  const rows = await column<{ source: string; event_id: string; status: string; last_error: string | null }>(db, 'SELECT source, event_id, status, last_error FROM inbox_deliveries');
+  const rows = await column<{ source: string; event_id: string; status: string; last_error: string | null }>(
+    db,
+    'SELECT source, event_id, status, last_error FROM inbox_deliveries',
+  );
   const stored = new Set(rows.map((r) => eventKey(r.source, r.event_id)));
   const missing = [...load.acked].filter((k) => !stored.has(k)).map((k) => k.replace('\u0000', '/'));
   const refused = [...load.answers].filter(([status]) => status !== 'network' && Number(status) < 500 && Number(status) >= 300);
@@ -45,7 +52,10 @@ export async function checkChaos(db: Queryable, load: LoadResult, sinks: { outbo
     violations: [...(open.length ? [`not settled: ${sample(open)}`] : []), ...(noReason.length ? [`dead or stale without a reason: ${sample(noReason)}`] : [])],
   });
 
-  const twice = await column<{ event_id: string; n: number }>(db, 'SELECT event_id, count(*)::int AS n FROM example_ledger GROUP BY event_id HAVING count(*) > 1');
+  const twice = await column<{ event_id: string; n: number }>(
+    db,
+    'SELECT event_id, count(*)::int AS n FROM example_ledger GROUP BY event_id HAVING count(*) > 1',
+  );
   const doneWithoutEffect = await column<{ event_id: string }>(
     db,
     `SELECT d.event_id FROM inbox_deliveries d WHERE d.source = '${HANDLED_SOURCE}' AND d.status = 'done'
@@ -57,7 +67,10 @@ export async function checkChaos(db: Queryable, load: LoadResult, sinks: { outbo
        (SELECT 1 FROM inbox_deliveries d WHERE d.source = '${HANDLED_SOURCE}' AND d.event_id = l.event_id AND d.status = 'done')`,
   );
   const credits = await column<{ id: string; paid_effects: number }>(db, 'SELECT id, paid_effects FROM example_invoices WHERE paid_effects <> 0');
-  const paidDone = await column<{ n: number }>(db, `SELECT count(*)::int AS n FROM inbox_deliveries WHERE source = '${HANDLED_SOURCE}' AND event_type = 'invoice.paid' AND status = 'done'`);
+  const paidDone = await column<{ n: number }>(
+    db,
+    `SELECT count(*)::int AS n FROM inbox_deliveries WHERE source = '${HANDLED_SOURCE}' AND event_type = 'invoice.paid' AND status = 'done'`,
+  );
   const overCredited = credits.filter((c) => c.paid_effects !== 1).map((c) => `${c.id} credited ${c.paid_effects}×`);
   results.push({
     name: "the example app's ledger shows exactly one effect per invoice",
@@ -71,7 +84,10 @@ export async function checkChaos(db: Queryable, load: LoadResult, sinks: { outbo
     ],
   });
 
-  const messages = await column<{ id: string; statuses: string }>(db, `SELECT m.id, string_agg(d.status, ',') AS statuses FROM outbox_messages m JOIN outbox_deliveries d ON d.message_id = m.id GROUP BY m.id`);
+  const messages = await column<{ id: string; statuses: string }>(
+    db,
+    `SELECT m.id, string_agg(d.status, ',') AS statuses FROM outbox_messages m JOIN outbox_deliveries d ON d.message_id = m.id GROUP BY m.id`,
+  );
   const unsent = messages.filter((m) => !sinks.outbox.seen.has(m.id)).map((m) => `${m.id} (${m.statuses})`);
   const mixedIds = [...sinks.outbox.seen].filter(([id, ids]) => ids.size !== 1 || !ids.has(id)).map(([id, ids]) => `${id}: ${[...ids].join(' | ')}`);
   const unsettled = messages.filter((m) => m.statuses.split(',').some((s) => s !== 'succeeded')).map((m) => `${m.id} (${m.statuses})`);

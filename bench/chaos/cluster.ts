@@ -78,12 +78,28 @@ export async function startChaosCluster(options: { forwardUrl: string; outboxUrl
     await createExampleSchema(db);
     const sending = parseConfig({ sending: { allow_networks: ['127.0.0.0/8'] } }).sending;
     const endpoints = endpointStore({ sending, box: createSecretBox(SECRET_KEY), guard: new DestinationGuard(sending.allow_networks) });
-    await endpoints.create(db, { url: options.outboxUrl, event_types: ['invoice.credited'], ladder: Array(30).fill('250ms'), timeout: '3s', max_in_flight: 64 });
+    await endpoints.create(db, {
+      url: options.outboxUrl,
+      event_types: ['invoice.credited'],
+      ladder: Array(30).fill('250ms'),
+      timeout: '3s',
+      max_in_flight: 64,
+    });
     writeFileSync(join(dir, 'tekil.yaml'), chaosConfig(options.forwardUrl));
     const env = { DATABASE_URL: pg.url, TEKIL_DATA_DIR: dir, TEKIL_SECRET_KEY: SECRET_KEY, TEKIL_LOG_LEVEL: 'warn' };
     const start = (group: RoleGroup) =>
       spawnTekil(
-        ['-c', join(dir, 'tekil.yaml'), '-p', '0', '--role', group, '--processes', String(options.processesPerGroup), ...(group === 'worker' ? ['--handlers', 'examples/orders/tekil-handlers.ts'] : [])],
+        [
+          '-c',
+          join(dir, 'tekil.yaml'),
+          '-p',
+          '0',
+          '--role',
+          group,
+          '--processes',
+          String(options.processesPerGroup),
+          ...(group === 'worker' ? ['--handlers', 'examples/orders/tekil-handlers.ts'] : []),
+        ],
         env,
         120_000,
       ).then((p) => (groups[group] = p));
@@ -103,7 +119,10 @@ export async function startChaosCluster(options: { forwardUrl: string; outboxUrl
     groups: started,
     childPids(group) {
       try {
-        return execFileSync('pgrep', ['-P', String(started[group].child.pid)], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+        return execFileSync('pgrep', ['-P', String(started[group].child.pid)], { encoding: 'utf8' })
+          .split('\n')
+          .filter(Boolean)
+          .map(Number);
       } catch {
         return []; // pgrep exits 1 when the supervisor has no child at this instant (one is restarting)
       }

@@ -42,7 +42,11 @@ export function planChaos(events: number, seed: number, duplicateShare = 0.2, wi
   const addForwarded = () => {
     const f = nextForwarded++;
     const eventId = `evt_fwd_${f}_${pick(accents)}`;
-    base.push({ source: FORWARDED_SOURCE, eventId, body: JSON.stringify({ event_id: eventId, event_type: pick(forwardedTypes), data: { müşteri: `cus_${f}_ş` } }) });
+    base.push({
+      source: FORWARDED_SOURCE,
+      eventId,
+      body: JSON.stringify({ event_id: eventId, event_type: pick(forwardedTypes), data: { müşteri: `cus_${f}_ş` } }),
+    });
   };
   for (let k = 0; k < invoices; k++) {
     const invoiceId = `inv_${k}_${pick(accents)}`;

@@ -36,7 +36,14 @@ interface Kill {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Kills a random child of each group in turn (the groups in a shuffled order each round). */
-async function killLoop(cluster: ChaosCluster, options: ChaosOptions, random: () => number, stop: () => boolean, kills: Kill[], started: number): Promise<void> {
+async function killLoop(
+  cluster: ChaosCluster,
+  options: ChaosOptions,
+  random: () => number,
+  stop: () => boolean,
+  kills: Kill[],
+  started: number,
+): Promise<void> {
   let round: RoleGroup[] = [];
   while (!stop()) {
     await sleep(options.killEveryMs);
@@ -86,11 +93,15 @@ async function settled(cluster: ChaosCluster): Promise<boolean> {
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const plan = planChaos(options.events, options.seed);
   const random = seededRandom(options.seed ^ 0x5eed);
-  options.log(`chaos: ${plan.events} events (${plan.invoices} invoices with 2 events each, ${plan.duplicated} duplicated), ${plan.sends.length} sends, seed ${options.seed}`);
+  options.log(
+    `chaos: ${plan.events} events (${plan.invoices} invoices with 2 events each, ${plan.duplicated} duplicated), ${plan.sends.length} sends, seed ${options.seed}`,
+  );
   const sinks = { outbox: await outboxSink(), forward: await forwardSink() };
   const startedCluster = Date.now();
   const cluster = await startChaosCluster({ forwardUrl: sinks.forward.url, outboxUrl: sinks.outbox.url, processesPerGroup: options.processes });
-  options.log(`chaos: ${roleGroups.map((g) => `${options.processes} ${g}s`).join(', ')} up in ${((Date.now() - startedCluster) / 1000).toFixed(1)} s; receivers at ${cluster.url}`);
+  options.log(
+    `chaos: ${roleGroups.map((g) => `${options.processes} ${g}s`).join(', ')} up in ${((Date.now() - startedCluster) / 1000).toFixed(1)} s; receivers at ${cluster.url}`,
+  );
   // Interrupted (Ctrl-C, a timeout): take the processes and the private cluster down with us.
   const interrupted = (signal: NodeJS.Signals) => {
     options.log(`chaos: ${signal}: stopping the cluster`);
@@ -132,9 +143,17 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     settleMs = Date.now() - settleStart;
     const checks = await checkChaos(cluster.db, load, sinks);
     const exited = roleGroups.filter((g) => cluster.groups[g].child.exitCode !== null || cluster.groups[g].child.signalCode !== null);
-    if (exited.length) checks.push({ name: 'every supervisor still running', figures: '', violations: exited.map((g) => `the ${g} supervisor exited:\n${cluster.groups[g].output().slice(-2_000)}`) });
+    if (exited.length)
+      checks.push({
+        name: 'every supervisor still running',
+        figures: '',
+        violations: exited.map((g) => `the ${g} supervisor exited:\n${cluster.groups[g].output().slice(-2_000)}`),
+      });
     const violations = checks.flatMap((c) => c.violations.map((v) => `${c.name}: ${v}`));
-    const answers = [...load.answers].sort().map(([s, n]) => `${s} ×${n}`).join(', ');
+    const answers = [...load.answers]
+      .sort()
+      .map(([s, n]) => `${s} ×${n}`)
+      .join(', ');
     const killsBy = roleGroups.map((g) => `${g} ${kills.filter((k) => k.group === g).length}`).join(', ');
     const summary = [
       `tekil chaos run — seed ${options.seed}`,

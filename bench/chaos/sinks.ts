@@ -17,7 +17,9 @@ export interface RecordingSink {
 
 const refusedOnce = (id: string) => createHash('sha1').update(id).digest()[0]! % 10 === 0;
 
-export async function startRecordingSink(read: (body: Record<string, unknown>, headers: IncomingHttpHeaders) => { id: string; header: string }): Promise<RecordingSink> {
+export async function startRecordingSink(
+  read: (body: Record<string, unknown>, headers: IncomingHttpHeaders) => { id: string; header: string },
+): Promise<RecordingSink> {
   const seen = new Map<string, Set<string>>();
   const sink: RecordingSink = { url: '', seen, requests: 0, close: async () => {} };
   const server = createServer((req, res) => {

@@ -51,9 +51,11 @@ export async function setUpTekilDispatch(db: PostgresDb, options: { sinkUrl: str
       }
     });
   // Four publishing transactions side by side, like an application's request handlers.
-  await Promise.all(Array.from({ length: 4 }, async () => {
-    for (let start = chunks.shift(); start !== undefined; start = chunks.shift()) await publishChunk(start);
-  }));
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      for (let start = chunks.shift(); start !== undefined; start = chunks.shift()) await publishChunk(start);
+    }),
+  );
   const { rows } = await db.query<{ payload: Buffer }>('SELECT payload FROM outbox_messages ORDER BY id');
   return { config, box, guard, bodies: rows.map((r) => Buffer.from(r.payload)) };
 }

@@ -39,4 +39,11 @@ const answerAtOnce: InboxWriter = { enqueue: () => Promise.resolve('accepted') }
 const app = await buildApp({ ctx, roles: new Set(['receiver']), batcher: process.env.BENCH_HTTP_AT_ONCE === '1' ? answerAtOnce : answerPerTurn });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 process.stdout.write('ready\n');
-process.on('SIGTERM', () => void app.close().then(() => db.close()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => db.close())
+      .then(() => process.exit(0)),
+);

@@ -21,8 +21,16 @@ app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
     const res = await pool.query(
       `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source, event_id) DO NOTHING RETURNING event_id`,
-      [req.params.source, event.event_id, event.data.invoice_id, event.event_type, event.occurred_at, body, req.headers['content-type'] ?? null,
-        JSON.stringify({ 'content-type': req.headers['content-type'], 'x-webhook-id': req.headers['x-webhook-id'] })],
+      [
+        req.params.source,
+        event.event_id,
+        event.data.invoice_id,
+        event.event_type,
+        event.occurred_at,
+        body,
+        req.headers['content-type'] ?? null,
+        JSON.stringify({ 'content-type': req.headers['content-type'], 'x-webhook-id': req.headers['x-webhook-id'] }),
+      ],
     );
     reply.type('application/json');
     return res.rows.length ? '{"status":"accepted"}' : '{"status":"duplicate"}';
@@ -32,4 +40,11 @@ app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
 });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 process.stdout.write('ready\n');
-process.on('SIGTERM', () => void app.close().then(() => pool.end()).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(() => pool.end())
+      .then(() => process.exit(0)),
+);

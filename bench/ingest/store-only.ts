@@ -20,7 +20,11 @@ export interface StoreOnlyResult {
  * Inserts `rows` in batches of `batchRows`, `inFlight` INSERTs at a time (the receiver's max_in_flight),
  * until the rows run out or `seconds` pass; answers rows per second and time per batch.
  */
-export async function storeOnly(db: Db, rows: readonly InboxDeliveryRow[], options: { batchRows: number; inFlight: number; seconds: number }): Promise<StoreOnlyResult> {
+export async function storeOnly(
+  db: Db,
+  rows: readonly InboxDeliveryRow[],
+  options: { batchRows: number; inFlight: number; seconds: number },
+): Promise<StoreOnlyResult> {
   const { batchRows, inFlight, seconds } = options;
   let next = 0;
   let written = 0;
@@ -49,4 +53,3 @@ export async function storeOnly(db: Db, rows: readonly InboxDeliveryRow[], optio
   const cpu = process.cpuUsage(cpu0);
   return { rowsPerSecond: written / elapsed, batchMs: batchTime / batches, maxBatchMs, nodeUs: (cpu.user + cpu.system) / written, written: next };
 }
-

@@ -3,8 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
 /** TEKIL_BENCH_DATABASE_URL, else TEKIL_TEST_DATABASE_URL, else the local server. */
-export const benchServerUrl =
-  process.env.TEKIL_BENCH_DATABASE_URL ?? process.env.TEKIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+export const benchServerUrl = process.env.TEKIL_BENCH_DATABASE_URL ?? process.env.TEKIL_TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 /** The connection string of database `name` on the bench server. */
 export function databaseUrl(name: string): string {

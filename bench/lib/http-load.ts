@@ -44,8 +44,19 @@ export function preparePayloads(file: string, options: { count: number; secret: 
         metadata: { order_id: `ord_${n}` },
       },
     });
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Paymos-Webhooks/1.0', ...scheme.sign({ body, secrets: [options.secret], id, timestamp: now }) };
-    const head = ['POST /in/bench HTTP/1.1', 'Host: bench', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), `Content-Length: ${Buffer.byteLength(body)}`, '', ''].join('\r\n');
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'Paymos-Webhooks/1.0',
+      ...scheme.sign({ body, secrets: [options.secret], id, timestamp: now }),
+    };
+    const head = [
+      'POST /in/bench HTTP/1.1',
+      'Host: bench',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      '',
+      '',
+    ].join('\r\n');
     const raw = head + body;
     chunk.push(`${Buffer.byteLength(raw)}\n${raw}`);
     requests.push({ body: Buffer.from(body), headers: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k.toLowerCase(), v])) });
@@ -88,4 +99,3 @@ export async function stopServer(child: ChildProcess): Promise<void> {
   child.kill('SIGTERM');
   await exited;
 }
-

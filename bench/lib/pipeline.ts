@@ -93,7 +93,12 @@ export async function sendEvents(url: string, options: { prefix: string; count: 
       const n = next++;
       const id = `${options.prefix}${n}`;
       const body = JSON.stringify({ event_id: id, event_type: 'invoice.paid', data: { invoice_id: `inv_${id}`, status: 'paid', note: pad } });
-      const res = await pool.request({ method: 'POST', path: '/in/mem', body, headers: { 'content-type': 'application/json', ...scheme.sign({ body, secrets: [PIPELINE_SECRET], id }) } });
+      const res = await pool.request({
+        method: 'POST',
+        path: '/in/mem',
+        body,
+        headers: { 'content-type': 'application/json', ...scheme.sign({ body, secrets: [PIPELINE_SECRET], id }) },
+      });
       await res.body.dump();
       if (res.statusCode !== 200) throw new Error(`event ${id}: HTTP ${res.statusCode}`);
     }

@@ -60,9 +60,13 @@ end
  */
 export async function runWrk(options: { port: number; script: string; seconds: number; connections: number; offset: number }): Promise<WrkResult> {
   const { port, script, seconds, connections, offset } = options;
-  const child = spawn('wrk', ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, `http://127.0.0.1:${port}/`, '--', String(offset)], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    'wrk',
+    ['-t1', `-c${connections}`, `-d${seconds}s`, '--latency', '--timeout', '10s', '-s', script, `http://127.0.0.1:${port}/`, '--', String(offset)],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let out = '';
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));

@@ -49,5 +49,11 @@ export async function runGraphileSend(o: QueueRunOptions): Promise<PeerRun> {
   const left = await o.pool.query<{ n: string }>('SELECT count(*) AS n FROM graphile_worker.jobs');
   if (Number(left.rows[0]!.n) !== 0) throw new Error(`graphile-worker: ${left.rows[0]!.n} jobs left`);
   const items = o.payloads.length;
-  return { rate: items / seconds, p99ms: undefined, nodeUs: (cpu.user + cpu.system) / items, postgresUs: (cpuBetween(pg0, pg1) * 1e6) / items, redisUs: undefined };
+  return {
+    rate: items / seconds,
+    p99ms: undefined,
+    nodeUs: (cpu.user + cpu.system) / items,
+    postgresUs: (cpuBetween(pg0, pg1) * 1e6) / items,
+    redisUs: undefined,
+  };
 }

@@ -29,7 +29,9 @@ const bullPrefix = () => `tekilpeers${randomBytes(4).toString('hex')}`;
 
 export function setUpProcess(o: { messages: number; peers: readonly PeerName[]; redis: RedisTargets }): PathBench {
   const workerDefaults = parseConfig({}).worker;
-  const payloads = Array.from({ length: o.messages }, (_, i) => JSON.stringify({ event_id: `evt_${i}`, event_type: 'invoice.paid', data: { id: `inv_${i}`, status: 'paid' } }));
+  const payloads = Array.from({ length: o.messages }, (_, i) =>
+    JSON.stringify({ event_id: `evt_${i}`, event_type: 'invoice.paid', data: { id: `inv_${i}`, status: 'paid' } }),
+  );
   const noop: JobHandler = async () => {};
   /** A queue peer's run on a fresh database, with a pool for its readings. */
   const onFresh = (prefix: string, run: (q: QueueRunOptions) => Promise<PeerRun>) => () =>
@@ -44,20 +46,32 @@ export function setUpProcess(o: { messages: number; peers: readonly PeerName[]; 
     });
   const bull = (key: 'bullmq' | 'bullmq-fsync', label: string): Contender | undefined => {
     const redis = o.redis[key];
-    return redis && { name: key, label, durability: redis.durability, run: onFresh('tekil_peers_bullmq', (q) => runBullmq({ ...q, redis, prefix: bullPrefix() })) };
+    return (
+      redis && { name: key, label, durability: redis.durability, run: onFresh('tekil_peers_bullmq', (q) => runBullmq({ ...q, redis, prefix: bullPrefix() })) }
+    );
   };
   const all: Record<'tekil' | PeerName, Contender | undefined> = {
     tekil: {
       name: 'tekil',
       label: `tekil worker (batch ${workerDefaults.batch_size}, ${workerDefaults.concurrency} loops)`,
       durability: 'Postgres; one attempt row per item',
-      run: async () => ({ ...(await withFreshDatabase('tekil_peers_process', (url, name) => benchTekil(url, name, { n: o.messages, batch: workerDefaults.batch_size, loops: workerDefaults.concurrency }))), p99ms: undefined, redisUs: undefined }),
+      run: async () => ({
+        ...(await withFreshDatabase('tekil_peers_process', (url, name) =>
+          benchTekil(url, name, { n: o.messages, batch: workerDefaults.batch_size, loops: workerDefaults.concurrency }),
+        )),
+        p99ms: undefined,
+        redisUs: undefined,
+      }),
     },
     'graphile-worker': {
       name: 'graphile-worker',
       label: `graphile-worker (concurrency ${GRAPHILE_CONCURRENCY}, local queue 500, batched completion)`,
       durability: 'Postgres; no attempt rows',
-      run: async () => ({ ...(await withFreshDatabase('tekil_peers_graphile', (url, name) => benchGraphile(url, name, { n: o.messages, concurrency: GRAPHILE_CONCURRENCY }))), p99ms: undefined, redisUs: undefined }),
+      run: async () => ({
+        ...(await withFreshDatabase('tekil_peers_graphile', (url, name) => benchGraphile(url, name, { n: o.messages, concurrency: GRAPHILE_CONCURRENCY }))),
+        p99ms: undefined,
+        redisUs: undefined,
+      }),
     },
     'pg-boss': { name: 'pg-boss', label: pgbossLabel, durability: 'Postgres; no attempt rows', run: onFresh('tekil_peers_pgboss', runPgBoss) },
     bullmq: bull('bullmq', `BullMQ Worker (concurrency ${BULLMQ_PROCESS_CONCURRENCY}, removeOnComplete)`),
@@ -73,7 +87,14 @@ export function setUpProcess(o: { messages: number; peers: readonly PeerName[]; 
  * package), POSTs with undici over keep-alive connections, records each attempt as one row, and throws
  * on a non-2xx answer or a network error so that its queue retries the job.
  */
-export async function setUpSend(o: { dbUrl: string; dbName: string; messages: number; concurrency: number; peers: readonly PeerName[]; redis: RedisTargets }): Promise<PathBench> {
+export async function setUpSend(o: {
+  dbUrl: string;
+  dbName: string;
+  messages: number;
+  concurrency: number;
+  peers: readonly PeerName[];
+  redis: RedisTargets;
+}): Promise<PathBench> {
   const db = createPostgresDb({ connectionString: o.dbUrl, max: 8 });
   const pool = new pg.Pool({ connectionString: o.dbUrl, max: 10 });
   pool.on('error', () => {});
@@ -95,7 +116,12 @@ export async function setUpSend(o: { dbUrl: string; dbName: string; messages: nu
           dispatcher: agent,
           method: 'POST',
           body: payload,
-          headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signature },
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': id,
+            'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+            'webhook-signature': signature,
+          },
         });
         await res.body.dump();
         status = res.statusCode;
@@ -115,7 +141,14 @@ export async function setUpSend(o: { dbUrl: string; dbName: string; messages: nu
     };
     const bull = (key: 'bullmq' | 'bullmq-fsync', label: string): Contender | undefined => {
       const redis = o.redis[key];
-      return redis && { name: key, label, durability: `${redis.durability}; attempt rows in Postgres`, run: checked((q) => runBullmq({ ...q, redis, prefix: bullPrefix() })) };
+      return (
+        redis && {
+          name: key,
+          label,
+          durability: `${redis.durability}; attempt rows in Postgres`,
+          run: checked((q) => runBullmq({ ...q, redis, prefix: bullPrefix() })),
+        }
+      );
     };
     const all: Record<'tekil' | PeerName, Contender | undefined> = {
       tekil: {
@@ -124,7 +157,12 @@ export async function setUpSend(o: { dbUrl: string; dbName: string; messages: nu
         durability: 'Postgres; one attempt row per attempt',
         run: async () => ({ ...(await runTekilDispatch(db, o.dbName, setup)), p99ms: undefined, redisUs: undefined }),
       },
-      'graphile-worker': { name: 'graphile-worker', label: `graphile-worker task (concurrency ${o.concurrency}, local queue 500, batched completion)`, durability: 'Postgres; one attempt row per attempt', run: checked(runGraphileSend) },
+      'graphile-worker': {
+        name: 'graphile-worker',
+        label: `graphile-worker task (concurrency ${o.concurrency}, local queue 500, batched completion)`,
+        durability: 'Postgres; one attempt row per attempt',
+        run: checked(runGraphileSend),
+      },
       'pg-boss': { name: 'pg-boss', label: pgbossLabel, durability: 'Postgres; one attempt row per attempt', run: checked(runPgBoss) },
       bullmq: bull('bullmq', `BullMQ Worker (concurrency ${o.concurrency}, removeOnComplete)`),
       'bullmq-fsync': bull('bullmq-fsync', `BullMQ Worker (concurrency ${o.concurrency}), private Redis appendfsync always`),

@@ -27,7 +27,13 @@ export interface QueueRunOptions {
 }
 
 function result(items: number, seconds: number, cpu: NodeJS.CpuUsage, pgSeconds: number, redisSeconds: number | undefined): PeerRun {
-  return { rate: items / seconds, p99ms: undefined, nodeUs: (cpu.user + cpu.system) / items, postgresUs: (pgSeconds * 1e6) / items, redisUs: redisSeconds === undefined ? undefined : (redisSeconds * 1e6) / items };
+  return {
+    rate: items / seconds,
+    p99ms: undefined,
+    nodeUs: (cpu.user + cpu.system) / items,
+    postgresUs: (pgSeconds * 1e6) / items,
+    redisUs: redisSeconds === undefined ? undefined : (redisSeconds * 1e6) / items,
+  };
 }
 
 export const PGBOSS_WORKERS = 4;
@@ -92,7 +98,11 @@ export async function runBullmq(o: QueueRunOptions & { redis: RedisTarget; prefi
   const queue = new Queue('peer', { connection, prefix: o.prefix });
   try {
     for (let from = 0; from < o.payloads.length; from += 1000) {
-      await queue.addBulk(o.payloads.slice(from, from + 1000).map((p) => ({ name: 'job', data: { p }, opts: { removeOnComplete: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } })));
+      await queue.addBulk(
+        o.payloads
+          .slice(from, from + 1000)
+          .map((p) => ({ name: 'job', data: { p }, opts: { removeOnComplete: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } })),
+      );
     }
     let completed = 0;
     let finish!: () => void;
@@ -101,7 +111,11 @@ export async function runBullmq(o: QueueRunOptions & { redis: RedisTarget; prefi
     const redis0 = redisCpu(o.redis);
     const cpu0 = process.cpuUsage();
     const started = performance.now();
-    const worker = new Worker<{ p: string }>('peer', async (job) => o.handle(job.id!, job.data.p, (sql, params) => o.pool.query(sql, params)), { connection, prefix: o.prefix, concurrency: o.concurrency });
+    const worker = new Worker<{ p: string }>('peer', async (job) => o.handle(job.id!, job.data.p, (sql, params) => o.pool.query(sql, params)), {
+      connection,
+      prefix: o.prefix,
+      concurrency: o.concurrency,
+    });
     worker.on('completed', () => {
       if (++completed === o.payloads.length) finish();
     });

@@ -27,14 +27,33 @@ if (process.env.PEER === 'pg-boss') {
   await boss.start();
   await boss.createQueue('events');
   enqueue = async (source, event, body, contentType) => {
-    await boss.send('events', { source, event_id: event.event_id, resource_id: event.data.invoice_id, event_type: event.event_type, occurred_at: event.occurred_at, body: body.toString('utf8'), content_type: contentType });
+    await boss.send('events', {
+      source,
+      event_id: event.event_id,
+      resource_id: event.data.invoice_id,
+      event_type: event.event_type,
+      occurred_at: event.occurred_at,
+      body: body.toString('utf8'),
+      content_type: contentType,
+    });
   };
   close = () => boss.stop({ graceful: false, wait: true });
 } else if (process.env.PEER === 'bullmq') {
   const { Queue } = await import('bullmq');
   const queue = new Queue('events', { connection: bullConnection(process.env.BENCH_REDIS_URL!), prefix: process.env.BENCH_REDIS_PREFIX! });
   enqueue = async (source, event, body, contentType) => {
-    await queue.add('event', { source, resource_id: event.data.invoice_id, event_type: event.event_type, occurred_at: event.occurred_at, body: body.toString('utf8'), content_type: contentType }, { jobId: event.event_id });
+    await queue.add(
+      'event',
+      {
+        source,
+        resource_id: event.data.invoice_id,
+        event_type: event.event_type,
+        occurred_at: event.occurred_at,
+        body: body.toString('utf8'),
+        content_type: contentType,
+      },
+      { jobId: event.event_id },
+    );
   };
   close = () => queue.close();
 } else {
@@ -62,4 +81,11 @@ app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
 });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 process.stdout.write('ready\n');
-process.on('SIGTERM', () => void app.close().then(close).then(() => process.exit(0)));
+process.on(
+  'SIGTERM',
+  () =>
+    void app
+      .close()
+      .then(close)
+      .then(() => process.exit(0)),
+);

@@ -59,7 +59,12 @@ export async function setUpReceive(o: ReceiveOptions): Promise<PathBench> {
     const redis = redisKey ? o.redis[redisKey] : undefined;
     const prefix = `tekilpeers${randomBytes(4).toString('hex')}`;
     port++;
-    const child = await startServer(args.join(' '), args, { ...env, DATABASE_URL: o.dbUrl, PORT: String(port), BENCH_SECRET: SECRET, BENCH_REDIS_URL: redis?.url, BENCH_REDIS_PREFIX: prefix }, /ready|tekil listening/);
+    const child = await startServer(
+      args.join(' '),
+      args,
+      { ...env, DATABASE_URL: o.dbUrl, PORT: String(port), BENCH_SECRET: SECRET, BENCH_REDIS_URL: redis?.url, BENCH_REDIS_PREFIX: prefix },
+      /ready|tekil listening/,
+    );
     try {
       const warm = await runWrk({ port, script, seconds: o.warmup, connections: o.connections, offset: offset + 997 });
       offset += warm.requests;
@@ -81,10 +86,30 @@ export async function setUpReceive(o: ReceiveOptions): Promise<PathBench> {
 
   const tekilEnv = { TEKIL_LOG_LEVEL: 'warn', BENCH_CONFIG: configFile, BENCH_ROLES: 'receiver' };
   const all: Record<'tekil' | PeerName, Contender | undefined> = {
-    tekil: { name: 'tekil', label: 'tekil receiver (group commit)', durability: 'Postgres commit before the 2xx', run: () => measure(['bench/ingest/tekil.ts'], tekilEnv) },
-    insert: { name: 'insert', label: 'Fastify + one INSERT … ON CONFLICT per request (pool 10)', durability: 'Postgres commit before the 2xx', run: () => measure(['bench/ingest/naive.ts'], {}) },
-    'pg-boss': { name: 'pg-boss', label: 'Fastify + pg-boss send() (pool 10)', durability: 'Postgres commit before the 2xx; repeats not detected', run: () => measure(['bench/peers/receive-server.ts'], { PEER: 'pg-boss' }) },
-    bullmq: o.redis.bullmq && { name: 'bullmq', label: 'Fastify + BullMQ queue.add() (job id = event id)', durability: o.redis.bullmq.durability, run: () => measure(['bench/peers/receive-server.ts'], { PEER: 'bullmq' }, 'bullmq') },
+    tekil: {
+      name: 'tekil',
+      label: 'tekil receiver (group commit)',
+      durability: 'Postgres commit before the 2xx',
+      run: () => measure(['bench/ingest/tekil.ts'], tekilEnv),
+    },
+    insert: {
+      name: 'insert',
+      label: 'Fastify + one INSERT … ON CONFLICT per request (pool 10)',
+      durability: 'Postgres commit before the 2xx',
+      run: () => measure(['bench/ingest/naive.ts'], {}),
+    },
+    'pg-boss': {
+      name: 'pg-boss',
+      label: 'Fastify + pg-boss send() (pool 10)',
+      durability: 'Postgres commit before the 2xx; repeats not detected',
+      run: () => measure(['bench/peers/receive-server.ts'], { PEER: 'pg-boss' }),
+    },
+    bullmq: o.redis.bullmq && {
+      name: 'bullmq',
+      label: 'Fastify + BullMQ queue.add() (job id = event id)',
+      durability: o.redis.bullmq.durability,
+      run: () => measure(['bench/peers/receive-server.ts'], { PEER: 'bullmq' }, 'bullmq'),
+    },
     'bullmq-fsync': o.redis['bullmq-fsync'] && {
       name: 'bullmq-fsync',
       label: 'Fastify + BullMQ queue.add(), private Redis appendfsync always',

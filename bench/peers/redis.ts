@@ -30,7 +30,11 @@ export async function probeRedis(url: string): Promise<RedisTarget> {
     const [, appendonly] = (await client.config('GET', 'appendonly')) as string[];
     const [, fsync] = (await client.config('GET', 'appendfsync')) as string[];
     const durability =
-      appendonly === 'yes' ? (fsync === 'always' ? 'Redis AOF, fsync per write' : `Redis AOF, fsync ${fsync}: up to 1 s of jobs lost in a crash`) : 'Redis appendonly no: not durable';
+      appendonly === 'yes'
+        ? fsync === 'always'
+          ? 'Redis AOF, fsync per write'
+          : `Redis AOF, fsync ${fsync}: up to 1 s of jobs lost in a crash`
+        : 'Redis appendonly no: not durable';
     return { url, pid, durability };
   } catch (err) {
     throw new Error(`Redis at ${url} does not answer`, { cause: err });
@@ -57,9 +61,13 @@ export async function startFsyncRedis(): Promise<PrivateRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'tekil-peers-redis-'));
   const port = await freePort();
   const bin = process.env.BENCH_REDIS_SERVER ?? '/usr/bin/redis-server';
-  const child: ChildProcess = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''], {
-    stdio: 'ignore',
-  });
+  const child: ChildProcess = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--appendonly', 'yes', '--appendfsync', 'always', '--save', ''],
+    {
+      stdio: 'ignore',
+    },
+  );
   const failed = new Promise<never>((_, reject) => {
     child.once('error', (err) => reject(new Error(`${bin} did not start`, { cause: err })));
     child.once('exit', (code) => reject(new Error(`${bin} exited (${code})`)));

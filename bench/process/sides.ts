@@ -46,7 +46,10 @@ export async function benchTekil(url: string, dbName: string, options: { n: numb
     const handlers = defineHandlers().on('bench', '*', () => {
       handled++;
     });
-    const worker = createInboxWorker({ config, settings: resolveSettings(config, {}), db, logger: pino({ level: 'warn' }), metrics: createMetricsRegistry(false) }, { handlers });
+    const worker = createInboxWorker(
+      { config, settings: resolveSettings(config, {}), db, logger: pino({ level: 'warn' }), metrics: createMetricsRegistry(false) },
+      { handlers },
+    );
     const pg0 = await backendCpu(db, dbName);
     const cpu0 = process.cpuUsage();
     const started = performance.now();

@@ -31,7 +31,14 @@ const INVOICES = Number(process.env.DEMO_INVOICES ?? 300);
  * effects and control routes (examples/orders/prove-endpoints.ts), and the reconcile row also holding
  * the shop to every invoice the provider lists (the shop's effects are keyed by its orders).
  */
-async function afterSimulation(shop: { webhookUrl: string; callbackUrl: string; secret: string; effectsBase: string; listUrl: string; apiKey: string }): Promise<boolean> {
+async function afterSimulation(shop: {
+  webhookUrl: string;
+  callbackUrl: string;
+  secret: string;
+  effectsBase: string;
+  listUrl: string;
+  apiKey: string;
+}): Promise<boolean> {
   console.log('\n— tekil prove against the gateway and the shop —');
   const report = await runProve(
     {
@@ -104,14 +111,33 @@ try {
   const summary = await sim.run();
   console.log(`\n— the provider —\n${formatSummary(summary)}`);
   await waitForShop(shop.ctx.db, 60_000);
-  const report = await shopReport(shop.ctx.db, invoices.map((i) => ({ orderId: i.orderId, announced: finalStatus(i) })));
+  const report = await shopReport(
+    shop.ctx.db,
+    invoices.map((i) => ({ orderId: i.orderId, announced: finalStatus(i) })),
+  );
   const copies = Object.values(summary.proxies).reduce((n, p) => n + p.forwarded, 0);
-  console.log(`— the shop —\n  requests that reached it: ${copies} for ${summary.eventsPublished} events (${copies - summary.eventsPublished} duplicates: retries, copies, the callback URL, replays)\n${report.text}`);
-  const page = (await (await request(`${sim.listUrl}?status=paid&status=paid_over&limit=100`, { headers: { authorization: `Bearer ${sim.apiKey}` } })).body.json()) as InvoiceListPage;
-  console.log(`— the provider's list API — GET ${sim.listUrl}?status=paid&status=paid_over: ${page.items.length} on the first page, next_cursor ${page.next_cursor ?? 'null'}`);
+  console.log(
+    `— the shop —\n  requests that reached it: ${copies} for ${summary.eventsPublished} events (${copies - summary.eventsPublished} duplicates: retries, copies, the callback URL, replays)\n${report.text}`,
+  );
+  const page = (await (
+    await request(`${sim.listUrl}?status=paid&status=paid_over&limit=100`, { headers: { authorization: `Bearer ${sim.apiKey}` } })
+  ).body.json()) as InvoiceListPage;
+  console.log(
+    `— the provider's list API — GET ${sim.listUrl}?status=paid&status=paid_over: ${page.items.length} on the first page, next_cursor ${page.next_cursor ?? 'null'}`,
+  );
   ok = report.ok;
-  ok = (await afterSimulation({ webhookUrl, callbackUrl: `${shop.url}/in/${CALLBACK_SOURCE}`, secret, effectsBase: `${proveRoutes.url}/_prove`, listUrl: sim.listUrl!, apiKey: sim.apiKey })) && ok;
-  console.log(ok ? '\nevery invoice took effect exactly once and ended in the state the provider announced, and tekil prove passed' : '\nSOMETHING WENT WRONG: see above');
+  ok =
+    (await afterSimulation({
+      webhookUrl,
+      callbackUrl: `${shop.url}/in/${CALLBACK_SOURCE}`,
+      secret,
+      effectsBase: `${proveRoutes.url}/_prove`,
+      listUrl: sim.listUrl!,
+      apiKey: sim.apiKey,
+    })) && ok;
+  console.log(
+    ok ? '\nevery invoice took effect exactly once and ended in the state the provider announced, and tekil prove passed' : '\nSOMETHING WENT WRONG: see above',
+  );
 } finally {
   await sim.close();
   await proveRoutes.close();

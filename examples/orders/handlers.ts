@@ -69,7 +69,9 @@ async function loadOrder(tx: Queryable, invoice: OrderInvoice): Promise<OrderRow
   // Wrong data is not fixed by retrying: permanent, so it lands in the review queue at once.
   if (!order) throw new PermanentError(`invoice ${invoice.id} names unknown order ${invoice.order_id}`);
   if (Number(order.amount_minor) !== invoice.amount || order.currency !== invoice.currency) {
-    throw new PermanentError(`invoice ${invoice.id} is for ${invoice.amount} ${invoice.currency}, order ${order.id} is ${order.amount_minor} ${order.currency}`);
+    throw new PermanentError(
+      `invoice ${invoice.id} is for ${invoice.amount} ${invoice.currency}, order ${order.id} is ${order.amount_minor} ${order.currency}`,
+    );
   }
   return order;
 }
@@ -121,7 +123,11 @@ export function orderHandlers(options: OrderHandlersOptions): HandlerRegistry {
           const order = await loadOrder(ctx.tx, invoice);
           const updated = await ctx.tx.query(`UPDATE example_orders SET status = $2 WHERE id = $1 AND status <> 'paid'`, [order.id, invoice.status]);
           if (updated.rowCount === 1) {
-            await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [order.id, event.eventId, `order_${invoice.status}`]);
+            await ctx.tx.query('INSERT INTO example_ledger (order_id, event_id, kind) VALUES ($1, $2, $3)', [
+              order.id,
+              event.eventId,
+              `order_${invoice.status}`,
+            ]);
           }
           return { resultRef: order.id };
         },

@@ -20,7 +20,13 @@ const running = await startTekil({ config, roles: new Set(roleNames), handlers }
 await createExampleSchema(running.ctx.db);
 const prove = await startProveEndpoints({ db: running.ctx.db, control, port: 8788 });
 console.log(`tekil with the example shop listening on ${running.url}`);
-console.log(`prove it: tekil prove --url ${running.url}/in/shop-paymos --scheme paymos --secret <PAYMOS_WEBHOOK_SECRET> --effects ${prove.url}/_prove/effects --control ${prove.url}/_prove`);
-const stop = () => void prove.close().then(() => running.close()).then(() => process.exit(0));
+console.log(
+  `prove it: tekil prove --url ${running.url}/in/shop-paymos --scheme paymos --secret <PAYMOS_WEBHOOK_SECRET> --effects ${prove.url}/_prove/effects --control ${prove.url}/_prove`,
+);
+const stop = () =>
+  void prove
+    .close()
+    .then(() => running.close())
+    .then(() => process.exit(0));
 process.on('SIGINT', stop);
 process.on('SIGTERM', stop);

@@ -62,7 +62,12 @@ function readEvent(body: Buffer, headers: IncomingHeaders): ReceivedEvent | unde
   const data = doc.data as Record<string, unknown> | undefined;
   const invoice = (data === undefined ? doc : (data.object ?? data)) as Record<string, unknown>;
   const eventId =
-    doc.event_id ?? (data !== undefined ? doc.id : undefined) ?? header(headers, 'webhook-id') ?? header(headers, 'x-event-id') ?? header(headers, 'x-shopify-webhook-id') ?? header(headers, 'x-github-delivery');
+    doc.event_id ??
+    (data !== undefined ? doc.id : undefined) ??
+    header(headers, 'webhook-id') ??
+    header(headers, 'x-event-id') ??
+    header(headers, 'x-shopify-webhook-id') ??
+    header(headers, 'x-github-delivery');
   const invoiceId = invoice.invoice_id ?? invoice.id;
   const status = invoice.status;
   if (typeof eventId !== 'string' || typeof invoiceId !== 'string' || typeof status !== 'string') return undefined;
@@ -79,7 +84,8 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
   const paths = new Set(options.paths ?? ['/webhooks', '/callback']);
   const scheme = createScheme(options.scheme, options.hmac);
   const verify =
-    options.verify ?? ((body: Buffer, headers: IncomingHeaders) => void scheme.verify({ body, headers, secrets: options.secrets, toleranceSec: options.toleranceSec ?? 300 }));
+    options.verify ??
+    ((body: Buffer, headers: IncomingHeaders) => void scheme.verify({ body, headers, secrets: options.secrets, toleranceSec: options.toleranceSec ?? 300 }));
   const dedupeKey = options.dedupeKey ?? ((e: ReceivedEvent) => e.eventId);
   const invoices = new Map<string, Invoice>();
   const processed = new Set<string>();

@@ -20,7 +20,14 @@ export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
   });
 
   routes.add(
-    { method: 'GET', url: '/events', tag: 'events', summary: 'Server-sent events of inbound deliveries arriving and changing state', permission: 'view', produces: 'text/event-stream' },
+    {
+      method: 'GET',
+      url: '/events',
+      tag: 'events',
+      summary: 'Server-sent events of inbound deliveries arriving and changing state',
+      permission: 'view',
+      produces: 'text/event-stream',
+    },
     async (_input, req, reply) => {
       reply.hijack();
       const res = reply.raw;

@@ -38,13 +38,29 @@ async function send(reply: FastifyReply, ctx: Context, table: ExportTable, forma
 export function exportRoutes(routes: ApiRoutes, ctx: Context): void {
   for (const format of Object.keys(formats) as Format[]) {
     routes.add(
-      { method: 'GET', url: `/inbox/export.${format}`, tag: 'exports', summary: `Export inbound deliveries matching the filter as ${format.toUpperCase()}`, permission: 'view', query: inboxFilterQuery, produces: formats[format] },
+      {
+        method: 'GET',
+        url: `/inbox/export.${format}`,
+        tag: 'exports',
+        summary: `Export inbound deliveries matching the filter as ${format.toUpperCase()}`,
+        permission: 'view',
+        query: inboxFilterQuery,
+        produces: formats[format],
+      },
       async ({ query }, _req, reply) => send(reply, ctx, inboxExportTable(ctx.db, toInboxFilter(query)), format, 'tekil-inbox'),
     );
     // The outbound CSV route predates these and lives with the outbox routes (same table, same writer).
     if (format === 'csv') continue;
     routes.add(
-      { method: 'GET', url: `/deliveries/export.${format}`, tag: 'exports', summary: `Export outbound deliveries matching the filter as ${format.toUpperCase()}`, permission: 'view', query: historyQuery, produces: formats[format] },
+      {
+        method: 'GET',
+        url: `/deliveries/export.${format}`,
+        tag: 'exports',
+        summary: `Export outbound deliveries matching the filter as ${format.toUpperCase()}`,
+        permission: 'view',
+        query: historyQuery,
+        produces: formats[format],
+      },
       async ({ query }, _req, reply) => {
         const { cursor: _cursor, limit: _limit, ...filter } = toHistoryFilter(query);
         return send(reply, ctx, outboxExportTable(ctx.db, filter), format, 'tekil-deliveries');

@@ -34,9 +34,7 @@ const filterFields = {
   since: time.optional(),
   until: time.optional(),
 };
-const listQuery = z
-  .object({ ...filterFields, limit: z.coerce.number().int().min(1).max(500).default(50), cursor: z.string().optional() })
-  .strict();
+const listQuery = z.object({ ...filterFields, limit: z.coerce.number().int().min(1).max(500).default(50), cursor: z.string().optional() }).strict();
 /** The inbox list's filter alone (exports, bulk jobs). */
 export const inboxFilterQuery = z.object(filterFields).strict();
 const bulkReplayBody = z.object({ ...filterFields, force: z.boolean().default(false) }).strict();
@@ -46,7 +44,16 @@ const timelineParams = z.object({ resource_id: text });
 const timelineQuery = z.object({ source: text.optional() }).strict();
 
 export function toFilter(q: z.infer<typeof inboxFilterQuery>): InboxFilter {
-  return { status: q.status, source: q.source, type: q.type, resourceId: q.resource_id, eventId: q.event_id, minAttempts: q.min_attempts, since: q.since, until: q.until };
+  return {
+    status: q.status,
+    source: q.source,
+    type: q.type,
+    resourceId: q.resource_id,
+    eventId: q.event_id,
+    minAttempts: q.min_attempts,
+    since: q.since,
+    until: q.until,
+  };
 }
 
 /**
@@ -57,27 +64,57 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
   const db = ctx.db;
   const tag = 'inbox';
 
-  routes.add({ method: 'GET', url: '/inbox', tag, summary: 'List inbound deliveries, newest first, by filter and cursor', permission: 'view', query: listQuery }, async ({ query: q }) =>
-    listInbox(db, toFilter(q), { limit: q.limit, cursor: q.cursor }),
+  routes.add(
+    { method: 'GET', url: '/inbox', tag, summary: 'List inbound deliveries, newest first, by filter and cursor', permission: 'view', query: listQuery },
+    async ({ query: q }) => listInbox(db, toFilter(q), { limit: q.limit, cursor: q.cursor }),
   );
 
   routes.add(
-    { method: 'GET', url: '/inbox/:source/:event_id', tag, summary: 'Show one delivery with its body, headers and attempts', permission: 'view', params: deliveryParams },
+    {
+      method: 'GET',
+      url: '/inbox/:source/:event_id',
+      tag,
+      summary: 'Show one delivery with its body, headers and attempts',
+      permission: 'view',
+      params: deliveryParams,
+    },
     async ({ params: p }) => showDelivery(db, p.source, p.event_id),
   );
 
   routes.add(
-    { method: 'POST', url: '/inbox/replay', tag, summary: 'Replay every delivery matching the filter (dead ones unless force)', permission: 'operate', body: bulkReplayBody },
+    {
+      method: 'POST',
+      url: '/inbox/replay',
+      tag,
+      summary: 'Replay every delivery matching the filter (dead ones unless force)',
+      permission: 'operate',
+      body: bulkReplayBody,
+    },
     async ({ body }) => ({ replayed: await replayMatching(db, toFilter(body), body.force) }),
   );
 
   routes.add(
-    { method: 'POST', url: '/inbox/:source/:event_id/replay', tag, summary: 'Replay one delivery', permission: 'operate', params: deliveryParams, body: replayBody },
+    {
+      method: 'POST',
+      url: '/inbox/:source/:event_id/replay',
+      tag,
+      summary: 'Replay one delivery',
+      permission: 'operate',
+      params: deliveryParams,
+      body: replayBody,
+    },
     async ({ params: p, body }) => replayDelivery(db, p.source, p.event_id, body.force),
   );
 
   routes.add(
-    { method: 'POST', url: '/inbox/:source/:event_id/discard', tag, summary: 'Discard one delivery from the review queue', permission: 'operate', params: deliveryParams },
+    {
+      method: 'POST',
+      url: '/inbox/:source/:event_id/discard',
+      tag,
+      summary: 'Discard one delivery from the review queue',
+      permission: 'operate',
+      params: deliveryParams,
+    },
     async ({ params: p }) => discardDelivery(db, p.source, p.event_id),
   );
 

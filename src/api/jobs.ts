@@ -23,16 +23,43 @@ export function jobRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'jobs';
 
   routes.add(
-    { method: 'POST', url: '/jobs/dry-run', tag, summary: 'How many inbound deliveries a filter matches now (what a job would touch)', permission: 'view', body: dryRunBody },
+    {
+      method: 'POST',
+      url: '/jobs/dry-run',
+      tag,
+      summary: 'How many inbound deliveries a filter matches now (what a job would touch)',
+      permission: 'view',
+      body: dryRunBody,
+    },
     async ({ body }) => ({ matching: await runner.dryRun(toFilter(body.filter)) }),
   );
   routes.add(
-    { method: 'POST', url: '/jobs', tag, summary: 'Start a bulk replay or discard of the inbound deliveries matching a filter', permission: 'operate', body: startBody, status: 202 },
+    {
+      method: 'POST',
+      url: '/jobs',
+      tag,
+      summary: 'Start a bulk replay or discard of the inbound deliveries matching a filter',
+      permission: 'operate',
+      body: startBody,
+      status: 202,
+    },
     async ({ body }, req) => runner.start({ kind: body.kind, filter: toFilter(body.filter), force: body.force, createdBy: req.caller?.name ?? 'unknown' }),
   );
-  routes.add({ method: 'GET', url: '/jobs', tag, summary: 'The latest 50 jobs, newest first', permission: 'view' }, async () => ({ items: await runner.recent(50) }));
-  routes.add({ method: 'GET', url: '/jobs/:id', tag, summary: "A job's status and progress", permission: 'view', params: jobParams }, async ({ params }) => runner.get(params.id));
-  routes.add({ method: 'POST', url: '/jobs/:id/cancel', tag, summary: 'Cancel a job at its next batch; what it did stays done', permission: 'operate', params: jobParams }, async ({ params }) =>
-    runner.cancel(params.id),
+  routes.add({ method: 'GET', url: '/jobs', tag, summary: 'The latest 50 jobs, newest first', permission: 'view' }, async () => ({
+    items: await runner.recent(50),
+  }));
+  routes.add({ method: 'GET', url: '/jobs/:id', tag, summary: "A job's status and progress", permission: 'view', params: jobParams }, async ({ params }) =>
+    runner.get(params.id),
+  );
+  routes.add(
+    {
+      method: 'POST',
+      url: '/jobs/:id/cancel',
+      tag,
+      summary: 'Cancel a job at its next batch; what it did stays done',
+      permission: 'operate',
+      params: jobParams,
+    },
+    async ({ params }) => runner.cancel(params.id),
   );
 }

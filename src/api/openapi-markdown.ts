@@ -80,7 +80,13 @@ export function renderApiMarkdown(doc: OpenApiDocument): string {
         out.push(`Answers: ${success[0]}${type && type !== 'application/json' ? ` (${type})` : ''}.`);
       }
       out.push('');
-      const params = op.parameters.map((p: OpenApiParameter) => ({ name: p.name, where: p.in, required: p.required, schema: p.schema, description: p.description }));
+      const params = op.parameters.map((p: OpenApiParameter) => ({
+        name: p.name,
+        where: p.in,
+        required: p.required,
+        schema: p.schema,
+        description: p.description,
+      }));
       const rows = fieldRows([...params, ...bodyFields(op)]);
       if (rows.length) out.push(...rows, '');
     }

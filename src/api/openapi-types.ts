@@ -50,7 +50,11 @@ function objectType(schema: JsonSchema, indent: string): string {
 
 function parametersType(parameters: OpenApiParameter[], indent: string): string {
   return objectType(
-    { properties: Object.fromEntries(parameters.map((p) => [p.name, p.schema])), required: parameters.filter((p) => p.required).map((p) => p.name), additionalProperties: false },
+    {
+      properties: Object.fromEntries(parameters.map((p) => [p.name, p.schema])),
+      required: parameters.filter((p) => p.required).map((p) => p.name),
+      additionalProperties: false,
+    },
     indent,
   );
 }
@@ -88,8 +92,8 @@ export function renderApiTypes(document: OpenApiDocument): string {
     }
   }
   return [
-    '// Generated from the admin API\'s OpenAPI document (src/api/openapi.ts) by `npm run web:types`: do not edit.',
-    '// The panel\'s types for what it sends: every route with its path and query parameters and its body.',
+    "// Generated from the admin API's OpenAPI document (src/api/openapi.ts) by `npm run web:types`: do not edit.",
+    "// The panel's types for what it sends: every route with its path and query parameters and its body.",
     '// The document describes no answers yet, so the panel declares what it reads of them itself.',
     '',
     'export interface ApiOperations {',
@@ -98,12 +102,12 @@ export function renderApiTypes(document: OpenApiDocument): string {
     '',
     '/** A route, as `METHOD /path` with its parameters in braces: `POST /endpoints/{id}/ping`. */',
     'export type ApiRoute = keyof ApiOperations;',
-    'export type ApiMethod = \'GET\' | \'POST\' | \'PATCH\' | \'DELETE\';',
+    "export type ApiMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';",
     '/** A path the panel may ask for (below /api/v1), with its parameters filled in and maybe a query. */',
     `export type ApiPath =\n${[...paths].map((p) => `  | ${p}`).join('\n')};`,
-    'export type ApiBody<R extends ApiRoute> = ApiOperations[R][\'body\'];',
-    'export type ApiQuery<R extends ApiRoute> = ApiOperations[R][\'query\'];',
-    'export type ApiParams<R extends ApiRoute> = ApiOperations[R][\'path\'];',
+    "export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];",
+    "export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];",
+    "export type ApiParams<R extends ApiRoute> = ApiOperations[R]['path'];",
     '',
   ].join('\n');
 }

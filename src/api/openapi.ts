@@ -59,7 +59,10 @@ export function openApiPath(url: string): string {
 }
 
 function operationId(spec: RouteSpec): string {
-  const words = `${spec.method.toLowerCase()} ${spec.url}`.replace(/[:{}]/g, ' by ').split(/[^A-Za-z0-9]+/).filter(Boolean);
+  const words = `${spec.method.toLowerCase()} ${spec.url}`
+    .replace(/[:{}]/g, ' by ')
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
   return words.map((w, i) => (i === 0 ? w : w[0]!.toUpperCase() + w.slice(1))).join('');
 }
 
@@ -78,7 +81,10 @@ export function buildOpenApiDocument(specs: readonly RouteSpec[]): OpenApiDocume
   const paths: OpenApiDocument['paths'] = {};
   for (const spec of specs) {
     const path = `/api/v1${openApiPath(spec.url)}`;
-    const errorResponse = { description: 'a coded error (see docs/errors.md)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+    const errorResponse = {
+      description: 'a coded error (see docs/errors.md)',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    };
     const success = spec.produces
       ? { description: spec.summary, content: { [spec.produces]: { schema: { type: 'string' } } } }
       : { description: spec.summary, content: { 'application/json': { schema: {} } } };

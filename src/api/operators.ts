@@ -17,17 +17,35 @@ const operatorParams = z.object({ id: z.string().min(1).max(100) });
 export function operatorRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'operators';
   routes.add(
-    { method: 'POST', url: '/operators', tag, summary: 'Make a named operator token with a role; the token is in this answer only', permission: 'admin', body: createBody, status: 201 },
+    {
+      method: 'POST',
+      url: '/operators',
+      tag,
+      summary: 'Make a named operator token with a role; the token is in this answer only',
+      permission: 'admin',
+      body: createBody,
+      status: 201,
+    },
     async ({ body }) => {
       const { operator, token } = await createOperator(ctx.db, body.name, body.role);
       return { ...operator, token };
     },
   );
-  routes.add({ method: 'GET', url: '/operators', tag, summary: 'List operators (revoked ones with revoked=true)', permission: 'admin', query: listQuery }, async ({ query }) => ({
-    items: await listOperators(ctx.db, query.revoked === 'true'),
-  }));
   routes.add(
-    { method: 'POST', url: '/operators/:id/revoke', tag, summary: 'Revoke an operator (by id or name) and end its sessions', permission: 'admin', params: operatorParams },
+    { method: 'GET', url: '/operators', tag, summary: 'List operators (revoked ones with revoked=true)', permission: 'admin', query: listQuery },
+    async ({ query }) => ({
+      items: await listOperators(ctx.db, query.revoked === 'true'),
+    }),
+  );
+  routes.add(
+    {
+      method: 'POST',
+      url: '/operators/:id/revoke',
+      tag,
+      summary: 'Revoke an operator (by id or name) and end its sessions',
+      permission: 'admin',
+      params: operatorParams,
+    },
     async ({ params }) => revoke(ctx.db, params.id),
   );
 }

@@ -71,7 +71,15 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
   routes.onClose(() => publisher.stop());
 
   routes.add(
-    { method: 'POST', url: '/endpoints', tag, summary: 'Create an endpoint; its secret is in this answer only', permission: 'operate', body: endpointCreateSchema, status: 201 },
+    {
+      method: 'POST',
+      url: '/endpoints',
+      tag,
+      summary: 'Create an endpoint; its secret is in this answer only',
+      permission: 'operate',
+      body: endpointCreateSchema,
+      status: 201,
+    },
     // The store parses the raw body itself: the parsed one has durations in ms, which it would read as seconds.
     async (_input, req) => {
       const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, req.body));
@@ -83,31 +91,68 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     endpoints.get(db, params.id),
   );
   routes.add(
-    { method: 'PATCH', url: '/endpoints/:id', tag, summary: "Change an endpoint's settings", permission: 'operate', params: endpointParams, body: endpointUpdateSchema },
+    {
+      method: 'PATCH',
+      url: '/endpoints/:id',
+      tag,
+      summary: "Change an endpoint's settings",
+      permission: 'operate',
+      params: endpointParams,
+      body: endpointUpdateSchema,
+    },
     async ({ params }, req) => endpoints.update(db, params.id, req.body ?? {}),
   );
-  routes.add({ method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', params: endpointParams }, async ({ params }) => ({
-    id: params.id,
-    deleted: true,
-    ...(await db.transaction((tx) => endpoints.remove(tx, params.id))),
-  }));
-  routes.add({ method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', params: endpointParams }, async ({ params }) =>
-    endpoints.setEnabled(db, params.id, false),
-  );
-  routes.add({ method: 'POST', url: '/endpoints/:id/enable', tag, summary: 'Resume sending to an endpoint', permission: 'operate', params: endpointParams }, async ({ params }) =>
-    endpoints.setEnabled(db, params.id, true),
+  routes.add(
+    { method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', params: endpointParams },
+    async ({ params }) => ({
+      id: params.id,
+      deleted: true,
+      ...(await db.transaction((tx) => endpoints.remove(tx, params.id))),
+    }),
   );
   routes.add(
-    { method: 'POST', url: '/endpoints/:id/rotate-secret', tag, summary: "Rotate an endpoint's secret; the old one signs too for `window`", permission: 'operate', params: endpointParams, body: rotateBody },
+    { method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', params: endpointParams },
+    async ({ params }) => endpoints.setEnabled(db, params.id, false),
+  );
+  routes.add(
+    { method: 'POST', url: '/endpoints/:id/enable', tag, summary: 'Resume sending to an endpoint', permission: 'operate', params: endpointParams },
+    async ({ params }) => endpoints.setEnabled(db, params.id, true),
+  );
+  routes.add(
+    {
+      method: 'POST',
+      url: '/endpoints/:id/rotate-secret',
+      tag,
+      summary: "Rotate an endpoint's secret; the old one signs too for `window`",
+      permission: 'operate',
+      params: endpointParams,
+      body: rotateBody,
+    },
     async ({ params, body }) => ({ id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) }),
   );
   routes.add(
-    { method: 'POST', url: '/endpoints/:id/ping', tag, summary: 'Send a test.ping to one endpoint', permission: 'operate', params: endpointParams, status: 202 },
+    {
+      method: 'POST',
+      url: '/endpoints/:id/ping',
+      tag,
+      summary: 'Send a test.ping to one endpoint',
+      permission: 'operate',
+      params: endpointParams,
+      status: 202,
+    },
     async ({ params }) => pingEndpoint(db, params.id),
   );
 
   routes.add(
-    { method: 'POST', url: '/messages', tag, summary: 'Publish a message (Idempotency-Key header honoured)', permission: 'operate', body: publishBody, status: 202 },
+    {
+      method: 'POST',
+      url: '/messages',
+      tag,
+      summary: 'Publish a message (Idempotency-Key header honoured)',
+      permission: 'operate',
+      body: publishBody,
+      status: 202,
+    },
     async ({ body }, req, reply) => {
       const key = req.headers['idempotency-key'];
       const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
@@ -134,19 +179,37 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
   routes.add({ method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', query: historyQuery }, async ({ query }) =>
     listMessages(db, toFilter(query)),
   );
-  routes.add({ method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', params: idParams }, async ({ params }) =>
-    getMessage(db, params.id),
+  routes.add(
+    { method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', params: idParams },
+    async ({ params }) => getMessage(db, params.id),
   );
   routes.add(
-    { method: 'POST', url: '/messages/:id/replay', tag, summary: 'Send a message again (to one endpoint or all)', permission: 'operate', params: idParams, body: replayBody },
+    {
+      method: 'POST',
+      url: '/messages/:id/replay',
+      tag,
+      summary: 'Send a message again (to one endpoint or all)',
+      permission: 'operate',
+      params: idParams,
+      body: replayBody,
+    },
     async ({ params, body }) => replayMessage(db, params.id, body.endpoint_id),
   );
 
-  routes.add({ method: 'GET', url: '/deliveries', tag, summary: 'List outbound deliveries with their last attempt', permission: 'view', query: historyQuery }, async ({ query }) =>
-    listDeliveries(db, toFilter(query)),
+  routes.add(
+    { method: 'GET', url: '/deliveries', tag, summary: 'List outbound deliveries with their last attempt', permission: 'view', query: historyQuery },
+    async ({ query }) => listDeliveries(db, toFilter(query)),
   );
   routes.add(
-    { method: 'GET', url: '/deliveries/export.csv', tag, summary: 'Export outbound deliveries as CSV', permission: 'view', query: historyQuery, produces: 'text/csv' },
+    {
+      method: 'GET',
+      url: '/deliveries/export.csv',
+      tag,
+      summary: 'Export outbound deliveries as CSV',
+      permission: 'view',
+      query: historyQuery,
+      produces: 'text/csv',
+    },
     async ({ query }, _req, reply) => {
       const { cursor: _cursor, limit: _limit, ...filter } = toFilter(query);
       reply.header('content-type', 'text/csv; charset=utf-8');
@@ -155,7 +218,14 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'POST', url: '/deliveries/replay-failed', tag, summary: 'Replay failed deliveries, by endpoint and time window', permission: 'operate', body: replayFailedBody },
+    {
+      method: 'POST',
+      url: '/deliveries/replay-failed',
+      tag,
+      summary: 'Replay failed deliveries, by endpoint and time window',
+      permission: 'operate',
+      body: replayFailedBody,
+    },
     async ({ body }) => replayFailed(db, { endpointId: body.endpoint_id, since: body.since, until: body.until }),
   );
 }

@@ -36,24 +36,50 @@ export function reconcileRoutes(routes: ApiRoutes, ctx: Context): void {
   const { db } = ctx;
   const tag = 'reconcile';
 
-  routes.add({ method: 'GET', url: '/reconcile/runs', tag, summary: 'List reconcile runs, newest first', permission: 'view', query: runsQuery }, async ({ query: q }) => {
-    const runs = await listRunRows(db, { source: q.source ?? null, before: q.before ?? null, limit: q.limit });
-    return { runs, next_before: runs.length === q.limit ? runs[runs.length - 1]!.id : null };
-  });
+  routes.add(
+    { method: 'GET', url: '/reconcile/runs', tag, summary: 'List reconcile runs, newest first', permission: 'view', query: runsQuery },
+    async ({ query: q }) => {
+      const runs = await listRunRows(db, { source: q.source ?? null, before: q.before ?? null, limit: q.limit });
+      return { runs, next_before: runs.length === q.limit ? runs[runs.length - 1]!.id : null };
+    },
+  );
 
   routes.add(
-    { method: 'GET', url: '/reconcile/runs/:id', tag, summary: "Show one run's report: counts per kind and its findings", permission: 'view', params: z.object({ id }).strict() },
+    {
+      method: 'GET',
+      url: '/reconcile/runs/:id',
+      tag,
+      summary: "Show one run's report: counts per kind and its findings",
+      permission: 'view',
+      params: z.object({ id }).strict(),
+    },
     async ({ params: p }) => reportOf(db, p.id),
   );
 
-  routes.add({ method: 'GET', url: '/reconcile/findings', tag, summary: 'List findings by kind, source and run', permission: 'view', query: findingsQuery }, async ({ query: q }) => {
-    const findings = await listFindingRows(db, { source: q.source ?? null, kind: q.kind ?? null, runId: q.run ?? null, before: q.before ?? null, limit: q.limit });
-    return { findings, next_before: findings.length === q.limit ? findings[findings.length - 1]!.id : null };
-  });
+  routes.add(
+    { method: 'GET', url: '/reconcile/findings', tag, summary: 'List findings by kind, source and run', permission: 'view', query: findingsQuery },
+    async ({ query: q }) => {
+      const findings = await listFindingRows(db, {
+        source: q.source ?? null,
+        kind: q.kind ?? null,
+        runId: q.run ?? null,
+        before: q.before ?? null,
+        limit: q.limit,
+      });
+      return { findings, next_before: findings.length === q.limit ? findings[findings.length - 1]!.id : null };
+    },
+  );
 
   // Answers when the run has finished: a run over a long window takes as long as the provider's paging.
   routes.add(
-    { method: 'POST', url: '/reconcile/runs', tag, summary: 'Run reconcile for a source now (with apply: record what is missing)', permission: 'operate', body: startBody },
+    {
+      method: 'POST',
+      url: '/reconcile/runs',
+      tag,
+      summary: 'Run reconcile for a source now (with apply: record what is missing)',
+      permission: 'operate',
+      body: startBody,
+    },
     async ({ body }) =>
       runReconcile(
         { db, config: ctx.config, logger: ctx.logger },

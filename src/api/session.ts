@@ -15,7 +15,15 @@ const signInBody = z.object({ token: z.string().min(1).max(200) }).strict();
 export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: string): void {
   const tag = 'session';
   routes.add(
-    { method: 'POST', url: '/session', tag, summary: 'Sign in with a token: sets the session cookie, answers the CSRF token', permission: 'public', body: signInBody, status: 201 },
+    {
+      method: 'POST',
+      url: '/session',
+      tag,
+      summary: 'Sign in with a token: sets the session cookie, answers the CSRF token',
+      permission: 'public',
+      body: signInBody,
+      status: 201,
+    },
     async ({ body }, req, reply) => {
       const caller = await callerForToken(ctx.db, adminToken, body.token);
       if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token or an operator token' });
@@ -25,15 +33,21 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
       return { name: caller.name, role: caller.role, csrf_token: session.csrfToken, expires_at: session.expiresAt };
     },
   );
-  routes.add({ method: 'GET', url: '/session', tag, summary: 'Who is signed in, with the CSRF token for changes', permission: 'view' }, async (_input, req, reply) => {
-    reply.header('cache-control', 'no-store');
-    const caller = req.caller;
-    return { name: caller?.name, role: caller?.role, csrf_token: req.session?.csrfToken ?? null };
-  });
-  routes.add({ method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view' }, async (_input, req, reply) => {
-    const id = readCookie(req.headers.cookie, SESSION_COOKIE);
-    if (id) await closeSession(ctx.db, id);
-    reply.header('set-cookie', sessionCookie('', req.protocol === 'https', 0));
-    return { signed_out: true };
-  });
+  routes.add(
+    { method: 'GET', url: '/session', tag, summary: 'Who is signed in, with the CSRF token for changes', permission: 'view' },
+    async (_input, req, reply) => {
+      reply.header('cache-control', 'no-store');
+      const caller = req.caller;
+      return { name: caller?.name, role: caller?.role, csrf_token: req.session?.csrfToken ?? null };
+    },
+  );
+  routes.add(
+    { method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view' },
+    async (_input, req, reply) => {
+      const id = readCookie(req.headers.cookie, SESSION_COOKIE);
+      if (id) await closeSession(ctx.db, id);
+      reply.header('set-cookie', sessionCookie('', req.protocol === 'https', 0));
+      return { signed_out: true };
+    },
+  );
 }

@@ -14,7 +14,15 @@ const windowQuery = z.object({ window: windowField }).strict();
 export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'stats';
   routes.add(
-    { method: 'GET', url: '/stats/inbox', tag, summary: "Per minute: received, done, stale and dead inbound deliveries; this process's receiver: accepted, duplicate and rejected (totals and per minute) and acknowledgement latency", permission: 'view', query: inboxStatsQuery },
+    {
+      method: 'GET',
+      url: '/stats/inbox',
+      tag,
+      summary:
+        "Per minute: received, done, stale and dead inbound deliveries; this process's receiver: accepted, duplicate and rejected (totals and per minute) and acknowledgement latency",
+      permission: 'view',
+      query: inboxStatsQuery,
+    },
     async ({ query }) => {
       // One "now" for both, so the stored and the receiver's minutes are the same minutes.
       const now = new Date();
@@ -27,7 +35,18 @@ export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'GET', url: '/stats/outbox', tag, summary: 'Per endpoint: attempts, success rate, latency p50/p99, last success and failing since, in the window; and failed deliveries', permission: 'view', query: windowQuery },
-    async ({ query }) => ({ window_ms: query.window, endpoints: await endpointHealth(ctx.db, query.window), failed_deliveries: await failedOutboxDeliveries(ctx.db) }),
+    {
+      method: 'GET',
+      url: '/stats/outbox',
+      tag,
+      summary: 'Per endpoint: attempts, success rate, latency p50/p99, last success and failing since, in the window; and failed deliveries',
+      permission: 'view',
+      query: windowQuery,
+    },
+    async ({ query }) => ({
+      window_ms: query.window,
+      endpoints: await endpointHealth(ctx.db, query.window),
+      failed_deliveries: await failedOutboxDeliveries(ctx.db),
+    }),
   );
 }

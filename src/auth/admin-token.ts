@@ -19,9 +19,13 @@ export const ADMIN_TOKEN_MIN_LENGTH = 16;
 
 function checkLength(token: string, from: string): string {
   if (token.length >= ADMIN_TOKEN_MIN_LENGTH) return token;
-  throw new TekilError('CONFIG_INVALID', `${from}: the admin token is ${token.length} character${token.length === 1 ? '' : 's'} long; it needs at least ${ADMIN_TOKEN_MIN_LENGTH}`, {
-    hint: 'use a long random token (e.g. `openssl rand -base64 32`), or unset TEKIL_ADMIN_TOKEN and tekil generates one',
-  });
+  throw new TekilError(
+    'CONFIG_INVALID',
+    `${from}: the admin token is ${token.length} character${token.length === 1 ? '' : 's'} long; it needs at least ${ADMIN_TOKEN_MIN_LENGTH}`,
+    {
+      hint: 'use a long random token (e.g. `openssl rand -base64 32`), or unset TEKIL_ADMIN_TOKEN and tekil generates one',
+    },
+  );
 }
 
 /**

@@ -22,7 +22,12 @@ export interface Authenticated {
  * made with the cookie must also carry the session's CSRF token in a header, which another site's page
  * cannot read or set. Then the permission is checked against the caller's role.
  */
-export async function authenticate(db: Queryable, adminToken: string, permission: Permission | undefined, presented: PresentedCredentials): Promise<Authenticated> {
+export async function authenticate(
+  db: Queryable,
+  adminToken: string,
+  permission: Permission | undefined,
+  presented: PresentedCredentials,
+): Promise<Authenticated> {
   const { authorization: header } = presented;
   const cookie = readCookie(presented.cookie, SESSION_COOKIE);
   let found: Authenticated;

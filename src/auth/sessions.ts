@@ -24,7 +24,14 @@ export async function openSession(db: Queryable, caller: Caller, adminToken: str
   const id = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const adminTokenHash = caller.operatorId === undefined ? hashToken(adminToken) : null;
-  await insertSession(db, { idHash: hashToken(id), operatorId: caller.operatorId ?? null, role: caller.role, csrfToken, ttlMs: SESSION_TTL_MS, adminTokenHash });
+  await insertSession(db, {
+    idHash: hashToken(id),
+    operatorId: caller.operatorId ?? null,
+    role: caller.role,
+    csrfToken,
+    ttlMs: SESSION_TTL_MS,
+    adminTokenHash,
+  });
   return { id, session: { caller, csrfToken, expiresAt: new Date(Date.now() + SESSION_TTL_MS) } };
 }
 
@@ -37,7 +44,8 @@ export async function findSession(db: Queryable, id: string, adminToken: string)
   const row = await selectSession(db, hashToken(id));
   if (!row) return undefined;
   if (row.operator_id === null && row.admin_token_hash !== hashToken(adminToken)) return undefined;
-  const caller: Caller = row.operator_id === null ? { role: 'admin', name: 'admin' } : { role: row.role, operatorId: row.operator_id, name: row.name ?? row.operator_id };
+  const caller: Caller =
+    row.operator_id === null ? { role: 'admin', name: 'admin' } : { role: row.role, operatorId: row.operator_id, name: row.name ?? row.operator_id };
   return { caller, csrfToken: row.csrf_token, expiresAt: row.expires_at };
 }
 

@@ -110,7 +110,11 @@ export function printRows(rows: Array<Record<string, unknown>>, fields: string[]
   }
   const cells = rows.map((r) => fields.map((f) => formatCell(r[f])));
   const widths = fields.map((f, i) => Math.max(f.length, ...cells.map((c) => c[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => v.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => v.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   process.stdout.write(`${[line(fields), ...cells.map(line)].join('\n')}\n`);
 }
 

@@ -6,7 +6,12 @@ import { DEFAULT_CONFIG_PATH } from './config.js';
 /** A small sample body in the shape the scheme's provider sends, so the default locators find its fields. */
 function sampleBody(scheme: SchemeName): string {
   if (scheme === 'paymos') {
-    return JSON.stringify({ event_id: 'evt_first_1', event_type: 'invoice.paid', occurred_at: new Date().toISOString().slice(0, 19) + 'Z', data: { invoice_id: 'inv_1', status: 'paid' } });
+    return JSON.stringify({
+      event_id: 'evt_first_1',
+      event_type: 'invoice.paid',
+      occurred_at: new Date().toISOString().slice(0, 19) + 'Z',
+      data: { invoice_id: 'inv_1', status: 'paid' },
+    });
   }
   if (scheme === 'stripe') return JSON.stringify({ id: 'evt_first_1', object: 'event', type: 'invoice.paid', data: { object: { id: 'in_1' } } });
   return JSON.stringify({ id: 'evt_first_1', type: 'invoice.paid', data: { id: 'inv_1' } });

@@ -27,7 +27,11 @@ function parseLadder(text: string): string | string[] {
 function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   const body: Record<string, unknown> = {};
   if (flags.destination !== undefined) body.url = flags.destination;
-  if (flags.eventTypes !== undefined) body.event_types = flags.eventTypes.split(',').map((t) => t.trim()).filter(Boolean);
+  if (flags.eventTypes !== undefined)
+    body.event_types = flags.eventTypes
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
   if (flags.ladder !== undefined) body.ladder = parseLadder(flags.ladder);
   if (flags.timeout !== undefined) body.timeout = flags.timeout;
   if (flags.maxInFlight !== undefined) body.max_in_flight = Number(flags.maxInFlight);
@@ -58,12 +62,15 @@ const print = (value: unknown): void => {
 export function registerEndpointsCommand(program: Command): void {
   const endpoints = program.command('endpoints').description('Manage the endpoints tekil sends events to (through the admin API).');
 
-  settingOptions(addApiOptions(endpoints.command('create <destination>').description('Create an endpoint sending to <destination> (http or https URL); prints its secret once.')))
-    .action(async (destination: string, flags: EndpointFlags) => {
-      const created = await callApi<Record<string, unknown>>(resolveApiTarget(flags), 'POST', '/api/v1/endpoints', endpointBody({ ...flags, destination }));
-      print(created);
-      process.stderr.write('The secret is shown only now: give it to the receiver to verify signatures.\n');
-    });
+  settingOptions(
+    addApiOptions(
+      endpoints.command('create <destination>').description('Create an endpoint sending to <destination> (http or https URL); prints its secret once.'),
+    ),
+  ).action(async (destination: string, flags: EndpointFlags) => {
+    const created = await callApi<Record<string, unknown>>(resolveApiTarget(flags), 'POST', '/api/v1/endpoints', endpointBody({ ...flags, destination }));
+    print(created);
+    process.stderr.write('The secret is shown only now: give it to the receiver to verify signatures.\n');
+  });
 
   addApiOptions(endpoints.command('list').description('List endpoints.'))
     .option('--json', 'print JSON')

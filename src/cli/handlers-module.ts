@@ -14,7 +14,10 @@ export async function loadHandlersModule(path: string): Promise<HandlerRegistry>
   try {
     mod = (await import(url)) as { default?: unknown; handlers?: unknown };
   } catch (err) {
-    throw new TekilError('CONFIG_INVALID', `--handlers: cannot load ${path}`, { cause: err, hint: 'the path is relative to the working directory; a .ts module needs tsx (node --import tsx)' });
+    throw new TekilError('CONFIG_INVALID', `--handlers: cannot load ${path}`, {
+      cause: err,
+      hint: 'the path is relative to the working directory; a .ts module needs tsx (node --import tsx)',
+    });
   }
   const registry = mod.default ?? mod.handlers;
   if (!(registry instanceof HandlerRegistry)) {

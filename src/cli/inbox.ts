@@ -54,7 +54,11 @@ export function registerInboxCommand(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (opts: FilterOptions & { limit: string; cursor?: string }) => {
       const query = new URLSearchParams({ ...filterOf(opts), limit: opts.limit, ...(opts.cursor ? { cursor: opts.cursor } : {}) });
-      const page = await callApi<{ items: Array<Record<string, unknown>>; next_cursor: string | null }>(resolveApiTarget(opts), 'GET', `/api/v1/inbox?${query}`);
+      const page = await callApi<{ items: Array<Record<string, unknown>>; next_cursor: string | null }>(
+        resolveApiTarget(opts),
+        'GET',
+        `/api/v1/inbox?${query}`,
+      );
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(page, null, 2)}\n`);
         return;
@@ -67,14 +71,21 @@ export function registerInboxCommand(program: Command): void {
     .description('Show one delivery with its body and every attempt.')
     .option('--json', 'print JSON')
     .action(async (source: string, eventId: string, opts: ApiOptions & { json?: boolean }) => {
-      const d = await callApi<Record<string, unknown> & { attempt_history: Array<Record<string, unknown>>; body: string }>(resolveApiTarget(opts), 'GET', path(source, eventId));
+      const d = await callApi<Record<string, unknown> & { attempt_history: Array<Record<string, unknown>>; body: string }>(
+        resolveApiTarget(opts),
+        'GET',
+        path(source, eventId),
+      );
       if (opts.json) {
         process.stdout.write(`${JSON.stringify(d, null, 2)}\n`);
         return;
       }
       const { attempt_history: attempts, body, ...fields } = d;
-      for (const [k, v] of Object.entries(fields)) process.stdout.write(`${k.padEnd(16)}${v === null ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
-      const shown = fields.body_trimmed_at ? `(body trimmed by retention on ${String(fields.body_trimmed_at)}; the record is kept, copies stay duplicates)` : body;
+      for (const [k, v] of Object.entries(fields))
+        process.stdout.write(`${k.padEnd(16)}${v === null ? '-' : typeof v === 'object' ? JSON.stringify(v) : String(v)}\n`);
+      const shown = fields.body_trimmed_at
+        ? `(body trimmed by retention on ${String(fields.body_trimmed_at)}; the record is kept, copies stay duplicates)`
+        : body;
       process.stdout.write(`\nbody:\n${shown}\n\nattempts:\n`);
       printRows(attempts, ATTEMPT_FIELDS, false);
     });
@@ -92,7 +103,10 @@ export function registerInboxCommand(program: Command): void {
     .option('--status <status>', 'dead (default), stale, discarded, or done with --force')
     .option('--force', 'needed to replay done deliveries')
     .action(async (opts: FilterOptions & { force?: boolean }) => {
-      const res = await callApi<{ replayed: number }>(resolveApiTarget(opts), 'POST', '/api/v1/inbox/replay', { ...filterOf(opts), force: Boolean(opts.force) });
+      const res = await callApi<{ replayed: number }>(resolveApiTarget(opts), 'POST', '/api/v1/inbox/replay', {
+        ...filterOf(opts),
+        force: Boolean(opts.force),
+      });
       process.stdout.write(`queued ${res.replayed} deliveries\n`);
     });
 

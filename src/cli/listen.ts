@@ -50,7 +50,8 @@ export function registerListenCommand(program: Command): void {
     .option('--interval <duration>', 'how often to ask the remote for new deliveries', '1s')
     .action(async (opts: ListenOptions) => {
       const target = resolveApiTarget({ ...opts, url: opts.remote ?? opts.url });
-      if (!/^https?:\/\/[^/]/.test(opts.to) || !URL.canParse(opts.to)) throw new TekilError('VALIDATION_FAILED', `--to: expected an http(s) URL, got "${opts.to}"`);
+      if (!/^https?:\/\/[^/]/.test(opts.to) || !URL.canParse(opts.to))
+        throw new TekilError('VALIDATION_FAILED', `--to: expected an http(s) URL, got "${opts.to}"`);
       const interval = durationOption('--interval', opts.interval);
       const since = opts.since === undefined ? undefined : durationOption('--since', opts.since);
       await listen({ target, source: opts.source, to: opts.to, statePath: opts.state ?? defaultStatePath(opts.source), since, intervalMs: interval });
@@ -155,7 +156,11 @@ async function listSince(run: ListenRun, floor: string): Promise<ListedDelivery[
   const all: ListedDelivery[] = [];
   let cursor: string | null = null;
   do {
-    const page: { items: ListedDelivery[]; next_cursor: string | null } = await listPage(run, { since: floor, limit: String(PAGE_LIMIT), ...(cursor ? { cursor } : {}) });
+    const page: { items: ListedDelivery[]; next_cursor: string | null } = await listPage(run, {
+      since: floor,
+      limit: String(PAGE_LIMIT),
+      ...(cursor ? { cursor } : {}),
+    });
     all.push(...page.items);
     cursor = page.next_cursor;
   } while (cursor !== null);

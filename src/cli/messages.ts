@@ -84,7 +84,11 @@ export function registerMessagesCommand(program: Command): void {
         next = page.next_cursor;
         cursor = next ?? undefined;
       } while (flags.all && next);
-      printRows(rows, ['message_id', 'event_type', 'endpoint_id', 'status', 'attempts', 'last_status_code', 'last_duration_ms', 'created_at'], flags.json ?? false);
+      printRows(
+        rows,
+        ['message_id', 'event_type', 'endpoint_id', 'status', 'attempts', 'last_status_code', 'last_duration_ms', 'created_at'],
+        flags.json ?? false,
+      );
       if (next && !flags.all && !flags.json) process.stderr.write(`more: --cursor ${next}\n`);
     });
 

@@ -78,7 +78,7 @@ export function registerProveCommand(program: Command): void {
     .requiredOption('--url <url>', "the receiver's webhook URL")
     .addOption(new Option('--scheme <scheme>', 'signature scheme the receiver verifies').choices(schemeNames).makeOptionMandatory())
     .requiredOption('--secret <secret>', "the receiver's signing secret for this scheme")
-    .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
+    .option('--hmac <json>', "for --scheme hmac: its options as JSON (as in a source's hmac:)")
     .requiredOption('--effects <url>', 'GET → {"<resource id>": {"count": n, "state": "…"}}')
     .option('--control <url>', 'base of POST fail-next / slow-next?ms=N (staging only); without it busy-duplicate, crash and replay-after-fix are skipped')
     .option('--callback-url <url>', 'a second URL of the same receiver, for second-endpoint')

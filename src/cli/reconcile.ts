@@ -81,7 +81,10 @@ export function registerReconcileCommand(program: Command): void {
       await migrate(db);
       if (opts.runs) {
         const runs = await listRunRows(db, { source: opts.source ?? null, before: null, limit: 50 });
-        const lines = runs.map((r) => `${r.id}\t${r.source}\t${r.status}\t${r.started_at.toISOString()}\titems ${r.items}\t${JSON.stringify(r.counts)}${r.error ? `\t${r.error}` : ''}`);
+        const lines = runs.map(
+          (r) =>
+            `${r.id}\t${r.source}\t${r.status}\t${r.started_at.toISOString()}\titems ${r.items}\t${JSON.stringify(r.counts)}${r.error ? `\t${r.error}` : ''}`,
+        );
         print(runs, `${lines.join('\n')}\n`);
         return;
       }

@@ -145,16 +145,22 @@ export function registerSignCommand(program: Command): void {
   addConfigOption(
     program
       .command('sign')
-      .description('Print the headers a provider would send with a body, signed with a scheme and secret(s); for a signature carried in the body (paytr), the signed body.')
+      .description(
+        'Print the headers a provider would send with a body, signed with a scheme and secret(s); for a signature carried in the body (paytr), the signed body.',
+      )
       .addOption(new Option('--scheme <scheme>', 'signature scheme').choices(schemeNames))
       .option('--secret <secret>', 'signing secret; repeat for a rotation (one signature per secret)', collect, [])
       .option('--named-secret <name=value>', 'a further secret a template signs, e.g. salt=… for --scheme paytr; repeatable', collect, [])
       .option('--source <name>', 'take scheme, secrets and hmac options from this configured source')
       .option('--hmac <json>', 'options of the generic hmac scheme as JSON, e.g. \'{"signature_header":"X-Signature"}\'')
-      .option('--id <id>', 'delivery id for schemes that carry one (default: the body\'s event id, else a fresh one)')
+      .option('--id <id>', "delivery id for schemes that carry one (default: the body's event id, else a fresh one)")
       .option('--timestamp <unix>', 'signing time in unix seconds (default: now)')
       .requiredOption('--body <file>', 'file with the exact body bytes, or - for standard input')
-      .addOption(new Option('--format <format>', 'output: "Name: value" lines, curl -H arguments, or a JSON object').choices(['headers', 'curl', 'json']).default('headers'))
+      .addOption(
+        new Option('--format <format>', 'output: "Name: value" lines, curl -H arguments, or a JSON object')
+          .choices(['headers', 'curl', 'json'])
+          .default('headers'),
+      )
       .addHelpText(
         'after',
         `

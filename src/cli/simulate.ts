@@ -44,18 +44,21 @@ function parseScale(value: string): number {
 
 function parseTimeout(value: string): number {
   const ms = parseDuration(value);
-  if (ms === undefined || ms < 1 || ms > 300_000) throw new TekilError('VALIDATION_FAILED', `--timeout: expected a duration from 1ms to 5m, like 10s, got "${value}"`);
+  if (ms === undefined || ms < 1 || ms > 300_000)
+    throw new TekilError('VALIDATION_FAILED', `--timeout: expected a duration from 1ms to 5m, like 10s, got "${value}"`);
   return ms;
 }
 
 export function registerSimulateCommand(program: Command): void {
   program
     .command('simulate')
-    .description('Act as a payment provider at its worst: walk invoices through their lifecycle, send each event signed through the outbox with faults, and serve the provider list API.')
+    .description(
+      'Act as a payment provider at its worst: walk invoices through their lifecycle, send each event signed through the outbox with faults, and serve the provider list API.',
+    )
     .requiredOption('--target <url>', 'where the events go, e.g. http://127.0.0.1:8787/in/shop-paymos')
     .option('--callback-url <url>', 'a second URL that gets every event with the same ids')
     .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico']).default('paymos'))
-    .option('--hmac <json>', 'for --scheme hmac: its options as JSON (as in a source\'s hmac:)')
+    .option('--hmac <json>', "for --scheme hmac: its options as JSON (as in a source's hmac:)")
     .option('--secret <whsec_…>', 'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key')
     .option('--salt <salt>', 'for --scheme paytr: the merchant salt (generated and printed when absent)')
     .option('--invoices <n>', 'invoices to create', positiveInt('invoices'), 100)
@@ -102,10 +105,16 @@ export function registerSimulateCommand(program: Command): void {
       });
       try {
         if (!opts.json) {
-          process.stdout.write(`signing secret: ${sim.secret}\n${sim.salt ? `merchant salt: ${sim.salt}\n` : ''}list API: ${sim.listUrl} (Authorization: Bearer ${sim.apiKey})\n`);
+          process.stdout.write(
+            `signing secret: ${sim.secret}\n${sim.salt ? `merchant salt: ${sim.salt}\n` : ''}list API: ${sim.listUrl} (Authorization: Bearer ${sim.apiKey})\n`,
+          );
         }
         const summary = await sim.run();
-        process.stdout.write(opts.json ? `${JSON.stringify({ ...summary, listUrl: sim.listUrl, apiKey: sim.apiKey, secret: sim.secret, ...(sim.salt ? { salt: sim.salt } : {}) }, null, 2)}\n` : formatSummary(summary));
+        process.stdout.write(
+          opts.json
+            ? `${JSON.stringify({ ...summary, listUrl: sim.listUrl, apiKey: sim.apiKey, secret: sim.secret, ...(sim.salt ? { salt: sim.salt } : {}) }, null, 2)}\n`
+            : formatSummary(summary),
+        );
         if (opts.serve) {
           process.stdout.write(`serving ${sim.listUrl} until Ctrl-C\n`);
           await new Promise<void>((resolve) => {

@@ -27,7 +27,8 @@ function parseTimeScale(value: string): number {
 function parseProcesses(value: string): number | 'auto' {
   if (value === 'auto') return 'auto';
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1024) throw new TekilError('CONFIG_INVALID', `--processes: expected auto or a whole number from 1 to 1024, got "${value}"`);
+  if (!Number.isInteger(n) || n < 1 || n > 1024)
+    throw new TekilError('CONFIG_INVALID', `--processes: expected auto or a whole number from 1 to 1024, got "${value}"`);
   return n;
 }
 
@@ -38,7 +39,11 @@ function parseProcesses(value: string): number | 'auto' {
  * always runs supervised, so even one process is restarted when it dies. The embedded store lives
  * inside one process, so asking for more there is refused rather than quietly ignored.
  */
-export function resolveProcessCount(asked: number | 'auto', roles: ReadonlySet<Role>, settings: Pick<TekilSettings, 'databaseUrl'>): { processes: number; supervised: boolean } {
+export function resolveProcessCount(
+  asked: number | 'auto',
+  roles: ReadonlySet<Role>,
+  settings: Pick<TekilSettings, 'databaseUrl'>,
+): { processes: number; supervised: boolean } {
   if (!settings.databaseUrl) {
     if (asked !== 'auto' && asked > 1) {
       throw new TekilError('PROCESSES_NEED_POSTGRES', `--processes ${asked}: the embedded store (no DATABASE_URL) is single-process`, {
@@ -78,7 +83,12 @@ export function registerStartCommand(program: Command): void {
       .description('Run tekil: migrations, then the roles asked for (all by default) until SIGTERM/SIGINT.')
       .option('-p, --port <n>', 'HTTP port (overrides server.port)', parsePort)
       .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all')
-      .option('--processes <n>', 'processes sharing the port, under a supervisor that restarts them (auto: one per core for receiver/api on PostgreSQL, else 1 without a supervisor)', parseProcesses, 'auto')
+      .option(
+        '--processes <n>',
+        'processes sharing the port, under a supervisor that restarts them (auto: one per core for receiver/api on PostgreSQL, else 1 without a supervisor)',
+        parseProcesses,
+        'auto',
+      )
       .option('--handlers <module>', "a module whose default export is the worker's handler registry (defineHandlers())")
       .option('--time-scale <factor>', 'multiply retry ladder gaps (overrides sending.time_scale; 0.001 for tests and demos)', parseTimeScale),
   ).action(async (opts: StartCommandOptions) => {
@@ -134,9 +144,7 @@ export function registerStartCommand(program: Command): void {
 /** `tekil migrate`: what `start` does first, alone, for deployments that migrate before rolling out. */
 export function registerMigrateCommand(program: Command): void {
   addConfigOption(
-    program
-      .command('migrate')
-      .description('Apply pending database migrations (DATABASE_URL, or the embedded store in TEKIL_DATA_DIR / ./.tekil) and exit.'),
+    program.command('migrate').description('Apply pending database migrations (DATABASE_URL, or the embedded store in TEKIL_DATA_DIR / ./.tekil) and exit.'),
   ).action(async (opts: { config?: string }) => {
     const { config } = await loadCliConfig(opts.config);
     const { openConfiguredStore } = await import('../store/open.js');

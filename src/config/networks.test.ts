@@ -4,7 +4,11 @@ import { parseConfig } from './load.js';
 
 const source = (allowNetworks: unknown) => ({
   sources: {
-    shop: { scheme: 'standard', secrets: ['whsec_dGVzdA=='], forward: { url: 'http://127.0.0.1:3000/hooks', secret: 'whsec_dGVzdA==', allow_networks: allowNetworks } },
+    shop: {
+      scheme: 'standard',
+      secrets: ['whsec_dGVzdA=='],
+      forward: { url: 'http://127.0.0.1:3000/hooks', secret: 'whsec_dGVzdA==', allow_networks: allowNetworks },
+    },
   },
 });
 

@@ -14,22 +14,21 @@ export { schemeNames, type SchemeName } from '../signing/types.js';
  * Where a value lives in a request: `body:<dotted.path>` in the parsed JSON body, `form:<field>` in
  * a form body (`application/x-www-form-urlencoded`), or `header:<name>` (case-insensitive).
  */
-export const locator = z
-  .string()
-  .regex(/^(body:[^\s]+|form:[^\s]+|header:[A-Za-z0-9-]+)$/, 'expected "body:<dotted.path>", "form:<field>" or "header:<name>"');
+export const locator = z.string().regex(/^(body:[^\s]+|form:[^\s]+|header:[A-Za-z0-9-]+)$/, 'expected "body:<dotted.path>", "form:<field>" or "header:<name>"');
 const locatorList = z.union([locator, z.array(locator).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]));
 /** Several locators whose values together are one id: `{ all: [form:merchant_oid, form:status] }`. */
 const compositeLocator = z.object({ all: z.array(locator).min(2, 'a composite id joins at least two locators') }).strict();
 /** An id's locators: one, a list (the first that finds a value), and composites among them. */
-const idLocatorList = z
-  .union([locator, compositeLocator, z.array(z.union([locator, compositeLocator])).min(1)])
-  .transform((v) => (Array.isArray(v) ? v : [v]));
+const idLocatorList = z.union([locator, compositeLocator, z.array(z.union([locator, compositeLocator])).min(1)]).transform((v) => (Array.isArray(v) ? v : [v]));
 
 /** The answer to an accepted or duplicate delivery, for providers that want a specific one (PayTR: `OK`). */
 export const ackSchema = z
   .object({
     status: z.number().int().min(200).max(299).default(200),
-    content_type: z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;.*)?$/, 'expected a media type, e.g. text/plain').default('text/plain'),
+    content_type: z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+(\s*;.*)?$/, 'expected a media type, e.g. text/plain')
+      .default('text/plain'),
     body: z.string().max(4096).default(''),
   })
   .strict();
@@ -187,7 +186,10 @@ const genericReconcileSchema = z
   .strict();
 
 /** `reconcile:` on a source: compare with the provider's own API (see docs/reconcile.md). */
-export const reconcileSchema = z.preprocess(withReconcilePreset, z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema]));
+export const reconcileSchema = z.preprocess(
+  withReconcilePreset,
+  z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema]),
+);
 export type ReconcileConfig = z.infer<typeof reconcileSchema>;
 export type StripeReconcileConfig = z.infer<typeof stripeReconcileSchema>;
 export type GenericReconcileConfig = z.infer<typeof genericReconcileSchema>;
@@ -225,14 +227,21 @@ export const sourceSchema = z
     }
     for (const problem of s.hmac ? hmacOptionProblems(s.hmac) : []) ctx.addIssue({ code: 'custom', path: ['hmac'], message: problem });
     for (const name of s.hmac ? templateSecretNames(s.hmac.signed_payload) : []) {
-      if (s.named_secrets?.[name] === undefined) ctx.addIssue({ code: 'custom', path: ['named_secrets', name], message: `hmac.signed_payload signs {secret:${name}}: set named_secrets.${name}` });
+      if (s.named_secrets?.[name] === undefined)
+        ctx.addIssue({ code: 'custom', path: ['named_secrets', name], message: `hmac.signed_payload signs {secret:${name}}: set named_secrets.${name}` });
     }
     for (const preset of ['paytr', 'iyzico'] as const) {
-      if (s.scheme === preset && !s[preset]) ctx.addIssue({ code: 'custom', path: [preset], message: `scheme "${preset}" needs a "${preset}" block (${preset === 'paytr' ? 'merchant_key, merchant_salt' : 'secret_key'})` });
+      if (s.scheme === preset && !s[preset])
+        ctx.addIssue({
+          code: 'custom',
+          path: [preset],
+          message: `scheme "${preset}" needs a "${preset}" block (${preset === 'paytr' ? 'merchant_key, merchant_salt' : 'secret_key'})`,
+        });
       if (s.scheme !== preset && s[preset]) ctx.addIssue({ code: 'custom', path: [preset], message: `a "${preset}" block needs scheme "${preset}"` });
     }
     const preset = s.scheme === 'paytr' || s.scheme === 'iyzico';
-    if (preset && s.secrets) ctx.addIssue({ code: 'custom', path: ['secrets'], message: `scheme "${s.scheme}" takes its secrets from its "${s.scheme}" block` });
+    if (preset && s.secrets)
+      ctx.addIssue({ code: 'custom', path: ['secrets'], message: `scheme "${s.scheme}" takes its secrets from its "${s.scheme}" block` });
     if (!preset && !s.secrets) ctx.addIssue({ code: 'custom', path: ['secrets'], message: 'expected at least one secret' });
   })
   .transform(({ paytr, iyzico, secrets, named_secrets, ...rest }) => {

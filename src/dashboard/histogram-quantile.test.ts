@@ -15,7 +15,17 @@ describe('histogramQuantile', () => {
   });
 
   it('answers the last finite bound for ranks in the +Inf bucket, and nothing for an empty histogram', () => {
-    expect(histogramQuantile(0.99, [{ le: 1, count: 1 }, { le: Infinity, count: 100 }])).toBe(1);
-    expect(histogramQuantile(0.5, [{ le: 1, count: 0 }, { le: Infinity, count: 0 }])).toBeUndefined();
+    expect(
+      histogramQuantile(0.99, [
+        { le: 1, count: 1 },
+        { le: Infinity, count: 100 },
+      ]),
+    ).toBe(1);
+    expect(
+      histogramQuantile(0.5, [
+        { le: 1, count: 0 },
+        { le: Infinity, count: 0 },
+      ]),
+    ).toBeUndefined();
   });
 });

@@ -1,12 +1,6 @@
 import { Gauge, type Registry } from 'prom-client';
 import type { Queryable } from '../store/db.js';
-import {
-  endpointAttemptStats,
-  failedOutboxDeliveries,
-  inboxMinuteCounts,
-  reviewQueueSize,
-  type EndpointAttemptStats,
-} from '../store/sql/dashboard/stats.js';
+import { endpointAttemptStats, failedOutboxDeliveries, inboxMinuteCounts, reviewQueueSize, type EndpointAttemptStats } from '../store/sql/dashboard/stats.js';
 import { receiverMetrics } from '../receiver/metrics.js';
 import type { OutcomeMinute } from '../receiver/minute-counts.js';
 import { histogramQuantile, type CumulativeBucket } from './histogram-quantile.js';

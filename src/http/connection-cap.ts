@@ -84,7 +84,13 @@ export function capConnections(server: Server, { max, maxPerAddress, retryAfterS
   server.on('connection', (socket: Socket) => {
     const address = addressKey(socket.remoteAddress ?? '');
     if ((perAddress.get(address) ?? 0) >= maxPerAddress && !closeIdlest((conn) => conn.address === address)) {
-      refuse(socket, refusalResponse(retryAfterSec, `the server holds its maximum of ${maxPerAddress} connections from one address (server.max_connections_per_address); retry shortly`));
+      refuse(
+        socket,
+        refusalResponse(
+          retryAfterSec,
+          `the server holds its maximum of ${maxPerAddress} connections from one address (server.max_connections_per_address); retry shortly`,
+        ),
+      );
       return;
     }
     if (open.size >= max && !closeIdlest(() => true)) {
@@ -110,7 +116,10 @@ export function addressKey(address: string): string {
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
   const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right];
-  return `${groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(':')}::/64`;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
 }
 
 function refusalResponse(retryAfterSec: number, message: string): string {

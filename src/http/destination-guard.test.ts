@@ -8,7 +8,19 @@ import { HttpPoster } from './post.js';
 describe('destination guard', () => {
   it('refuses private, loopback, link-local and mapped addresses unless allowed', () => {
     const guard = new DestinationGuard();
-    for (const ip of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fe80::1', 'fd00::1', '::ffff:127.0.0.1']) {
+    for (const ip of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fe80::1',
+      'fd00::1',
+      '::ffff:127.0.0.1',
+    ]) {
       expect(guard.permits(ip), ip).toBe(false);
     }
     for (const ip of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111']) expect(guard.permits(ip), ip).toBe(true);
@@ -37,7 +49,9 @@ describe('destination guard', () => {
     expect(refusal.hint).toBe('to allow it, add to the configuration: sources: { shop: { forward: { allow_networks: ["169.254.169.254/32"] } } }');
     expect(new DestinationGuard().refusal('h', '::1').hint).toBe('to allow it, add to the configuration: sending: { allow_networks: ["::1/128"] }');
     // A source name YAML would read as something else than that string is quoted.
-    expect(new DestinationGuard([], { setting: ['sources', 'true', 'forward', 'allow_networks'] }).refusal('h', '10.1.2.3').hint).toContain('sources: { "true": { forward:');
+    expect(new DestinationGuard([], { setting: ['sources', 'true', 'forward', 'allow_networks'] }).refusal('h', '10.1.2.3').hint).toContain(
+      'sources: { "true": { forward:',
+    );
   });
 
   it('a hint for a list in force repeats it: pasting the line adds the network and keeps the others (the forward defaults too)', () => {
@@ -47,7 +61,9 @@ describe('destination guard', () => {
       'to allow it, set in the configuration (a list replaces the networks allowed now, so this one repeats them): ' +
         'sources: { shop: { forward: { allow_networks: ["127.0.0.0/8", "::1/128", "10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "fc00::/7", "169.254.169.254/32"] } } }',
     );
-    expect(new DestinationGuard(['10.0.0.0/8']).refusal('h', '127.0.0.1').hint).toMatch(/sending: \{ allow_networks: \["10\.0\.0\.0\/8", "127\.0\.0\.0\/8"\] \}$/);
+    expect(new DestinationGuard(['10.0.0.0/8']).refusal('h', '127.0.0.1').hint).toMatch(
+      /sending: \{ allow_networks: \["10\.0\.0\.0\/8", "127\.0\.0\.0\/8"\] \}$/,
+    );
   });
 
   it('refuses a network that is not one with CONFIG_INVALID naming the entry, never a bare RangeError', () => {

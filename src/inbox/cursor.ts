@@ -27,6 +27,11 @@ function isValidTime(text: string): boolean {
   // Date.UTC rolls an impossible date over (Feb 30 → Mar 2): it is valid only if it reads back the same.
   const t = new Date(Date.UTC(year, month - 1, day, hour, minute, second));
   return (
-    t.getUTCFullYear() === year && t.getUTCMonth() === month - 1 && t.getUTCDate() === day && t.getUTCHours() === hour && t.getUTCMinutes() === minute && t.getUTCSeconds() === second
+    t.getUTCFullYear() === year &&
+    t.getUTCMonth() === month - 1 &&
+    t.getUTCDate() === day &&
+    t.getUTCHours() === hour &&
+    t.getUTCMinutes() === minute &&
+    t.getUTCSeconds() === second
   );
 }

@@ -80,7 +80,9 @@ export class JobRunner {
     } catch (err) {
       this.logger.error({ err, job: id }, 'bulk job failed');
       // A coded error's message is the operator's; anything else stays in the log (it may quote the store).
-      await finishJob(this.db, id, 'failed', isTekilError(err) ? err.message : 'internal error (see the log)').catch((e: unknown) => this.logger.error({ err: e, job: id }, 'cannot record the failed job'));
+      await finishJob(this.db, id, 'failed', isTekilError(err) ? err.message : 'internal error (see the log)').catch((e: unknown) =>
+        this.logger.error({ err: e, job: id }, 'cannot record the failed job'),
+      );
     }
   }
 }

@@ -24,7 +24,8 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
   }
   const { status, trimmed_at: trimmedAt } = await getInboxItem(db, source, eventId);
   if (trimmedAt) throw trimmedError(`${source}/${eventId}`, trimmedAt);
-  if (status === 'done') throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });
+  if (status === 'done')
+    throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });
   throw new TekilError('CONFLICT', `${source}/${eventId} is ${status}: already queued`);
 }
 

@@ -4,7 +4,14 @@ import { endpointStreaks, nextStep, outcomeOf, probeDelay, type AttemptOutcome }
 import type { OutboxCompletion } from './types.js';
 
 const startedAt = new Date(0);
-const answered = (statusCode: number, headers: Record<string, string> = {}, body = 'answer'): PostResult => ({ ok: true, startedAt, durationMs: 5, statusCode, headers, body });
+const answered = (statusCode: number, headers: Record<string, string> = {}, body = 'answer'): PostResult => ({
+  ok: true,
+  startedAt,
+  durationMs: 5,
+  statusCode,
+  headers,
+  body,
+});
 
 describe('attempt outcome', () => {
   it('counts only 2xx as success; 3xx is an unfollowed redirect; Retry-After is read on failures', () => {
@@ -22,7 +29,16 @@ describe('attempt outcome', () => {
 });
 
 describe('next step', () => {
-  const failure: AttemptOutcome = { startedAt, durationMs: 1, succeeded: false, statusCode: 500, error: 'HTTP 500', responseBody: null, retryAfterMs: undefined, unsendable: false };
+  const failure: AttemptOutcome = {
+    startedAt,
+    durationMs: 1,
+    succeeded: false,
+    statusCode: 500,
+    error: 'HTTP 500',
+    responseBody: null,
+    retryAfterMs: undefined,
+    unsendable: false,
+  };
   const base = { gapsMs: [1_000, 2_000], attemptsOnLadder: 1, timeScale: 1, retryAfterMaxMs: 60_000 };
 
   it('retries on the ladder, fails when it is exhausted or unreadable, and at once when unsendable', () => {
@@ -40,7 +56,13 @@ describe('next step', () => {
 describe('endpoint failure streaks', () => {
   const c = (endpointId: string, next: OutboxCompletion['next'], endpointHadFailures = false) =>
     ({ endpointId, next, endpointHadFailures, succeeded: next === 'succeeded', probeDelayMs: 7 }) as OutboxCompletion;
-  const streak = (reset: boolean, failed: number, attemptReset: boolean, attemptFailed: number, probeDelayMs = 7) => ({ reset, failed, attemptReset, attemptFailed, probeDelayMs });
+  const streak = (reset: boolean, failed: number, attemptReset: boolean, attemptFailed: number, probeDelayMs = 7) => ({
+    reset,
+    failed,
+    attemptReset,
+    attemptFailed,
+    probeDelayMs,
+  });
 
   it('counts deliveries that end failed and every failed attempt, and resets both on a success after failures', () => {
     const streaks = endpointStreaks([c('a', 'failed'), c('a', 'failed'), c('a', 'pending'), c('b', 'succeeded', true), c('c', 'succeeded'), c('d', 'pending')]);
@@ -54,7 +76,16 @@ describe('endpoint failure streaks', () => {
 });
 
 describe('410 Gone and the breaker probe', () => {
-  const gone = { startedAt: new Date(), durationMs: 1, succeeded: false, statusCode: 410, error: 'HTTP 410', responseBody: null, retryAfterMs: undefined, unsendable: false };
+  const gone = {
+    startedAt: new Date(),
+    durationMs: 1,
+    succeeded: false,
+    statusCode: 410,
+    error: 'HTTP 410',
+    responseBody: null,
+    retryAfterMs: undefined,
+    unsendable: false,
+  };
   const base = { gapsMs: [1_000, 2_000], attemptsOnLadder: 1, timeScale: 1, retryAfterMaxMs: 3_600_000 };
 
   it('fails the delivery at once on 410 when gone_is_permanent, and retries it otherwise', () => {

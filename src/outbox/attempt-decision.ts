@@ -25,11 +25,29 @@ function storableBody(body: string | null): string | null {
 export function outcomeOf(result: PostResult): AttemptOutcome {
   const { startedAt, durationMs } = result;
   if (!result.ok) {
-    return { startedAt, durationMs, succeeded: false, statusCode: null, error: result.error, responseBody: null, retryAfterMs: undefined, unsendable: result.failure === 'request' };
+    return {
+      startedAt,
+      durationMs,
+      succeeded: false,
+      statusCode: null,
+      error: result.error,
+      responseBody: null,
+      retryAfterMs: undefined,
+      unsendable: result.failure === 'request',
+    };
   }
   const statusCode = result.statusCode;
   if (statusCode >= 200 && statusCode < 300) {
-    return { startedAt, durationMs, succeeded: true, statusCode, error: null, responseBody: storableBody(result.body), retryAfterMs: undefined, unsendable: false };
+    return {
+      startedAt,
+      durationMs,
+      succeeded: true,
+      statusCode,
+      error: null,
+      responseBody: storableBody(result.body),
+      retryAfterMs: undefined,
+      unsendable: false,
+    };
   }
   const error = statusCode >= 300 && statusCode < 400 ? `redirect (HTTP ${statusCode}) not followed` : `HTTP ${statusCode}`;
   const retryAfter = result.headers['retry-after'];

@@ -259,11 +259,14 @@ export class Dispatcher implements Service {
     const at = Math.max(row.send_at_ms, last + (row.send_interval_ms ?? 0));
     this.lastPacedSend.set(row.endpoint_id, at);
     this.sendAt.set(row.id, at);
-    const timer = setTimeout(() => {
-      this.paced.delete(row.id);
-      this.queue.unshift({ row, lease });
-      this.pump();
-    }, Math.min(Math.max(0, at - Date.now()), row.wait_ms + 1_000));
+    const timer = setTimeout(
+      () => {
+        this.paced.delete(row.id);
+        this.queue.unshift({ row, lease });
+        this.pump();
+      },
+      Math.min(Math.max(0, at - Date.now()), row.wait_ms + 1_000),
+    );
     this.paced.set(row.id, { row, lease, timer });
   }
 
@@ -274,8 +277,10 @@ export class Dispatcher implements Service {
     const queued = [...this.paced.values(), ...this.queue.splice(0)];
     this.paced.clear();
     if (queued.length === 0) return;
-    await releaseUnstarted(this.sql, queued.map((q) => ({ id: q.row.id, lease: q.lease })))
-      .catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
+    await releaseUnstarted(
+      this.sql,
+      queued.map((q) => ({ id: q.row.id, lease: q.lease })),
+    ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
   }
 
   private launch(row: OutboxClaimedDelivery, lease: string): void {
@@ -342,7 +347,12 @@ export class Dispatcher implements Service {
       endpointHadFailures: row.consecutive_failures > 0 || row.failed_attempts_in_row > 0,
       probeDelayMs: outcome.succeeded
         ? 0
-        : probeDelay(this.caches.ladder(row.ladder_json), row.failed_attempts_in_row + 1, this.options.sending.circuit_breaker.failures, this.options.sending.time_scale),
+        : probeDelay(
+            this.caches.ladder(row.ladder_json),
+            row.failed_attempts_in_row + 1,
+            this.options.sending.circuit_breaker.failures,
+            this.options.sending.time_scale,
+          ),
       startedAt: outcome.startedAt,
       durationMs: outcome.durationMs,
       succeeded: outcome.succeeded,
@@ -380,7 +390,10 @@ export class Dispatcher implements Service {
             disableAfter: this.options.sending.disable_after_failures,
             breakerFailures: this.options.sending.circuit_breaker.failures,
             onRefused: (c, err) =>
-              this.options.logger.error({ err, deliveryId: c.deliveryId, endpointId: c.endpointId }, 'dispatcher: the store refused an attempt; its delivery is recorded as failed'),
+              this.options.logger.error(
+                { err, deliveryId: c.deliveryId, endpointId: c.endpointId },
+                'dispatcher: the store refused an attempt; its delivery is recorded as failed',
+              ),
           });
         } catch (err) {
           const unwritten = err instanceof CompletionsNotRecorded ? err.unwritten : batch;

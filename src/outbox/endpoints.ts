@@ -30,7 +30,11 @@ import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSc
 import { endpointSchemes, type Endpoint } from './types.js';
 
 /** Text stored in a text column: Postgres refuses NUL in text, so it is refused here with a clear 400. */
-export const storableText = (max: number) => z.string().max(max).refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
+export const storableText = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine((s) => !s.includes('\u0000'), 'must not contain NUL bytes');
 
 /** Longest endpoint timeout: an attempt holds a request slot and its lease for this long at most. */
 export const MAX_ENDPOINT_TIMEOUT_MS = 5 * 60_000;
@@ -45,7 +49,9 @@ export function sendIntervalMs(rateLimit: string): number {
   return { s: 1_000, m: 60_000, h: 3_600_000 }[unit] / Number(count);
 }
 
-const eventTypePattern = z.string().regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/, 'event types are exact (invoice.paid), a prefix pattern (invoice.*) or *');
+const eventTypePattern = z
+  .string()
+  .regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/, 'event types are exact (invoice.paid), a prefix pattern (invoice.*) or *');
 
 /** What the API and CLI accept to create an endpoint. Durations take `10s` or a number of seconds. */
 export const endpointCreateSchema = z
@@ -62,7 +68,10 @@ export const endpointCreateSchema = z
     /** For scheme `hmac`: how the signature is made and where it goes, as for an inbound `hmac` source. */
     hmac: hmacSchemeOptions.optional(),
     /** Bring your own secret (moving from another sender); one is generated otherwise. */
-    secret: z.string().regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'a secret is "whsec_" and at least 18 bytes of base64').optional(),
+    secret: z
+      .string()
+      .regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'a secret is "whsec_" and at least 18 bytes of base64')
+      .optional(),
     enabled: z.boolean().optional(),
   })
   .strict();
@@ -80,11 +89,15 @@ function schemeOptions(scheme: string, hmac: HmacSchemeOptions | null | undefine
     if (hmac) throw new TekilError('VALIDATION_FAILED', `hmac: only for scheme "hmac" (this endpoint signs with "${scheme}")`);
     return null;
   }
-  if (!hmac) throw new TekilError('VALIDATION_FAILED', 'scheme "hmac" needs hmac: its signature_header, algorithm, encoding, …', { hint: 'see docs/sending.md, "Signatures"' });
+  if (!hmac)
+    throw new TekilError('VALIDATION_FAILED', 'scheme "hmac" needs hmac: its signature_header, algorithm, encoding, …', {
+      hint: 'see docs/sending.md, "Signatures"',
+    });
   const problems = hmacOptionProblems(hmac);
   // The dispatcher sends the message's bytes as published and signs in a header, with the endpoint's
   // secret alone: a signature written into the body, or a named secret, would leave requests unsigned.
-  if (hmac.signature !== undefined && !hmac.signature.startsWith('header:')) problems.push('hmac.signature: an endpoint signs in a header (signature_header or signature: header:<name>)');
+  if (hmac.signature !== undefined && !hmac.signature.startsWith('header:'))
+    problems.push('hmac.signature: an endpoint signs in a header (signature_header or signature: header:<name>)');
   const named = templateSecretNames(hmac.signed_payload);
   if (named.length) problems.push(`hmac.signed_payload: an endpoint has one secret, {secret:key}; {secret:${named[0]}} is for receiving`);
   if (problems.length) throw new TekilError('VALIDATION_FAILED', problems.join('; '));

@@ -1,8 +1,7 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
-import { selectAttempts, selectMessage, listDeliveriesStatement,
-  listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
+import { selectAttempts, selectMessage, listDeliveriesStatement, listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
@@ -137,8 +136,6 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
     created_at: m.created_at,
     payload,
     payload_trimmed_at: m.trimmed_at,
-    deliveries: deliveries.items
-      .reverse()
-      .map((d) => ({ ...d, attempt_history: attempts.rows.filter((a) => Number(a.delivery_id) === Number(d.id)) })),
+    deliveries: deliveries.items.reverse().map((d) => ({ ...d, attempt_history: attempts.rows.filter((a) => Number(a.delivery_id) === Number(d.id)) })),
   };
 }

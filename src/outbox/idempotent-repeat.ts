@@ -26,7 +26,8 @@ export async function checkIdempotentRepeat(db: Queryable, messageId: string, ke
   if (row.resource_id !== request.resourceId) differs.push('resource_id');
   const stored = row.trimmed ? undefined : storedData(row.payload);
   if (stored !== undefined && canonicalJson(stored.data) !== canonicalJson(request.data)) differs.push('data');
-  if (destinationSet(row.extras.map(([endpointId, url]) => ({ endpointId, url }))) !== destinationSet(request.extraDestinations)) differs.push('extra_destinations');
+  if (destinationSet(row.extras.map(([endpointId, url]) => ({ endpointId, url }))) !== destinationSet(request.extraDestinations))
+    differs.push('extra_destinations');
   if (differs.length === 0) return;
   throw new TekilError('IDEMPOTENCY_KEY_REUSED', `Idempotency-Key "${key}" was first used for message ${messageId} with another ${differs.join(', ')}`, {
     hint: 'send the same request again to get that message back, or use a new Idempotency-Key for a new message',

@@ -33,7 +33,10 @@ export function ladderGapsMs(spec: LadderSpec, options: { bounded?: boolean } = 
   let gaps: readonly string[];
   if (typeof spec === 'string') {
     if (!isLadderPreset(spec)) {
-      throw new TekilError('VALIDATION_FAILED', `unknown ladder preset "${spec}" (expected ${Object.keys(ladderPresets).join(', ')} or a list of gaps like ["30s", "2m"])`);
+      throw new TekilError(
+        'VALIDATION_FAILED',
+        `unknown ladder preset "${spec}" (expected ${Object.keys(ladderPresets).join(', ')} or a list of gaps like ["30s", "2m"])`,
+      );
     }
     gaps = ladderPresets[spec];
   } else {

@@ -134,7 +134,10 @@ export class PublishBatcher {
           for (const p of batch) p.reject(publishFailure(err, p.message.type));
         };
       }
-      this.options.logger?.warn({ messages: batch.length, err: { message: (err as Error).message } }, 'publishing batch failed; publishing its messages one by one');
+      this.options.logger?.warn(
+        { messages: batch.length, err: { message: (err as Error).message } },
+        'publishing batch failed; publishing its messages one by one',
+      );
       await this.fallback(batch);
       return () => {};
     }

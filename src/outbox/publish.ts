@@ -87,7 +87,13 @@ function validate(input: PublishInput): void {
   if (input.resourceId != null && (typeof input.resourceId !== 'string' || input.resourceId.length > 255 || input.resourceId.includes('\u0000'))) {
     throw new TekilError('VALIDATION_FAILED', 'resource_id: a string of at most 255 characters, without NUL bytes');
   }
-  if (input.idempotencyKey !== undefined && (typeof input.idempotencyKey !== 'string' || input.idempotencyKey.length === 0 || input.idempotencyKey.length > 255 || input.idempotencyKey.includes('\u0000'))) {
+  if (
+    input.idempotencyKey !== undefined &&
+    (typeof input.idempotencyKey !== 'string' ||
+      input.idempotencyKey.length === 0 ||
+      input.idempotencyKey.length > 255 ||
+      input.idempotencyKey.includes('\u0000'))
+  ) {
     throw new TekilError('VALIDATION_FAILED', 'idempotency key: 1 to 255 characters, without NUL bytes');
   }
   for (const extra of input.extraDestinations ?? []) {

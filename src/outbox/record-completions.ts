@@ -68,7 +68,11 @@ async function writeOne(sql: Queryable, completion: OutboxCompletion, options: R
       next: 'failed',
       delayMs: 0,
       responseBody: null,
-      error: `${completion.error ?? 'attempt'}; not recorded as it was: the store refused its values (SQLSTATE ${sqlState}; e.g. a next attempt beyond the timestamp range), so the delivery is failed`.slice(0, 1000),
+      error:
+        `${completion.error ?? 'attempt'}; not recorded as it was: the store refused its values (SQLSTATE ${sqlState}; e.g. a next attempt beyond the timestamp range), so the delivery is failed`.slice(
+          0,
+          1000,
+        ),
     };
     try {
       await writeCompletions(sql, [failed], options.dispatcher, options.disableAfter, options.breakerFailures);

@@ -4,7 +4,13 @@ import { endpointStreaks } from './attempt-decision.js';
 import type { OutboxCompletion } from './types.js';
 
 /** Writes one group of finished attempts (src/store/sql/outbox/complete-attempts.ts: one statement). */
-export async function writeCompletions(db: Queryable, batch: readonly OutboxCompletion[], dispatcher: string, disableAfter: number, breakerFailures = 0): Promise<void> {
+export async function writeCompletions(
+  db: Queryable,
+  batch: readonly OutboxCompletion[],
+  dispatcher: string,
+  disableAfter: number,
+  breakerFailures = 0,
+): Promise<void> {
   const streaks = endpointStreaks(batch);
   const streakIds = [...streaks.keys()];
   await completeAttempts.run(db, {

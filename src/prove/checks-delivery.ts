@@ -20,7 +20,11 @@ export const deliver: CheckRun = async (s) => {
   }
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
   const all = { ...figures, ...effectFigures(effect) };
-  if (effect.count === 0) return failed(`answered ${describeAnswer(answer)} but the effect never ran within ${s.options.effectTimeoutMs} ms: the work is lost after the answer, or the effects URL does not count it`, all);
+  if (effect.count === 0)
+    return failed(
+      `answered ${describeAnswer(answer)} but the effect never ran within ${s.options.effectTimeoutMs} ms: the work is lost after the answer, or the effects URL does not count it`,
+      all,
+    );
   if (effect.count > 1) return failed(`one delivery ${times(effect.count)}: the receiver runs the effect more than once per request`, all);
   if (effect.state !== undefined && effect.state !== 'paid') return failed(`the invoice ended in state ${effect.state}, not paid`, all);
   return passed(`${describeAnswer(answer)} in ${answer.ms} ms; the effect ran once`, all);
@@ -37,8 +41,10 @@ export const duplicate: CheckRun = async (s) => {
   const copy = await s.send(e, { timestamp: nowSeconds() + 1 });
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
   const figures = { first: answersText(first), copy: describeAnswer(copy), ...effectFigures(effect) };
-  if (!isSuccess(copy)) return failed(`the resent copy was answered ${describeAnswer(copy)}: a duplicate must be answered 2xx, or the provider keeps retrying it`, figures);
-  if (effect.count > 1) return failed(`the same delivery (same event id, fresh signature) ${times(effect.count)}: the receiver does not deduplicate on the event id`, figures);
+  if (!isSuccess(copy))
+    return failed(`the resent copy was answered ${describeAnswer(copy)}: a duplicate must be answered 2xx, or the provider keeps retrying it`, figures);
+  if (effect.count > 1)
+    return failed(`the same delivery (same event id, fresh signature) ${times(effect.count)}: the receiver does not deduplicate on the event id`, figures);
   if (effect.count === 0) return failed('the effect never ran', figures);
   return passed(`the copy was answered ${describeAnswer(copy)}; the effect ran once`, figures);
 };
@@ -69,7 +75,8 @@ export const concurrent: CheckRun = async (s) => {
       figures,
     );
   }
-  if (lost.length) return failed(`${lost.length} of ${copies} copies were never answered 2xx, even after retries (last: ${answersText(lost[0] as Delivery)})`, figures);
+  if (lost.length)
+    return failed(`${lost.length} of ${copies} copies were never answered 2xx, even after retries (last: ${answersText(lost[0] as Delivery)})`, figures);
   if (effect.count === 0) return failed('the effect never ran', figures);
   return passed(`all ${copies} copies answered 2xx${figures.retried ? ` (${figures.retried} after a retry)` : ''}; the effect ran once`, figures);
 };
@@ -92,21 +99,29 @@ export const busyDuplicate: CheckRun = async (s) => {
   const copy = await s.deliver(e);
   await s.sleep(Math.max(0, started + slowMs - Date.now()));
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
-  const figures = { slow_ms: slowMs, provider_timeout_ms: providerTimeoutMs, copy_sent_after_ms: copySentAfterMs, first: describeAnswer(first), copy: answersText(copy), ...effectFigures(effect) };
+  const figures = {
+    slow_ms: slowMs,
+    provider_timeout_ms: providerTimeoutMs,
+    copy_sent_after_ms: copySentAfterMs,
+    first: describeAnswer(first),
+    copy: answersText(copy),
+    ...effectFigures(effect),
+  };
   if (effect.count > 1) {
     return failed(
       `a copy sent while the first run was still working ${times(effect.count)}: the receiver does not deduplicate copies that arrive during processing (the event id must be taken under a unique key inside the work's transaction, so the copy waits or is refused)`,
       figures,
     );
   }
-  if (!copy.ok && !isSuccess(first)) return failed(`neither the first request nor the copy was answered 2xx (${describeAnswer(first)}; ${answersText(copy)})`, figures);
+  if (!copy.ok && !isSuccess(first))
+    return failed(`neither the first request nor the copy was answered 2xx (${describeAnswer(first)}; ${answersText(copy)})`, figures);
   if (effect.count === 0) return failed('the effect never ran after both runs ended', figures);
   return passed(`first ${describeAnswer(first)}, copy ${answersText(copy)}; the effect ran once`, figures);
 };
 
 export const secondEndpoint: CheckRun = async (s) => {
   const { callbackUrl } = s.options;
-  if (callbackUrl === undefined) return skipped('needs --callback-url: the receiver\'s second URL for the same events');
+  if (callbackUrl === undefined) return skipped("needs --callback-url: the receiver's second URL for the same events");
   const invoiceId = s.newInvoiceId();
   const e = s.event(invoiceId, 'paid');
   s.expect(invoiceId, { count: 1, state: 'paid', check: 'second-endpoint' });
@@ -116,7 +131,8 @@ export const secondEndpoint: CheckRun = async (s) => {
   const second = await s.deliver(e, { url: callbackUrl });
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
   const figures = { first: answersText(first), second: answersText(second), ...effectFigures(effect) };
-  if (effect.count > 1) return failed(`the same event id sent to the callback URL ${times(effect.count)}: the receiver deduplicates per URL, not on the event id alone`, figures);
+  if (effect.count > 1)
+    return failed(`the same event id sent to the callback URL ${times(effect.count)}: the receiver deduplicates per URL, not on the event id alone`, figures);
   if (!second.ok) return failed(`the callback URL never answered 2xx (${answersText(second)})`, figures);
   if (effect.count === 0) return failed('the effect never ran', figures);
   return passed(`both URLs answered 2xx; the effect ran once`, figures);

@@ -26,7 +26,8 @@ export const sameResource: CheckRun = async (s) => {
     );
   }
   if (effect.count > 1) return failed(`the paid effect ${times(effect.count)} for one invoice.paid`, figures);
-  if (effect.state !== undefined && effect.state !== 'paid') return failed(`both events were answered, but the invoice ended ${effect.state}, not paid`, figures);
+  if (effect.state !== undefined && effect.state !== 'paid')
+    return failed(`both events were answered, but the invoice ended ${effect.state}, not paid`, figures);
   return passed(`both events processed; ${effect.state === undefined ? '' : `state ${effect.state}; `}the effect ran once`, figures);
 };
 
@@ -40,7 +41,11 @@ export const paidAgain: CheckRun = async (s) => {
   const again = await s.deliver(s.event(invoiceId, 'paid'));
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
   const figures = { first: answersText(first), again: answersText(again), ...effectFigures(effect) };
-  if (!first.ok || !again.ok) return failed(`an event was never answered 2xx (first: ${answersText(first)}; again: ${answersText(again)}): a second invoice.paid must be answered 2xx and change nothing`, figures);
+  if (!first.ok || !again.ok)
+    return failed(
+      `an event was never answered 2xx (first: ${answersText(first)}; again: ${answersText(again)}): a second invoice.paid must be answered 2xx and change nothing`,
+      figures,
+    );
   if (effect.count > 1) {
     return failed(
       `invoice.paid under a new event id for an invoice already paid ${times(effect.count)}: the receiver has no second lock; mark the invoice paid only if it is not paid yet, and run the effect only when that update changed a row`,
@@ -87,14 +92,16 @@ export const crash: CheckRun = async (s) => {
   const delivery = await s.deliver(e);
   const effect = await s.settledEffect(invoiceId, (x) => x.count >= 1);
   const figures = { answers: answersText(delivery), ...effectFigures(effect) };
-  if (!delivery.ok) return failed(`the event was never answered 2xx after the failed run (${answersText(delivery)}): the receiver keeps failing after one crash`, figures);
+  if (!delivery.ok)
+    return failed(`the event was never answered 2xx after the failed run (${answersText(delivery)}): the receiver keeps failing after one crash`, figures);
   if (effect.count === 0) {
     return failed(
       `after a run that failed mid-work and its retry (${answersText(delivery)}), the effect never ran: the receiver marks the event processed before its work commits, so the retry skips the work`,
       figures,
     );
   }
-  if (effect.count > 1) return failed(`after a run that failed mid-work, the effect ${times(effect.count)}: the failed run's work was not rolled back`, figures);
+  if (effect.count > 1)
+    return failed(`after a run that failed mid-work, the effect ${times(effect.count)}: the failed run's work was not rolled back`, figures);
   const how = delivery.answers.length > 1 ? `answered ${answersText(delivery)}` : `answered ${answersText(delivery)} and retried by itself`;
   return passed(`the failed run was ${how}; exactly one effect`, figures);
 };
@@ -116,24 +123,39 @@ export const replayAfterFix: CheckRun = async (s) => {
   const second = await s.deliver(e, { timestamp: nowSeconds() + 2 });
   await s.sleep(s.options.settleMs);
   const effect = await s.effectOf(invoiceId);
-  const figures = { last_attempt: describeAnswer(lastAttempt), replay: answersText(replay), second_replay: answersText(second), count_after_replay: afterReplay.count, ...effectFigures(effect) };
-  if (!replay.ok || !second.ok) return failed(`a replay was never answered 2xx (replay: ${answersText(replay)}; second replay: ${answersText(second)})`, figures);
+  const figures = {
+    last_attempt: describeAnswer(lastAttempt),
+    replay: answersText(replay),
+    second_replay: answersText(second),
+    count_after_replay: afterReplay.count,
+    ...effectFigures(effect),
+  };
+  if (!replay.ok || !second.ok)
+    return failed(`a replay was never answered 2xx (replay: ${answersText(replay)}; second replay: ${answersText(second)})`, figures);
   if (afterReplay.count === 0) {
     return failed(
       `the event that failed (${describeAnswer(lastAttempt)}) was replayed after the fix and answered ${answersText(replay)}, but its effect never ran: the failed run left the event id marked processed, so the replay was taken for a duplicate; mark it in the work's transaction`,
       figures,
     );
   }
-  if (effect.count > 1) return failed(`replaying the event a second time, with the same event id, the effect ${times(effect.count)}: a replay carries the event id of the original; deduplicate on it`, figures);
+  if (effect.count > 1)
+    return failed(
+      `replaying the event a second time, with the same event id, the effect ${times(effect.count)}: a replay carries the event id of the original; deduplicate on it`,
+      figures,
+    );
   if (effect.state !== undefined && effect.state !== 'paid') return failed(`the invoice ended ${effect.state}, not paid`, figures);
-  return passed(`the failed event (${describeAnswer(lastAttempt)}) was replayed (${answersText(replay)}) and replayed again (${answersText(second)}); the effect ran once`, figures);
+  return passed(
+    `the failed event (${describeAnswer(lastAttempt)}) was replayed (${answersText(replay)}) and replayed again (${answersText(second)}); the effect ran once`,
+    figures,
+  );
 };
 
 export const reconcile: CheckRun = async (s) => {
   const list = s.options.providerList;
   const listed = list ? await providerListExpectations(list, s.options.providerTimeoutMs) : new Map<string, Expectation>();
   const expectations = new Map([...listed, ...s.expectations]);
-  if (expectations.size === 0) return skipped(list ? 'no events were sent and the provider lists nothing' : 'no events were sent: choose at least one other check');
+  if (expectations.size === 0)
+    return skipped(list ? 'no events were sent and the provider lists nothing' : 'no events were sent: choose at least one other check');
   await s.sleep(s.options.settleMs);
   // Thousands of listed resources do not fit in one ?ids= query: read every effect once instead.
   const effects = await s.effects(listed.size > 0 ? undefined : [...expectations.keys()]);
@@ -146,7 +168,12 @@ export const reconcile: CheckRun = async (s) => {
       mismatches.push(`${invoiceId} (${want.check}) ${times(got.count)}${got.state ? `, state ${got.state}` : ''}; expected ${expected}`);
     }
   }
-  const figures = { resources: expectations.size, ...(list ? { listed: listed.size } : {}), matching: expectations.size - mismatches.length, differing: mismatches.length };
+  const figures = {
+    resources: expectations.size,
+    ...(list ? { listed: listed.size } : {}),
+    matching: expectations.size - mismatches.length,
+    differing: mismatches.length,
+  };
   const what = list ? 'what was sent and what the provider lists' : 'what was sent';
   if (mismatches.length) {
     const shown = mismatches.slice(0, 5).join('; ');

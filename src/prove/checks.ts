@@ -66,21 +66,15 @@ export const checkFixes: Record<CheckId, string> = {
   'same-resource':
     'One invoice has many events: deduplicate on the event id, never on the resource (invoice) id, or the later states of a resource are dropped.',
   'paid-again':
-    'A provider can announce a payment again under a new event id: make the update conditional ("mark paid only if not yet paid", e.g. UPDATE … SET status = \'paid\' WHERE id = $1 AND status <> \'paid\') and run the effect only when it changed a row: the second lock behind the event id.',
-  order:
-    'Events arrive out of order: compare each event with the resource\'s current state and ignore one that would move it back (a terminal state stays).',
-  signature:
-    'Verify the signature over the raw body before anything else, with a constant-time comparison, and answer 4xx when it does not match.',
-  timestamp:
-    'Check the signed timestamp against a tolerance (e.g. 5 minutes) on both sides, so a captured request cannot be replayed later.',
-  rotation:
-    'During a secret rotation a header carries several signatures: accept the request when any of them matches any active secret, not only the first.',
-  crash:
-    'Mark an event processed in the same transaction as its work: if the work fails, the mark rolls back with it and the retry does the work.',
+    "A provider can announce a payment again under a new event id: make the update conditional (\"mark paid only if not yet paid\", e.g. UPDATE … SET status = 'paid' WHERE id = $1 AND status <> 'paid') and run the effect only when it changed a row: the second lock behind the event id.",
+  order: "Events arrive out of order: compare each event with the resource's current state and ignore one that would move it back (a terminal state stays).",
+  signature: 'Verify the signature over the raw body before anything else, with a constant-time comparison, and answer 4xx when it does not match.',
+  timestamp: 'Check the signed timestamp against a tolerance (e.g. 5 minutes) on both sides, so a captured request cannot be replayed later.',
+  rotation: 'During a secret rotation a header carries several signatures: accept the request when any of them matches any active secret, not only the first.',
+  crash: 'Mark an event processed in the same transaction as its work: if the work fails, the mark rolls back with it and the retry does the work.',
   'replay-after-fix':
     'A failed event is replayed by hand after the fix, with the same event id: a failed run must leave no "processed" mark (record it in the work\'s transaction), and a second replay must find the first one\'s mark and do nothing.',
-  'second-endpoint':
-    'A provider may send the same event to a second URL (the callback URL): deduplicate on the event id across every URL of the receiver.',
+  'second-endpoint': 'A provider may send the same event to a second URL (the callback URL): deduplicate on the event id across every URL of the receiver.',
   reconcile:
-    'Every event the provider sent must end as exactly one effect in its last state: compare with the provider\'s list (reconciliation) and fix the rows above.',
+    "Every event the provider sent must end as exactly one effect in its last state: compare with the provider's list (reconciliation) and fix the rows above.",
 };

@@ -22,7 +22,9 @@ describe('the effects contract', () => {
   });
 
   it('anything else is PROVE_EFFECTS_INVALID, saying where', () => {
-    expect(() => parseEffects('<html>', URL_)).toThrow(expect.objectContaining({ code: 'PROVE_EFFECTS_INVALID', message: `the effects at ${URL_} are not JSON` }));
+    expect(() => parseEffects('<html>', URL_)).toThrow(
+      expect.objectContaining({ code: 'PROVE_EFFECTS_INVALID', message: `the effects at ${URL_} are not JSON` }),
+    );
     expect(() => parseEffects('[1, 2]', URL_)).toThrow(expect.objectContaining({ code: 'PROVE_EFFECTS_INVALID' }));
     expect(() => parseEffects('{"inv_a": {"count": -1}}', URL_)).toThrow(/do not follow the contract \(at inv_a/);
     expect(() => parseEffects('{"inv_a": "1"}', URL_)).toThrow(/at inv_a/);

@@ -38,7 +38,11 @@ export interface Effect {
 }
 
 const effectEntry = z.union([
-  z.number().int().nonnegative().transform((count): Effect => ({ count })),
+  z
+    .number()
+    .int()
+    .nonnegative()
+    .transform((count): Effect => ({ count })),
   // `state: null` is what SQL behind the route gives an invoice with no state yet: unknown, as if absent.
   z.object({ count: z.number().int().nonnegative(), state: z.string().nullable().optional() }).passthrough(),
 ]);
@@ -60,10 +64,14 @@ export async function readEffects(effectsUrl: string, timeoutMs: number, ids?: r
     status = res.statusCode;
     text = await res.body.text();
   } catch (err) {
-    throw new TekilError('PROVE_EFFECTS_UNREACHABLE', `cannot read the effects at ${effectsUrl}: ${err instanceof Error ? err.message || err.name : String(err)}`, {
-      cause: err,
-      hint: 'start the receiver, or point --effects at its GET effects route (see docs/prove.md)',
-    });
+    throw new TekilError(
+      'PROVE_EFFECTS_UNREACHABLE',
+      `cannot read the effects at ${effectsUrl}: ${err instanceof Error ? err.message || err.name : String(err)}`,
+      {
+        cause: err,
+        hint: 'start the receiver, or point --effects at its GET effects route (see docs/prove.md)',
+      },
+    );
   }
   if (status < 200 || status >= 300) {
     throw new TekilError('PROVE_EFFECTS_UNREACHABLE', `the effects at ${effectsUrl} answered HTTP ${status}`, {
@@ -79,16 +87,25 @@ export function parseEffects(text: string, effectsUrl: string): Map<string, Effe
   try {
     parsed = JSON.parse(text);
   } catch (err) {
-    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${effectsUrl} are not JSON`, { cause: err, hint: 'answer {"<resource id>": {"count": n, "state": "…"}}' });
+    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${effectsUrl} are not JSON`, {
+      cause: err,
+      hint: 'answer {"<resource id>": {"count": n, "state": "…"}}',
+    });
   }
   const result = effectsDocument.safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new TekilError('PROVE_EFFECTS_INVALID', `the effects at ${effectsUrl} do not follow the contract${issue ? ` (at ${issue.path.join('.') || 'the top'}: ${issue.message})` : ''}`, {
-      hint: 'answer {"<resource id>": {"count": n, "state": "…"}} or {"<resource id>": n}',
-    });
+    throw new TekilError(
+      'PROVE_EFFECTS_INVALID',
+      `the effects at ${effectsUrl} do not follow the contract${issue ? ` (at ${issue.path.join('.') || 'the top'}: ${issue.message})` : ''}`,
+      {
+        hint: 'answer {"<resource id>": {"count": n, "state": "…"}} or {"<resource id>": n}',
+      },
+    );
   }
-  return new Map(Object.entries(result.data).map(([id, e]) => [id, { count: e.count, ...(e.state === undefined || e.state === null ? {} : { state: e.state }) }]));
+  return new Map(
+    Object.entries(result.data).map(([id, e]) => [id, { count: e.count, ...(e.state === undefined || e.state === null ? {} : { state: e.state }) }]),
+  );
 }
 
 /** Calls the control contract (`POST <control>/fail-next`, `…/slow-next?ms=N`); it must answer 2xx. */
@@ -104,6 +121,8 @@ export async function callControl(controlUrl: string, action: 'fail-next' | 'slo
     throw new TekilError('PROVE_CONTROL_FAILED', `POST ${url.href} failed: ${err instanceof Error ? err.message || err.name : String(err)}`, { cause: err });
   }
   if (status < 200 || status >= 300) {
-    throw new TekilError('PROVE_CONTROL_FAILED', `POST ${url.href} answered HTTP ${status}`, { hint: 'the control routes must answer 2xx (see docs/prove.md)' });
+    throw new TekilError('PROVE_CONTROL_FAILED', `POST ${url.href} answered HTTP ${status}`, {
+      hint: 'the control routes must answer 2xx (see docs/prove.md)',
+    });
   }
 }

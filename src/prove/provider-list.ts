@@ -38,13 +38,17 @@ export async function providerListExpectations(list: ProviderListOptions, timeou
     const res = await providerRequest('GET', url.toString(), { authorization: `Bearer ${list.apiKey}` }, { maxRetries: 5, maxWaitMs: 10_000, timeoutMs });
     const page = listPage.safeParse(res.json);
     if (!page.success) {
-      throw new TekilError('RECONCILE_PROVIDER_FAILED', `${list.url} does not answer {items: [...], next_cursor}`, { hint: 'the provider list must be cursor-paginated like GET /v1/invoices (docs/simulate.md)' });
+      throw new TekilError('RECONCILE_PROVIDER_FAILED', `${list.url} does not answer {items: [...], next_cursor}`, {
+        hint: 'the provider list must be cursor-paginated like GET /v1/invoices (docs/simulate.md)',
+      });
     }
     for (const item of page.data.items) {
       const resource = item[list.resourceField];
       const state = item.status;
       if (typeof resource !== 'string' || typeof state !== 'string') {
-        throw new TekilError('RECONCILE_PROVIDER_FAILED', `an item of ${list.url} has no text "${list.resourceField}" or "status"`, { hint: 'choose the item field that names the resource with --provider-resource' });
+        throw new TekilError('RECONCILE_PROVIDER_FAILED', `an item of ${list.url} has no text "${list.resourceField}" or "status"`, {
+          hint: 'choose the item field that names the resource with --provider-resource',
+        });
       }
       expectations.set(resource, { count: 1, state, check: 'provider list' });
     }

@@ -17,7 +17,16 @@ const row = (over: Partial<CheckResult>): CheckResult => ({
 const report = (rows: CheckResult[]): ProveReport => {
   const counts = { passed: 0, failed: 0, skipped: 0 };
   for (const r of rows) counts[r.status]++;
-  return { url: 'http://x/hook', scheme: 'paymos', runId: 'abc123', startedAt: '2026-01-01T00:00:00.000Z', durationMs: 5000, ok: counts.failed === 0, counts, rows };
+  return {
+    url: 'http://x/hook',
+    scheme: 'paymos',
+    runId: 'abc123',
+    startedAt: '2026-01-01T00:00:00.000Z',
+    durationMs: 5000,
+    ok: counts.failed === 0,
+    counts,
+    rows,
+  };
 };
 
 describe('prove report', () => {
@@ -49,7 +58,9 @@ describe('prove report', () => {
     );
     expect(formatRow(row({}), false)).not.toContain('fix:');
     expect(formatRow(row({}), true)).toContain('\x1b[32mPASSED ');
-    expect(formatTable(report([row({ status: 'failed' })]), false)).toMatch(/NOT PROVED: 0 passed, 1 failed, 0 skipped in 5\.0 s \(paymos → http:\/\/x\/hook, run abc123\)\n$/);
+    expect(formatTable(report([row({ status: 'failed' })]), false)).toMatch(
+      /NOT PROVED: 0 passed, 1 failed, 0 skipped in 5\.0 s \(paymos → http:\/\/x\/hook, run abc123\)\n$/,
+    );
   });
 
   it('check lists: known ids pass, unknown ones are named', () => {

@@ -34,7 +34,8 @@ export function formatTable(report: ProveReport, colour: boolean): string {
 }
 
 const xml = (text: string): string =>
-  text.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] as string)
+  text
+    .replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c] as string)
     // XML 1.0 cannot carry most control characters, even escaped.
     .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, '');
 
@@ -44,7 +45,8 @@ export function formatJunit(report: ProveReport): string {
     const head = `    <testcase classname="tekil.prove" name="${xml(row.id)}" time="${(row.durationMs / 1000).toFixed(3)}">`;
     const out = `      <system-out>${xml(`${row.title}\n${row.message}\n${figuresText(row.figures)}`)}</system-out>`;
     let verdict = '';
-    if (row.status === 'failed') verdict = `      <failure message="${xml(row.message)}" type="${xml(row.id)}">${xml(`${row.message}\nfix: ${row.fix}`)}</failure>\n`;
+    if (row.status === 'failed')
+      verdict = `      <failure message="${xml(row.message)}" type="${xml(row.id)}">${xml(`${row.message}\nfix: ${row.fix}`)}</failure>\n`;
     if (row.status === 'skipped') verdict = `      <skipped message="${xml(row.message)}"/>\n`;
     return `${head}\n${verdict}${out}\n    </testcase>`;
   });

@@ -43,7 +43,10 @@ export interface Selection {
 
 /** Parses a `--only` / `--skip` list (`duplicate,order`), naming any unknown id. */
 export function parseCheckList(text: string, flag: string): CheckId[] {
-  const ids = text.split(',').map((x) => x.trim()).filter(Boolean);
+  const ids = text
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   const unknown = ids.filter((id) => !(checkIds as readonly string[]).includes(id));
   if (unknown.length) {
     throw new TekilError('VALIDATION_FAILED', `${flag}: unknown check ${unknown.map((x) => `"${x}"`).join(', ')}`, { hint: `checks: ${checkIds.join(', ')}` });

@@ -78,7 +78,15 @@ export class ProveSession {
   }
 
   event(invoiceId: string, status: InvoiceStatus, occurredAt = new Date()): InvoiceEvent {
-    return { eventId: fresh(`evt_${this.runId}`), invoiceId, status, amount: '49.90', paidAmount: status === 'paid' ? '49.90' : '0.00', currency: 'EUR', occurredAt };
+    return {
+      eventId: fresh(`evt_${this.runId}`),
+      invoiceId,
+      status,
+      amount: '49.90',
+      paidAmount: status === 'paid' ? '49.90' : '0.00',
+      currency: 'EUR',
+      occurredAt,
+    };
   }
 
   expect(invoiceId: string, expectation: Expectation): void {

@@ -43,7 +43,13 @@ describe('invoice events in every scheme', () => {
     const req = signedInvoiceRequest('paytr', ['merchant-key'], event, { namedSecrets: { salt: 'merchant-salt' } });
     const scheme = createScheme('paytr');
     expect(req.headers['content-type']).toBe('application/x-www-form-urlencoded');
-    const verified = scheme.verify({ body: req.body, headers: req.headers, secrets: ['merchant-key'], namedSecrets: { salt: 'merchant-salt' }, toleranceSec: 0 });
+    const verified = scheme.verify({
+      body: req.body,
+      headers: req.headers,
+      secrets: ['merchant-key'],
+      namedSecrets: { salt: 'merchant-salt' },
+      toleranceSec: 0,
+    });
     const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: req.headers, headerEventId: verified.headerEventId });
     expect(fields).toMatchObject({ eventId: 'inv01:success', resourceId: 'inv01', eventType: 'success' });
     expect(new URLSearchParams(req.body.toString()).get('total_amount')).toBe('4990');

@@ -36,7 +36,13 @@ export function invoiceEventBody(scheme: SchemeName, e: InvoiceEvent): Buffer {
   let body: unknown;
   switch (scheme) {
     case 'paymos':
-      body = { event_id: e.eventId, event_type: type, version: '2024-06-01', occurred_at: e.occurredAt.toISOString(), data: { invoice_id: e.invoiceId, ...invoice } };
+      body = {
+        event_id: e.eventId,
+        event_type: type,
+        version: '2024-06-01',
+        occurred_at: e.occurredAt.toISOString(),
+        data: { invoice_id: e.invoiceId, ...invoice },
+      };
       break;
     case 'stripe':
       body = {

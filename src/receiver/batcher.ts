@@ -131,7 +131,10 @@ export class InboxBatcher implements Service {
 
     let inserted: Set<string>;
     try {
-      inserted = await insertDeliveries(this.db, leaders.map((p) => p.row));
+      inserted = await insertDeliveries(
+        this.db,
+        leaders.map((p) => p.row),
+      );
     } catch (err) {
       this.options.metrics?.flushErrors.inc();
       if (isStoreUnavailable(err) || leaders.length === 1) {

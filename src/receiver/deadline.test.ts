@@ -17,7 +17,15 @@ describe('acknowledgement deadline', () => {
   it('still starts the write of a request that used up the deadline before it (its retry is a duplicate); 0 disables', async () => {
     let started = false;
     let finish!: () => void;
-    const err = await withinDeadline(1_000, 1_000, () => new Promise<void>((resolve) => { started = true; finish = resolve; })).catch((e: unknown) => e);
+    const err = await withinDeadline(
+      1_000,
+      1_000,
+      () =>
+        new Promise<void>((resolve) => {
+          started = true;
+          finish = resolve;
+        }),
+    ).catch((e: unknown) => e);
     expect(isTekilError(err, 'ACK_DEADLINE_EXCEEDED')).toBe(true);
     expect(started).toBe(true);
     finish();

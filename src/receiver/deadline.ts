@@ -9,7 +9,8 @@ import { TekilError } from '../errors.js';
 export function withinDeadline<T>(deadlineMs: number, elapsedMs: number, write: () => Promise<T>): Promise<T> {
   if (deadlineMs <= 0) return write();
   const remaining = deadlineMs - elapsedMs;
-  const exceeded = () => new TekilError('ACK_DEADLINE_EXCEEDED', `the delivery was not committed within receiver.ack_deadline (${deadlineMs} ms); retry shortly`);
+  const exceeded = () =>
+    new TekilError('ACK_DEADLINE_EXCEEDED', `the delivery was not committed within receiver.ack_deadline (${deadlineMs} ms); retry shortly`);
   return new Promise<T>((resolve, reject) => {
     // A request that used up the deadline before its write started is still written, and answered
     // 503 at once: its retry then finds the row.

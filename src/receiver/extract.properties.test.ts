@@ -51,7 +51,8 @@ function embed(valueText: string, path: string[], decoys: Array<[string, unknown
   return text;
 }
 
-const pathArb = fc.array(fc.oneof({ weight: 4, arbitrary: key }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 3 }).map(String) }), { minLength: 1, maxLength: 5 })
+const pathArb = fc
+  .array(fc.oneof({ weight: 4, arbitrary: key }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 3 }).map(String) }), { minLength: 1, maxLength: 5 })
   .filter((p) => !/^\d+$/.test(p[0]!));
 const decoysArb = fc.array(fc.tuple(key, fc.jsonValue({ maxDepth: 2 })), { maxLength: 4 });
 const spacesArb = fc.constantFrom('', ' ', '\n\t ', '\r\n');
@@ -66,7 +67,9 @@ describe('body id extraction under generated documents', () => {
     fc.assert(
       fc.property(idString, pathArb, decoysArb, spacesArb, fc.boolean(), (id, path, decoys, spaces, asciiEscaped) => {
         // Providers write non-ASCII either as UTF-8 or as \\u escapes; both must give the same id.
-        const text = asciiEscaped ? JSON.stringify(id).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`) : JSON.stringify(id);
+        const text = asciiEscaped
+          ? JSON.stringify(id).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)
+          : JSON.stringify(id);
         expect(extractId(path, embed(text, path, decoys, spaces))).toBe(id);
       }),
       { numRuns: 300 },
@@ -84,15 +87,22 @@ describe('body id extraction under generated documents', () => {
 
   it('any bytes: an id, or a coded error, nothing else', () => {
     fc.assert(
-      fc.property(fc.oneof(fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)), fc.json().map((j) => Buffer.from(j))), pathArb, (body, path) => {
-        const extract = createExtractor({ event_id: [`body:${path.join('.')}`] }, noDefaults);
-        try {
-          expect(typeof extract({ body, headers: {} }).eventId).toBe('string');
-        } catch (err) {
-          if (!isTekilError(err)) throw new Error('extraction threw an uncoded error', { cause: err });
-          expect(['EVENT_ID_MISSING', 'EVENT_ID_INVALID', 'BODY_NOT_JSON']).toContain(err.code);
-        }
-      }),
+      fc.property(
+        fc.oneof(
+          fc.uint8Array({ maxLength: 300 }).map((b) => Buffer.from(b)),
+          fc.json().map((j) => Buffer.from(j)),
+        ),
+        pathArb,
+        (body, path) => {
+          const extract = createExtractor({ event_id: [`body:${path.join('.')}`] }, noDefaults);
+          try {
+            expect(typeof extract({ body, headers: {} }).eventId).toBe('string');
+          } catch (err) {
+            if (!isTekilError(err)) throw new Error('extraction threw an uncoded error', { cause: err });
+            expect(['EVENT_ID_MISSING', 'EVENT_ID_INVALID', 'BODY_NOT_JSON']).toContain(err.code);
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });

@@ -67,7 +67,10 @@ describe('field extraction', () => {
   });
 
   it('does not parse the body when header locators find everything', () => {
-    const extract = createExtractor({ event_id: ['header:x-id'], resource_id: ['header:x-r'], event_type: ['header:x-t'], occurred_at: ['header:x-at'] }, defaults);
+    const extract = createExtractor(
+      { event_id: ['header:x-id'], resource_id: ['header:x-r'], event_type: ['header:x-t'], occurred_at: ['header:x-at'] },
+      defaults,
+    );
     expect(extract(input('not json at all', { 'x-id': 'e', 'x-r': 'r', 'x-t': 't', 'x-at': '2026-01-02T03:04:05Z' }))).toEqual({
       eventId: 'e',
       resourceId: 'r',

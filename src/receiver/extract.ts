@@ -200,7 +200,7 @@ export function createExtractor(source: Pick<SourceConfig, 'event_id' | 'resourc
         );
       }
       if (req.notJson) throw new TekilError('BODY_NOT_JSON', 'the body is not JSON, so the event id cannot be read from it');
-      throw new TekilError('EVENT_ID_MISSING', 'no event id found in the request (see the source\'s event_id locators)');
+      throw new TekilError('EVENT_ID_MISSING', "no event id found in the request (see the source's event_id locators)");
     }
     if (id.length > MAX_ID_LENGTH) {
       throw new TekilError('EVENT_ID_INVALID', `the event id must be at most ${MAX_ID_LENGTH} characters`);

@@ -27,13 +27,22 @@ describe('header subset', () => {
   });
 
   it('names secret headers by what they hold', () => {
-    for (const name of ['webhook-signature', 'x-hub-signature-256', 'x-shopify-hmac-sha256', 'authorization', 'x-api-key', 'x-auth-token', 'cookie', 'x-client-secret']) {
+    for (const name of [
+      'webhook-signature',
+      'x-hub-signature-256',
+      'x-shopify-hmac-sha256',
+      'authorization',
+      'x-api-key',
+      'x-auth-token',
+      'cookie',
+      'x-client-secret',
+    ]) {
       expect([name, isSecretHeader(name)]).toEqual([name, true]);
     }
     for (const name of ['webhook-id', 'content-type', 'x-github-event']) expect([name, isSecretHeader(name)]).toEqual([name, false]);
   });
 
-  it('lists the headers a source\'s locators read', () => {
+  it("lists the headers a source's locators read", () => {
     expect(locatorHeaders([['header:X-Id', 'body:id'], undefined, ['header:x-type']])).toEqual(['X-Id', 'x-type']);
   });
 });

@@ -90,22 +90,30 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     else headers['content-type'] = contentType;
     // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
     // list in the wrong place (a proxy or a provider may send webhook-signature twice).
-    const verified = source.scheme.verify({ body, headers: headerLines(req), secrets: source.secrets, namedSecrets: source.namedSecrets, toleranceSec: source.toleranceSec });
+    const verified = source.scheme.verify({
+      body,
+      headers: headerLines(req),
+      secrets: source.secrets,
+      namedSecrets: source.namedSecrets,
+      toleranceSec: source.toleranceSec,
+    });
     const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
     let outcome;
     try {
       // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
       // sender on a slow link is answered as soon as its row commits, and so is its retry.
-      outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () => batcher.enqueue({
-        source: source.name,
-        eventId: fields.eventId,
-        resourceId: fields.resourceId,
-        eventType: fields.eventType,
-        occurredAt: fields.occurredAt,
-        body,
-        contentType: contentType?.trim() ? contentType : null,
-        headers: source.pickHeaders(headers),
-      }));
+      outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
+        batcher.enqueue({
+          source: source.name,
+          eventId: fields.eventId,
+          resourceId: fields.resourceId,
+          eventType: fields.eventType,
+          occurredAt: fields.occurredAt,
+          body,
+          contentType: contentType?.trim() ? contentType : null,
+          headers: source.pickHeaders(headers),
+        }),
+      );
     } catch (err) {
       if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
       throw err;

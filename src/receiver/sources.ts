@@ -33,7 +33,12 @@ export function compileSources(config: TekilConfig): Map<string, ReceiverSource>
       ack: cfg.ack ?? scheme.ack,
       extract: createExtractor(cfg, d),
       pickHeaders: createHeaderPicker(
-        locatorHeaders([plainLocators(cfg.event_id ?? d.event_id), plainLocators(cfg.resource_id ?? d.resource_id), cfg.event_type ?? d.event_type, cfg.occurred_at ?? d.occurred_at]),
+        locatorHeaders([
+          plainLocators(cfg.event_id ?? d.event_id),
+          plainLocators(cfg.resource_id ?? d.resource_id),
+          cfg.event_type ?? d.event_type,
+          cfg.occurred_at ?? d.occurred_at,
+        ]),
       ),
     });
   }

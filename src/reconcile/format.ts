@@ -8,7 +8,8 @@ export function parseWindowTime(flag: string, value: string, now = Date.now()): 
   const back = /^\d/.test(value) && !value.includes('-') ? parseDuration(value) : undefined;
   if (back !== undefined) return new Date(now - back);
   const at = Date.parse(value);
-  if (Number.isNaN(at)) throw new TekilError('VALIDATION_FAILED', `${flag}: expected an ISO time (2026-11-28T00:00Z) or a duration back from now (72h), got "${value}"`);
+  if (Number.isNaN(at))
+    throw new TekilError('VALIDATION_FAILED', `${flag}: expected an ISO time (2026-11-28T00:00Z) or a duration back from now (72h), got "${value}"`);
   return new Date(at);
 }
 
@@ -18,7 +19,9 @@ const cell = (v: string | null, width: number) => (v ?? '-').slice(0, width).pad
 export function formatFindingsTable(findings: readonly FindingRow[]): string {
   const lines = [`${cell('kind', 12)}${cell('resource', 24)}${cell('event id', 40)}${cell('provider', 18)}${cell('tekil', 18)}${cell('action', 12)}detail`];
   for (const f of findings) {
-    lines.push(`${cell(f.kind, 12)}${cell(f.resource_id, 24)}${cell(f.event_id, 40)}${cell(f.provider_state, 18)}${cell(f.tekil_state, 18)}${cell(f.action, 12)}${f.detail ?? ''}`.trimEnd());
+    lines.push(
+      `${cell(f.kind, 12)}${cell(f.resource_id, 24)}${cell(f.event_id, 40)}${cell(f.provider_state, 18)}${cell(f.tekil_state, 18)}${cell(f.action, 12)}${f.detail ?? ''}`.trimEnd(),
+    );
   }
   return lines.join('\n');
 }

@@ -92,7 +92,8 @@ export function createGenericAdapter(options: {
 
   function readItems(json: unknown): { items: ListedResource[]; nextCursor: string | null } {
     const rawItems = readPath(json, paths.items);
-    if (!Array.isArray(rawItems)) throw new TekilError('RECONCILE_PROVIDER_FAILED', `the answer has no list at "${cfg.paths.items}"`, { hint: 'check reconcile.paths.items' });
+    if (!Array.isArray(rawItems))
+      throw new TekilError('RECONCILE_PROVIDER_FAILED', `the answer has no list at "${cfg.paths.items}"`, { hint: 'check reconcile.paths.items' });
     const items = rawItems.map((raw, i): ListedResource => {
       const id = readPath(raw, paths.id);
       const status = readPath(raw, paths.status);
@@ -166,7 +167,12 @@ export function createGenericAdapter(options: {
     },
     async extras(db: Queryable, window: ReconcileWindow, listedUntil: Date): Promise<PlannedFinding[]> {
       const typeToStatus = new Map(cfg.statuses.map((s) => [typeOf(s), s]));
-      const done = await doneInWindow.run(db, { source: sourceName, types: [...typeToStatus.keys()], windowStart: window.start, windowEnd: window.end ?? listedUntil });
+      const done = await doneInWindow.run(db, {
+        source: sourceName,
+        types: [...typeToStatus.keys()],
+        windowStart: window.start,
+        windowEnd: window.end ?? listedUntil,
+      });
       const out: PlannedFinding[] = [];
       for (const d of done.rows) {
         const status = typeToStatus.get(d.event_type ?? '')!;

@@ -64,7 +64,14 @@ export function createGithubAdapter(options: { sourceName: string; cfg: GithubRe
         const have = byId.get(d.guid);
         const state = d.action ? `${d.event}.${d.action}` : (d.event ?? null);
         if (have && (have.status === 'pending' || have.status === 'dead')) {
-          findings.push({ kind: 'unprocessed', resourceId: have.resource_id, eventId: d.guid, providerState: state, tekilState: have.status, detail: `tekil inbox replay ${sourceName} ${d.guid}` });
+          findings.push({
+            kind: 'unprocessed',
+            resourceId: have.resource_id,
+            eventId: d.guid,
+            providerState: state,
+            tekilState: have.status,
+            detail: `tekil inbox replay ${sourceName} ${d.guid}`,
+          });
         } else if (!have) {
           findings.push({
             kind: 'missing',

@@ -64,9 +64,13 @@ export async function providerRequest(
         const header = res.headers['retry-after'];
         const asked = parseRetryAfter(Array.isArray(header) ? header[0] : header);
         if (asked !== undefined && asked > options.maxWaitMs) {
-          throw new TekilError('RECONCILE_PROVIDER_FAILED', `${describeUrl(url)} asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), more than max_wait`, {
-            hint: 'the run resumes from its cursor next time; or raise reconcile.max_wait',
-          });
+          throw new TekilError(
+            'RECONCILE_PROVIDER_FAILED',
+            `${describeUrl(url)} asked to wait ${Math.ceil(asked / 1000)} s (Retry-After), more than max_wait`,
+            {
+              hint: 'the run resumes from its cursor next time; or raise reconcile.max_wait',
+            },
+          );
         }
         if (asked !== undefined) waitMs = asked;
       } else if (status < 500) {

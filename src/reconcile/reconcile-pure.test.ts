@@ -32,13 +32,28 @@ describe('reconcile: pure parts', () => {
       data: resource,
     });
     expect(JSON.parse(syntheticBody('standard', input).toString())).toEqual({ type: 'invoice.paid', timestamp: '2026-11-28T10:00:00.000Z', data: resource });
-    expect(JSON.parse(syntheticBody('stripe', input).toString())).toMatchObject({ id: 'reconcile:inv_1:paid', type: 'invoice.paid', created: 1795860000, data: { object: resource } });
+    expect(JSON.parse(syntheticBody('stripe', input).toString())).toMatchObject({
+      id: 'reconcile:inv_1:paid',
+      type: 'invoice.paid',
+      created: 1795860000,
+      data: { object: resource },
+    });
   });
 
   it("a source's reconcile block: defaults per provider, and mistakes named by path", () => {
     const base = { scheme: 'paymos', secrets: ['whsec_x'] };
-    const generic = sourceSchema.parse({ ...base, reconcile: { provider: 'generic', url: 'https://api.example/v1/invoices', auth: { kind: 'bearer', token: 't' } } });
-    expect(generic.reconcile).toMatchObject({ statuses: ['paid', 'paid_over'], envelope: 'paymos', page_size: 100, lookback: 72 * 3_600_000, apply: false, max_wait: 60_000 });
+    const generic = sourceSchema.parse({
+      ...base,
+      reconcile: { provider: 'generic', url: 'https://api.example/v1/invoices', auth: { kind: 'bearer', token: 't' } },
+    });
+    expect(generic.reconcile).toMatchObject({
+      statuses: ['paid', 'paid_over'],
+      envelope: 'paymos',
+      page_size: 100,
+      lookback: 72 * 3_600_000,
+      apply: false,
+      max_wait: 60_000,
+    });
     const stripe = sourceSchema.parse({ ...base, reconcile: { provider: 'stripe', api_key: 'sk', every: '24h' } });
     expect(stripe.reconcile).toMatchObject({ api_base: 'https://api.stripe.com', every: 86_400_000 });
     const github = sourceSchema.parse({ ...base, reconcile: { provider: 'github', api_key: 'g', repo: 'org:acme', hook_id: 12 } });
@@ -61,7 +76,10 @@ describe('reconcile: pure parts', () => {
       params: { status: 'status', limit: 'limit', cursor: 'before', since: null, until: null },
       paths: { items: 'data', next_cursor: 'next_before', id: 'id', status: 'status' },
     });
-    const tuned = sourceSchema.parse({ ...base, reconcile: { preset: 'mercanpay', url: 'https://m.example/i', auth, statuses: ['paid'], paths: { id: 'token' }, page_size: 50 } });
+    const tuned = sourceSchema.parse({
+      ...base,
+      reconcile: { preset: 'mercanpay', url: 'https://m.example/i', auth, statuses: ['paid'], paths: { id: 'token' }, page_size: 50 },
+    });
     expect(tuned.reconcile).toMatchObject({ statuses: ['paid'], page_size: 50, paths: { items: 'data', next_cursor: 'next_before', id: 'token' } });
     const unknown = sourceSchema.safeParse({ ...base, reconcile: { preset: 'nopay', url: 'https://x.example', auth } });
     expect(unknown.success).toBe(false);
@@ -70,6 +88,11 @@ describe('reconcile: pure parts', () => {
     const generic = sourceSchema.parse({ ...base, reconcile: { provider: 'generic', url: 'https://x.example', auth } });
     expect(generic.reconcile).toMatchObject({ one_status_per_call: false, params: { cursor: 'cursor', since: 'updated_since' }, paths: { items: 'items' } });
     const input = { eventId: 'reconcile:inv_1:paid', eventType: 'invoice.paid', occurredAt: new Date('2026-11-28T10:00:00Z'), resource: { id: 'inv_1' } };
-    expect(JSON.parse(syntheticBody('mercanpay', input).toString())).toEqual({ id: 'reconcile:inv_1:paid', type: 'invoice.paid', created_at: '2026-11-28T10:00:00.000Z', data: { invoice: { id: 'inv_1' } } });
+    expect(JSON.parse(syntheticBody('mercanpay', input).toString())).toEqual({
+      id: 'reconcile:inv_1:paid',
+      type: 'invoice.paid',
+      created_at: '2026-11-28T10:00:00.000Z',
+      data: { invoice: { id: 'inv_1' } },
+    });
   });
 });

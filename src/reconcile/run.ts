@@ -41,9 +41,13 @@ const ABANDONED_AFTER_MS = 10 * 60_000;
 export function reconcileConfigOf(config: TekilConfig, source: string): ReconcileConfig {
   const cfg = config.sources[source]?.reconcile;
   if (!cfg) {
-    throw new TekilError('RECONCILE_NOT_CONFIGURED', config.sources[source] ? `source "${source}" has no reconcile block` : `no source "${source}" is configured`, {
-      hint: 'add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md)',
-    });
+    throw new TekilError(
+      'RECONCILE_NOT_CONFIGURED',
+      config.sources[source] ? `source "${source}" has no reconcile block` : `no source "${source}" is configured`,
+      {
+        hint: 'add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md)',
+      },
+    );
   }
   return cfg;
 }
@@ -76,9 +80,13 @@ async function openRun(db: Db, request: ReconcileRequest, provider: string): Pro
     const last = (await lastRunOfSource.run(tx, { source: request.source })).rows[0];
     const abandoned = last?.status === 'running' && Date.now() - last.updated_at.getTime() > ABANDONED_AFTER_MS;
     if (last?.status === 'running' && !abandoned) {
-      throw new TekilError('RECONCILE_RUNNING', `reconcile run ${last.id} of source "${request.source}" is in progress (started ${last.started_at.toISOString()})`, {
-        hint: `wait for it to finish (tekil reconcile --runs --source ${request.source}); a run that makes no progress for ${ABANDONED_AFTER_MS / 60_000} minutes is taken as abandoned and the next run resumes it`,
-      });
+      throw new TekilError(
+        'RECONCILE_RUNNING',
+        `reconcile run ${last.id} of source "${request.source}" is in progress (started ${last.started_at.toISOString()})`,
+        {
+          hint: `wait for it to finish (tekil reconcile --runs --source ${request.source}); a run that makes no progress for ${ABANDONED_AFTER_MS / 60_000} minutes is taken as abandoned and the next run resumes it`,
+        },
+      );
     }
     const unfinished = last && (last.status === 'failed' || abandoned);
     const sameWindow = last && sameTime(last.window_start, request.window.start) && sameTime(last.window_end, request.window.end);
@@ -87,7 +95,14 @@ async function openRun(db: Db, request: ReconcileRequest, provider: string): Pro
       return { run: row, resumed: true };
     }
     const row = (
-      await insertRun.run(tx, { source: request.source, provider, windowStart: request.window.start, windowEnd: request.window.end, apply: request.apply, trigger: request.trigger })
+      await insertRun.run(tx, {
+        source: request.source,
+        provider,
+        windowStart: request.window.start,
+        windowEnd: request.window.end,
+        apply: request.apply,
+        trigger: request.trigger,
+      })
     ).rows[0]!;
     return { run: row, resumed: false };
   });
@@ -98,7 +113,13 @@ async function openRun(db: Db, request: ReconcileRequest, provider: string): Pro
  * run's new cursor: a crash leaves either the whole page (findings, deliveries, cursor) or none of it.
  * A delivery is only ever recorded together with its finding row.
  */
-async function storePage(tx: Queryable, run: ReconcileRunRow, planned: PlannedFinding[], apply: boolean, redelivered: ReadonlySet<PlannedFinding>): Promise<void> {
+async function storePage(
+  tx: Queryable,
+  run: ReconcileRunRow,
+  planned: PlannedFinding[],
+  apply: boolean,
+  redelivered: ReadonlySet<PlannedFinding>,
+): Promise<void> {
   const actions: FindingAction[] = [];
   const details: Array<string | null> = [];
   for (const f of planned) {
@@ -166,7 +187,10 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
         await storePage(tx, run, page.findings, request.apply, redelivered);
         await advanceRun.run(tx, { id: run.id, cursor: page.nextCursor ?? cursor, items: page.count });
       });
-      deps.onFindings?.(request.source, page.findings.map((f) => f.kind));
+      deps.onFindings?.(
+        request.source,
+        page.findings.map((f) => f.kind),
+      );
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
       if (cfg.page_interval > 0) await new Promise((resolve) => setTimeout(resolve, cfg.page_interval));
@@ -175,12 +199,17 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
     if (fromFirstPage && adapter.extras) {
       const extras = await adapter.extras(db, window, listingStarted);
       await db.transaction((tx) => storePage(tx, run, extras, request.apply, new Set()));
-      deps.onFindings?.(request.source, extras.map((f) => f.kind));
+      deps.onFindings?.(
+        request.source,
+        extras.map((f) => f.kind),
+      );
     }
     await finishRun.run(db, { id: run.id, status: 'completed', error: null });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    await finishRun.run(db, { id: run.id, status: 'failed', error: message.slice(0, 1000) }).catch((e: unknown) => log.error({ err: e }, 'could not mark the run failed'));
+    await finishRun
+      .run(db, { id: run.id, status: 'failed', error: message.slice(0, 1000) })
+      .catch((e: unknown) => log.error({ err: e }, 'could not mark the run failed'));
     log.warn({ err }, 'reconcile run failed; the next run resumes from its cursor');
     throw err;
   }

@@ -37,11 +37,11 @@ export function createReconcileScheduler(ctx: Context, options: { tickMs?: numbe
     for (const name of await dueSources(db)) {
       if (stopped) return;
       const cfg = ctx.config.sources[name]!.reconcile!;
-        const now = Date.now();
-        await runReconcile(
-          { db: ctx.db, config: ctx.config, logger: log },
-          { source: name, window: { start: new Date(now - cfg.lookback), end: new Date(now) }, apply: cfg.apply, trigger: 'schedule' },
-        ).catch((err: unknown) => log.warn({ err, source: name }, 'scheduled reconcile failed; it is retried later'));
+      const now = Date.now();
+      await runReconcile(
+        { db: ctx.db, config: ctx.config, logger: log },
+        { source: name, window: { start: new Date(now - cfg.lookback), end: new Date(now) }, apply: cfg.apply, trigger: 'schedule' },
+      ).catch((err: unknown) => log.warn({ err, source: name }, 'scheduled reconcile failed; it is retried later'));
     }
   }
 

@@ -76,7 +76,16 @@ export function createStripeAdapter(options: {
             providerState: e.type ?? null,
             tekilState: null,
             detail: null,
-            record: { source: sourceName, eventId: e.id, resourceId: fields.resourceId, eventType: fields.eventType ?? e.type ?? null, occurredAt: fields.occurredAt, body, contentType: 'application/json', headers: syntheticHeaders(runId) },
+            record: {
+              source: sourceName,
+              eventId: e.id,
+              resourceId: fields.resourceId,
+              eventType: fields.eventType ?? e.type ?? null,
+              occurredAt: fields.occurredAt,
+              body,
+              contentType: 'application/json',
+              headers: syntheticHeaders(runId),
+            },
           });
         }
       }
@@ -84,7 +93,12 @@ export function createStripeAdapter(options: {
       return { count: events.length, nextCursor: page.has_more === true && last ? last.id : null, findings };
     },
     async extras(db: Queryable, window: ReconcileWindow, listedUntil: Date): Promise<PlannedFinding[]> {
-      const done = await doneInWindow.run(db, { source: sourceName, types: cfg.types ?? null, windowStart: window.start, windowEnd: window.end ?? listedUntil });
+      const done = await doneInWindow.run(db, {
+        source: sourceName,
+        types: cfg.types ?? null,
+        windowStart: window.start,
+        windowEnd: window.end ?? listedUntil,
+      });
       return done.rows
         .filter((d) => !listedIds.has(d.event_id) && !d.event_id.startsWith('reconcile:'))
         .map((d) => ({

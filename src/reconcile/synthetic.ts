@@ -30,7 +30,13 @@ export function syntheticBody(
       body = { type: input.eventType, timestamp: input.occurredAt.toISOString(), data: input.resource };
       break;
     case 'stripe':
-      body = { id: input.eventId, object: 'event', type: input.eventType, created: Math.floor(input.occurredAt.getTime() / 1000), data: { object: input.resource } };
+      body = {
+        id: input.eventId,
+        object: 'event',
+        type: input.eventType,
+        created: Math.floor(input.occurredAt.getTime() / 1000),
+        data: { object: input.resource },
+      };
       break;
     case 'mercanpay':
       body = { id: input.eventId, type: input.eventType, created_at: input.occurredAt.toISOString(), data: { invoice: input.resource } };

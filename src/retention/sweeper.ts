@@ -51,11 +51,21 @@ function stepsAt(ctx: Context, now: number): Step[] {
     // Records first: a row about to be deleted is not worth trimming.
     const records = cutOff(r.records);
     if (records) {
-      steps.push({ store: 'inbox', action: 'deleted', source, select: async (tx, batchSize, start) => (await deleteInboxRecords.run(tx, { source, cutoff: records, batchSize, start })).rows });
+      steps.push({
+        store: 'inbox',
+        action: 'deleted',
+        source,
+        select: async (tx, batchSize, start) => (await deleteInboxRecords.run(tx, { source, cutoff: records, batchSize, start })).rows,
+      });
     }
     const bodies = cutOff(r.bodies);
     if (bodies) {
-      steps.push({ store: 'inbox', action: 'trimmed', source, select: async (tx, batchSize, start) => (await trimInboxBodies.run(tx, { source, cutoff: bodies, batchSize, start })).rows });
+      steps.push({
+        store: 'inbox',
+        action: 'trimmed',
+        source,
+        select: async (tx, batchSize, start) => (await trimInboxBodies.run(tx, { source, cutoff: bodies, batchSize, start })).rows,
+      });
     }
   }
   const outbox = ctx.config.sending.retention;
@@ -128,7 +138,13 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       const times = rows.map((r) => r.at);
       if (!step.apply) return { times, changed: rows.length };
       if (rows.length === 0) return { times, changed: 0 };
-      return { times, changed: await step.apply(tx, rows.map((r) => r.id!)) };
+      return {
+        times,
+        changed: await step.apply(
+          tx,
+          rows.map((r) => r.id!),
+        ),
+      };
     });
   }
 

@@ -1,6 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { isTekilError } from '../errors.js';
-import { anySignatureMatches, checkTolerance, decodeSignature, getHeader, headerLines, parseTimestamp, parseTimestampedHeader, requireSignatureLines } from './common.js';
+import {
+  anySignatureMatches,
+  checkTolerance,
+  decodeSignature,
+  getHeader,
+  headerLines,
+  parseTimestamp,
+  parseTimestampedHeader,
+  requireSignatureLines,
+} from './common.js';
 
 const codeOf = (fn: () => unknown) => {
   try {

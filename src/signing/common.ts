@@ -99,10 +99,7 @@ export function checkTolerance(timestampSec: number, toleranceSec: number, nowMs
   const skew = timestampSec - nowSec;
   if (skew < -toleranceSec || skew > toleranceSec) {
     const direction = skew < 0 ? 'old' : 'in the future';
-    throw new TekilError(
-      'TIMESTAMP_OUT_OF_TOLERANCE',
-      `timestamp is ${Math.abs(skew)} s ${direction}; tolerance is ${toleranceSec} s`,
-    );
+    throw new TekilError('TIMESTAMP_OUT_OF_TOLERANCE', `timestamp is ${Math.abs(skew)} s ${direction}; tolerance is ${toleranceSec} s`);
   }
 }
 

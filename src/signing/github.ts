@@ -36,7 +36,10 @@ export function createGithubScheme(): SignatureScheme {
     verify(input) {
       requireSecrets(input.secrets);
       const lines = requireSignatureLines(input.headers, SIGNATURE_HEADER);
-      const entries = lines.flatMap((line) => line.split(',')).map((s) => s.trim()).filter((s) => s.startsWith(PREFIX));
+      const entries = lines
+        .flatMap((line) => line.split(','))
+        .map((s) => s.trim())
+        .filter((s) => s.startsWith(PREFIX));
       if (entries.length === 0) throw malformed(`${SIGNATURE_HEADER} holds no sha256= signature`);
       const candidates = entries.map((e) => decodeSignature(e.slice(PREFIX.length), 'hex')).filter((b): b is Buffer => b !== undefined);
       if (candidates.length === 0) throw malformed(`${SIGNATURE_HEADER}: the signature is not hex`);

@@ -7,7 +7,12 @@ const SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const OTHER = 'whsec_' + Buffer.from('a different secret entirely').toString('base64');
 
 const withSeparator = hmacSchemeOptions.parse({ signature_header: 'X-Sig', prefix: 'sha256=', separator: ',' });
-const withoutSeparator = hmacSchemeOptions.parse({ signature_header: 'X-Sig', encoding: 'base64', timestamp_header: 'X-Ts', signed_payload: '{timestamp}.{body}' });
+const withoutSeparator = hmacSchemeOptions.parse({
+  signature_header: 'X-Sig',
+  encoding: 'base64',
+  timestamp_header: 'X-Ts',
+  signed_payload: '{timestamp}.{body}',
+});
 
 const cases: Array<[string, SchemeName, HmacSchemeOptions | undefined, string]> = [
   ['standard', 'standard', undefined, 'webhook-signature'],

@@ -50,7 +50,6 @@ export const hmacSchemeOptions = z
   .strict();
 export type HmacSchemeOptions = z.infer<typeof hmacSchemeOptions>;
 
-
 /**
  * The generic scheme: any "HMAC of some text, written in a header" format, described by its
  * HmacSchemeOptions (header, algorithm, encoding, prefix, separator, signed-payload template,
@@ -116,10 +115,12 @@ export function hmacOptionProblems(options: HmacSchemeOptions): string[] {
     problems.push((err as Error).message);
   }
   if (options.signature !== undefined && options.signature_header !== undefined) problems.push('hmac: give signature_header or signature, not both');
-  if (options.signature === undefined && options.signature_header === undefined) problems.push('hmac: set signature_header (or signature: form:<field> / body:<path>)');
+  if (options.signature === undefined && options.signature_header === undefined)
+    problems.push('hmac: set signature_header (or signature: form:<field> / body:<path>)');
   const inBody = options.signature !== undefined && !options.signature.startsWith('header:');
   // The body cannot sign itself once the signature is written into it.
-  if (inBody && usesField(parts, 'body')) problems.push('hmac.signed_payload uses {body}, but the signature is in the body: sign fields instead ({form:<field>}, {body:<path>})');
+  if (inBody && usesField(parts, 'body'))
+    problems.push('hmac.signed_payload uses {body}, but the signature is in the body: sign fields instead ({form:<field>}, {body:<path>})');
   if (inBody && (options.prefix !== '' || options.separator !== undefined)) problems.push('hmac: prefix and separator apply to a signature header only');
   if (usesField(parts, 'timestamp') && !options.timestamp_header) problems.push('hmac.signed_payload uses {timestamp}: set hmac.timestamp_header');
   if (usesField(parts, 'id') && !options.id_header) problems.push('hmac.signed_payload uses {id}: set hmac.id_header');
@@ -177,7 +178,14 @@ export function createHmacScheme(options: HmacSchemeOptions | undefined): Signat
     return values;
   };
 
-  const mac = (secret: string, named: VerifyInput['namedSecrets'], body: Buffer, timestampText: string, id: string, values: ReadonlyMap<string, string>): Buffer => {
+  const mac = (
+    secret: string,
+    named: VerifyInput['namedSecrets'],
+    body: Buffer,
+    timestampText: string,
+    id: string,
+    values: ReadonlyMap<string, string>,
+  ): Buffer => {
     const parts: PayloadPart[] = template.map((p) => {
       if ('literal' in p) return p.literal;
       if ('locator' in p) return values.get(p.locator) as string;
@@ -203,9 +211,7 @@ export function createHmacScheme(options: HmacSchemeOptions | undefined): Signat
       if (value === undefined || value === '') throw new TekilError('SIGNATURE_MISSING', `missing ${where} (or sent more than once)`);
       entries = [value];
     }
-    const candidates = entries
-      .map((s) => decodeSignature(s.slice(options.prefix.length), options.encoding))
-      .filter((b): b is Buffer => b !== undefined);
+    const candidates = entries.map((s) => decodeSignature(s.slice(options.prefix.length), options.encoding)).filter((b): b is Buffer => b !== undefined);
     if (candidates.length === 0) throw malformed(`${header ?? where}: no signature is ${options.encoding}`);
     return candidates;
   };

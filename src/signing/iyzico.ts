@@ -42,7 +42,8 @@ function signedParts(fields: RequestFields, secretKey: string, merchantId: strin
   });
   if (format !== 'subscription') return [secretKey, ...values];
   const merchant = merchantId ?? fields.read('body:merchantId');
-  if (merchant === undefined) throw new TekilError('CONFIG_INVALID', 'an iyzico subscription notification is signed with the merchant id: set iyzico.merchant_id');
+  if (merchant === undefined)
+    throw new TekilError('CONFIG_INVALID', 'an iyzico subscription notification is signed with the merchant id: set iyzico.merchant_id');
   return [merchant, secretKey, ...values];
 }
 

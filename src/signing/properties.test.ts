@@ -10,7 +10,14 @@ import type { IncomingHeaders, SignatureScheme } from './types.js';
  * buffer, or anything uncoded); and it never accepts a signature made over other bytes, with another
  * secret, or a header value it did not itself make.
  */
-const VERIFY_CODES = new Set(['SIGNATURE_MISSING', 'SIGNATURE_MALFORMED', 'SIGNATURE_INVALID', 'TIMESTAMP_MISSING', 'TIMESTAMP_MALFORMED', 'TIMESTAMP_OUT_OF_TOLERANCE']);
+const VERIFY_CODES = new Set([
+  'SIGNATURE_MISSING',
+  'SIGNATURE_MALFORMED',
+  'SIGNATURE_INVALID',
+  'TIMESTAMP_MISSING',
+  'TIMESTAMP_MALFORMED',
+  'TIMESTAMP_OUT_OF_TOLERANCE',
+]);
 
 const schemes: Array<[string, SignatureScheme]> = [
   ['standard', createScheme('standard')],
@@ -18,7 +25,20 @@ const schemes: Array<[string, SignatureScheme]> = [
   ['paymos', createScheme('paymos')],
   ['github', createScheme('github')],
   ['shopify', createScheme('shopify')],
-  ['hmac', createScheme('hmac', hmacSchemeOptions.parse({ signature_header: 'X-Sig', prefix: 'sha256=', separator: ',', signed_payload: '{timestamp}.{id}.{body}', timestamp_header: 'X-Ts', id_header: 'X-Id' }))],
+  [
+    'hmac',
+    createScheme(
+      'hmac',
+      hmacSchemeOptions.parse({
+        signature_header: 'X-Sig',
+        prefix: 'sha256=',
+        separator: ',',
+        signed_payload: '{timestamp}.{id}.{body}',
+        timestamp_header: 'X-Ts',
+        id_header: 'X-Id',
+      }),
+    ),
+  ],
   ['hmac-base64', createScheme('hmac', hmacSchemeOptions.parse({ signature_header: 'X-Sig', encoding: 'base64', secret_encoding: 'base64' }))],
 ];
 
@@ -34,7 +54,10 @@ const headerValue = fc.oneof(
   fc.stringMatching(/^(v1,|t=\d{1,12},v1=|sha256=)?[A-Za-z0-9+/=,. -]{0,120}$/),
   fc.array(fc.string({ maxLength: 60 }), { maxLength: 3 }),
 );
-const bodyBytes = fc.oneof(fc.uint8Array({ maxLength: 2048 }).map((b) => Buffer.from(b)), fc.json().map((j) => Buffer.from(j)));
+const bodyBytes = fc.oneof(
+  fc.uint8Array({ maxLength: 2048 }).map((b) => Buffer.from(b)),
+  fc.json().map((j) => Buffer.from(j)),
+);
 const NOW = 1_764_000_000_000;
 
 function outcome(scheme: SignatureScheme, body: Buffer, headers: IncomingHeaders, secrets: string[]): string {
@@ -57,30 +80,61 @@ const RUNS = 150;
 describe.each(schemes)('signature scheme %s under generated input', (name, scheme) => {
   it('any headers and body: accepted only when signed, else a coded error', () => {
     fc.assert(
-      fc.property(bodyBytes, secretOf(name), fc.dictionary(fc.constantFrom('webhook-id', 'webhook-timestamp', 'webhook-signature', 'stripe-signature', 'x-webhook-signature', 'x-webhook-timestamp', 'x-webhook-id', 'x-hub-signature-256', 'x-github-delivery', 'x-shopify-hmac-sha256', 'x-shopify-webhook-id', 'x-sig', 'x-ts', 'x-id'), headerValue), (body, secret, headers) => {
-        expect(outcome(scheme, body, headers, [secret])).not.toBe('OK');
-      }),
+      fc.property(
+        bodyBytes,
+        secretOf(name),
+        fc.dictionary(
+          fc.constantFrom(
+            'webhook-id',
+            'webhook-timestamp',
+            'webhook-signature',
+            'stripe-signature',
+            'x-webhook-signature',
+            'x-webhook-timestamp',
+            'x-webhook-id',
+            'x-hub-signature-256',
+            'x-github-delivery',
+            'x-shopify-hmac-sha256',
+            'x-shopify-webhook-id',
+            'x-sig',
+            'x-ts',
+            'x-id',
+          ),
+          headerValue,
+        ),
+        (body, secret, headers) => {
+          expect(outcome(scheme, body, headers, [secret])).not.toBe('OK');
+        },
+      ),
       { numRuns: RUNS },
     );
   });
 
   it('a signed request verifies; other bytes, another secret or any replaced header value never do', () => {
     fc.assert(
-      fc.property(bodyBytes, secretOf(name), secretOf(name), fc.nat(), headerValue, fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/), (body, secret, other, pick, replacement, id) => {
-        const headers = signed(scheme, body, secret, id);
-        expect(outcome(scheme, body, headers, [secret])).toBe('OK');
-        const flipped = Buffer.concat([body, Buffer.from(' ')]);
-        expect(outcome(scheme, flipped, headers, [secret])).not.toBe('OK');
-        if (other !== secret) expect(outcome(scheme, body, headers, [other])).not.toBe('OK');
-        // Replacing the value of a header the signature rests on: refused unless the value is the same.
-        const names = Object.keys(headers).filter((h) => !['content-type'].includes(h));
-        const target = names[pick % names.length]!;
-        if (JSON.stringify(replacement) !== JSON.stringify(headers[target])) {
-          const changed = outcome(scheme, body, { ...headers, [target]: replacement }, [secret]);
-          // A scheme may carry an id header it does not sign (GitHub's delivery id): changing it changes nothing signed.
-          if (changed === 'OK') expect(signedHeaderNames(name)).not.toContain(target);
-        }
-      }),
+      fc.property(
+        bodyBytes,
+        secretOf(name),
+        secretOf(name),
+        fc.nat(),
+        headerValue,
+        fc.stringMatching(/^[A-Za-z0-9_-]{1,40}$/),
+        (body, secret, other, pick, replacement, id) => {
+          const headers = signed(scheme, body, secret, id);
+          expect(outcome(scheme, body, headers, [secret])).toBe('OK');
+          const flipped = Buffer.concat([body, Buffer.from(' ')]);
+          expect(outcome(scheme, flipped, headers, [secret])).not.toBe('OK');
+          if (other !== secret) expect(outcome(scheme, body, headers, [other])).not.toBe('OK');
+          // Replacing the value of a header the signature rests on: refused unless the value is the same.
+          const names = Object.keys(headers).filter((h) => !['content-type'].includes(h));
+          const target = names[pick % names.length]!;
+          if (JSON.stringify(replacement) !== JSON.stringify(headers[target])) {
+            const changed = outcome(scheme, body, { ...headers, [target]: replacement }, [secret]);
+            // A scheme may carry an id header it does not sign (GitHub's delivery id): changing it changes nothing signed.
+            if (changed === 'OK') expect(signedHeaderNames(name)).not.toContain(target);
+          }
+        },
+      ),
       { numRuns: RUNS },
     );
   });

@@ -1,5 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { anySignatureMatches, bodyBytes, decodeSignature, getHeader, hmac, invalid, malformed, nowSeconds, requireSecrets, requireSignatureLines } from './common.js';
+import {
+  anySignatureMatches,
+  bodyBytes,
+  decodeSignature,
+  getHeader,
+  hmac,
+  invalid,
+  malformed,
+  nowSeconds,
+  requireSecrets,
+  requireSignatureLines,
+} from './common.js';
 import type { SignatureScheme } from './types.js';
 
 const SIGNATURE_HEADER = 'X-Shopify-Hmac-Sha256';

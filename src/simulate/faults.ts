@@ -12,7 +12,10 @@ const rateNames = ['drop', 'delay', 'duplicate', 'reorder', 'replay'] as const;
  */
 export function parseFaults(text: string): SimulatorFaults {
   const faults: SimulatorFaults = { drop: 0, delay: 0, duplicate: 0, reorder: 0, replay: 0, rotate: false };
-  for (const part of text.split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     if (part === 'all') {
       Object.assign(faults, allFaults);
       continue;

@@ -42,7 +42,10 @@ const listQuery = z
   .object({
     status: oneOrMany(z.enum(invoiceStatuses)).optional(),
     limit: z.coerce.number().int().min(1).max(MAX_LIMIT).default(100),
-    cursor: z.string().regex(/^[A-Za-z0-9_-]{1,400}$/).optional(),
+    cursor: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,400}$/)
+      .optional(),
     updated_since: isoTime.optional(),
     updated_until: isoTime.optional(),
   })
@@ -79,7 +82,8 @@ export function buildListApi(options: ListApiOptions): FastifyInstance {
       }
     }
     const parsed = listQuery.safeParse(request.query);
-    if (!parsed.success) return refuse(reply, 400, 'invalid_request_error', parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
+    if (!parsed.success)
+      return refuse(reply, 400, 'invalid_request_error', parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; '));
     const q = parsed.data;
     // The cursor is the last id of the page, opaque to clients.
     let after: string | null = null;

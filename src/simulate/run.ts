@@ -131,7 +131,15 @@ export interface SimulationSummary {
 
 export async function summarize(
   db: Queryable,
-  run: { runId: string; invoices: readonly PlannedInvoice[]; published: number; replayed: number; rotatedSecret: string | undefined; proxies: Record<string, FaultCounts>; durationMs: number },
+  run: {
+    runId: string;
+    invoices: readonly PlannedInvoice[];
+    published: number;
+    replayed: number;
+    rotatedSecret: string | undefined;
+    proxies: Record<string, FaultCounts>;
+    durationMs: number;
+  },
 ): Promise<SimulationSummary> {
   const paths: Record<string, number> = {};
   const finalStatuses: Record<string, number> = {};

@@ -230,7 +230,16 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
               resourceId: invoice.id,
               occurredAt,
               body: (eventId) =>
-                eventBody({ eventId, invoiceId: invoice.id, status, amount: invoice.amount, paidAmount: paidAmountAt(status, invoice.amount), currency: invoice.currency, occurredAt, orderId: invoice.orderId }),
+                eventBody({
+                  eventId,
+                  invoiceId: invoice.id,
+                  status,
+                  amount: invoice.amount,
+                  paidAmount: paidAmountAt(status, invoice.amount),
+                  currency: invoice.currency,
+                  occurredAt,
+                  orderId: invoice.orderId,
+                }),
               extraDestinations: extras,
             }),
           halfway: async () => {

@@ -18,8 +18,9 @@ describe('GroupCommitQueue.busyMs', () => {
     vi.useFakeTimers({ toFake: ['performance'] });
     try {
       const open: Array<() => void> = [];
-      const queue = new GroupCommitQueue<ReturnType<typeof item>>({ maxItems: 1, maxBytes: 10, queueMaxItems: 10, maxInFlight: 2, noun: 'items' }, (batch) =>
-        new Promise((resolve) => open.push(() => resolve(() => batch.forEach((i) => i.resolve())))),
+      const queue = new GroupCommitQueue<ReturnType<typeof item>>(
+        { maxItems: 1, maxBytes: 10, queueMaxItems: 10, maxInFlight: 2, noun: 'items' },
+        (batch) => new Promise((resolve) => open.push(() => resolve(() => batch.forEach((i) => i.resolve())))),
       );
       queue.start();
       vi.advanceTimersByTime(100);

@@ -20,7 +20,12 @@ export interface OpenStoreOptions {
 /** Opens the store the settings point at: a Postgres pool, or the embedded store under `dataDir`. */
 export async function openStore(options: OpenStoreOptions): Promise<Db> {
   if (options.databaseUrl) {
-    return createPostgresDb({ connectionString: options.databaseUrl, max: options.poolSize, preparedStatements: options.preparedStatements, disableJit: options.disableJit });
+    return createPostgresDb({
+      connectionString: options.databaseUrl,
+      max: options.poolSize,
+      preparedStatements: options.preparedStatements,
+      disableJit: options.disableJit,
+    });
   }
   const dir = options.dataDir ?? './.tekil';
   mkdirSync(dir, { recursive: true });

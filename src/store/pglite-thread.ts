@@ -24,7 +24,11 @@ function rebuildError(e: PgliteThreadError, sql?: string): Error {
 function startWorker(options: PgliteThreadOptions): Worker {
   if (!import.meta.url.endsWith('.ts')) return new Worker(new URL('./pglite-thread-worker.js', import.meta.url), { workerData: options });
   // The package's ESM entry (require.resolve finds its CommonJS twin, which cannot register from here).
-  const tsxApi = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
+  const tsxApi = pathToFileURL(
+    createRequire(import.meta.url)
+      .resolve('tsx/esm/api')
+      .replace(/\.cjs$/, '.mjs'),
+  ).href;
   const entry = new URL('./pglite-thread-worker.ts', import.meta.url).href;
   const bootstrap = `import(${JSON.stringify(tsxApi)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
   return new Worker(bootstrap, { eval: true, workerData: options });

@@ -16,9 +16,7 @@ function wrap(target: PgliteQueryable, runNamed: RunNamedStatement, inTransactio
       // PGlite's own tx.query refuses once its transaction has ended; the named path must too.
       if (inTransaction && (target as { closed?: boolean }).closed) throw new Error('Transaction is closed');
       const name = pgliteStatementName(options);
-      const res = name
-        ? await runNamed(name, sql, params, inTransaction)
-        : await target.query<R>(sql, params as unknown[] | undefined);
+      const res = name ? await runNamed(name, sql, params, inTransaction) : await target.query<R>(sql, params as unknown[] | undefined);
       // rowCount is the statement's own count (its command tag), as node-postgres gives it; affectedRows
       // sums only INSERT, UPDATE and DELETE tags, so a SELECT (even one over data-modifying CTEs) had 0.
       return { rows: res.rows as R[], rowCount: res.rowCount ?? res.affectedRows ?? res.rows.length };

@@ -154,21 +154,24 @@ async function listenWithReconnect(connectionString: string, channel: string, on
 
   const scheduleReconnect = () => {
     const ceiling = Math.min(LISTEN_RETRY_MAX_MS, LISTEN_RETRY_MIN_MS * 2 ** failures);
-    retry = setTimeout(() => {
-      retry = undefined;
-      connect().then(
-        async (client) => {
-          if (closed) return client.end().catch(() => {});
-          current = client;
-          failures = 0;
-          onNotify('');
-        },
-        () => {
-          failures++;
-          if (!closed) scheduleReconnect();
-        },
-      );
-    }, ceiling / 2 + Math.random() * (ceiling / 2));
+    retry = setTimeout(
+      () => {
+        retry = undefined;
+        connect().then(
+          async (client) => {
+            if (closed) return client.end().catch(() => {});
+            current = client;
+            failures = 0;
+            onNotify('');
+          },
+          () => {
+            failures++;
+            if (!closed) scheduleReconnect();
+          },
+        );
+      },
+      ceiling / 2 + Math.random() * (ceiling / 2),
+    );
     // A pending retry must not keep the process alive on its own.
     retry.unref();
   };

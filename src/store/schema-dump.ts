@@ -27,7 +27,12 @@ function column(c: TableColumnRow): string {
  */
 export async function dumpSchema(db: Pick<Queryable, 'query'>): Promise<string> {
   const [cols, viewRows, cons, idx, fns, trg] = await Promise.all([
-    tableColumns.run(db), views.run(db), constraints.run(db), indexes.run(db), functions.run(db), triggers.run(db),
+    tableColumns.run(db),
+    views.run(db),
+    constraints.run(db),
+    indexes.run(db),
+    functions.run(db),
+    triggers.run(db),
   ]).then((results) => [results[0].rows, results[1].rows, results[2].rows, results[3].rows, results[4].rows, results[5].rows] as const);
   const out: string[] = [HEADER];
   const tables = new Map<string, TableColumnRow[]>();

@@ -111,9 +111,13 @@ export function startSupervisor(options: SupervisorOptions): Supervisor {
       const decision = slot.restarts.exited(readyFor, signal !== null);
       if ('giveUp' in decision) {
         logger.fatal({ process: slot.index, code, signal, quickExits: decision.quickExits }, 'process keeps exiting soon after start; giving up');
-        failure = new TekilError('PROCESS_CRASH_LOOP', `process ${slot.index} exited ${decision.quickExits} times in a row before it was ready or soon after (last: ${signal ?? `exit code ${code}`})`, {
-          hint: 'read the log lines of that process above: a bad setting, an unreachable database or a handler module that throws',
-        });
+        failure = new TekilError(
+          'PROCESS_CRASH_LOOP',
+          `process ${slot.index} exited ${decision.quickExits} times in a row before it was ready or soon after (last: ${signal ?? `exit code ${code}`})`,
+          {
+            hint: 'read the log lines of that process above: a bad setting, an unreachable database or a handler module that throws',
+          },
+        );
         return stop('crash loop');
       }
       logger.warn({ process: slot.index, code, signal, restartInMs: decision.restartInMs }, 'process exited; restarting it');

@@ -136,7 +136,10 @@ async function writeOutcomes(tx: Queryable, completions: readonly InboxCompletio
   });
   const written = res.rows[0]!.written;
   if (written !== n) {
-    throw new TekilError('LEASE_LOST', `${n - written} of ${n} deliveries of this batch were taken back after their lease expired (or changed meanwhile); the batch is rolled back`);
+    throw new TekilError(
+      'LEASE_LOST',
+      `${n - written} of ${n} deliveries of this batch were taken back after their lease expired (or changed meanwhile); the batch is rolled back`,
+    );
   }
 }
 

@@ -7,9 +7,7 @@ import { parseRetryAfter } from '../http/retry-after.js';
 import { createStandardScheme } from '../signing/standard.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 
-export type ForwardOutcome =
-  | { ok: true; resultRef: string | null }
-  | { ok: false; permanent: boolean; error: string; notBeforeMs?: number };
+export type ForwardOutcome = { ok: true; resultRef: string | null } | { ok: false; permanent: boolean; error: string; notBeforeMs?: number };
 
 const scheme = createStandardScheme();
 

@@ -104,7 +104,13 @@ function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
  * cancelled, and the attempt fails with HANDLER_TIMEOUT (transient: retried later). The caller then
  * rolls the savepoint back, so what the handler wrote before the timeout does not commit either.
  */
-export async function runWithTimeout<T>(run: () => PromiseLike<T> | T, clock: HandlerClock, savepoint: LazySavepoint, backend: BatchBackend, logger: Logger): Promise<T> {
+export async function runWithTimeout<T>(
+  run: () => PromiseLike<T> | T,
+  clock: HandlerClock,
+  savepoint: LazySavepoint,
+  backend: BatchBackend,
+  logger: Logger,
+): Promise<T> {
   const result = run();
   if (!isPromiseLike(result)) return result; // a synchronous handler cannot be left behind
   const first = await clock.watch(result);

@@ -37,9 +37,7 @@ function compileReader(locator: string): (payload: unknown, headers: Record<stri
   return (payload) => readPath(payload, path);
 }
 
-export type GuardVerdict =
-  | { kind: 'apply'; state: string | null; rank: number | null }
-  | { kind: 'stale'; reason: string };
+export type GuardVerdict = { kind: 'apply'; state: string | null; rank: number | null } | { kind: 'stale'; reason: string };
 
 /**
  * Decides whether an event may be applied to its resource. Stale when the resource already reached
@@ -68,7 +66,10 @@ export async function checkOrdering(
     return { kind: 'stale', reason: `state ${event.state} is behind the applied state ${current.state} (event ${current.event_id})` };
   }
   if (delivery.occurred_at && current.occurred_at && delivery.occurred_at.getTime() < current.occurred_at.getTime()) {
-    return { kind: 'stale', reason: `occurred ${delivery.occurred_at.toISOString()}, before the applied event ${current.event_id} (${current.occurred_at.toISOString()})` };
+    return {
+      kind: 'stale',
+      reason: `occurred ${delivery.occurred_at.toISOString()}, before the applied event ${current.event_id} (${current.occurred_at.toISOString()})`,
+    };
   }
   return apply;
 }
@@ -76,5 +77,12 @@ export async function checkOrdering(
 /** Records the applied event as the resource's current state (after its effect succeeded). */
 export async function applyOrdering(tx: Queryable, delivery: InboxClaimedDelivery, verdict: { state: string | null; rank: number | null }): Promise<void> {
   if (delivery.resource_id === null) return;
-  await applyResource.run(tx, { source: delivery.source, resourceId: delivery.resource_id, state: verdict.state, rank: verdict.rank, occurredAt: delivery.occurred_at, eventId: delivery.event_id });
+  await applyResource.run(tx, {
+    source: delivery.source,
+    resourceId: delivery.resource_id,
+    state: verdict.state,
+    rank: verdict.rank,
+    occurredAt: delivery.occurred_at,
+    eventId: delivery.event_id,
+  });
 }

@@ -136,7 +136,9 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
         continue;
       }
       if (!registered && !job.source.forward) {
-        completions.push(failure(deps, job, new PermanentError(`no handler registered for ${row.source} / ${row.event_type ?? '(no type)'} and no forward configured`), true));
+        completions.push(
+          failure(deps, job, new PermanentError(`no handler registered for ${row.source} / ${row.event_type ?? '(no type)'} and no forward configured`), true),
+        );
         continue;
       }
       const guard = deps.guards.get(row.source);
@@ -174,7 +176,13 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
   return rows.length;
 }
 
-async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBackend, jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>, deadline: number): Promise<InboxCompletion[]> {
+async function runInProcess(
+  deps: BatchDeps,
+  tx: Queryable,
+  backend: BatchBackend,
+  jobs: ReadonlyArray<{ job: Job; registered: RegisteredHandler }>,
+  deadline: number,
+): Promise<InboxCompletion[]> {
   const out: InboxCompletion[] = [];
   const clock = new HandlerClock(deps.config.worker.handler_timeout);
   try {
@@ -189,7 +197,14 @@ async function runInProcess(deps: BatchDeps, tx: Queryable, backend: BatchBacken
 }
 
 /** One in-process delivery behind its own savepoint: validate, run the handler (timed), record the guard. */
-async function runHandler(deps: BatchDeps, tx: Queryable, backend: BatchBackend, clock: HandlerClock, job: Job, registered: RegisteredHandler): Promise<InboxCompletion> {
+async function runHandler(
+  deps: BatchDeps,
+  tx: Queryable,
+  backend: BatchBackend,
+  clock: HandlerClock,
+  job: Job,
+  registered: RegisteredHandler,
+): Promise<InboxCompletion> {
   const savepoint = new LazySavepoint(tx, 'tekil_delivery', backend.learn);
   try {
     let validated: { payload: unknown } | undefined;
@@ -249,7 +264,14 @@ function resultRefOf(result: HandlerResult): string | null {
   return null;
 }
 
-function complete(deps: BatchDeps, job: Job, status: InboxCompletion['status'], error: string | null, resultRef: string | null, nextAttemptMs: number | null = null): InboxCompletion {
+function complete(
+  deps: BatchDeps,
+  job: Job,
+  status: InboxCompletion['status'],
+  error: string | null,
+  resultRef: string | null,
+  nextAttemptMs: number | null = null,
+): InboxCompletion {
   const duration = Date.now() - job.startedAt;
   deps.metrics.attempt(job.row.source, status === 'pending' ? 'retry' : status, duration);
   return {
@@ -283,7 +305,11 @@ function release(deps: BatchDeps, job: Job): InboxCompletion {
 
 function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, notBeforeMs?: number, alreadySanitized = false): InboxCompletion {
   const policy: RetryConfig = job.source?.retry ?? defaultRetry;
-  const secrets = [...(job.source?.secrets ?? []), ...Object.values(job.source?.named_secrets ?? {}), ...(job.source?.forward ? [job.source.forward.secret] : [])];
+  const secrets = [
+    ...(job.source?.secrets ?? []),
+    ...Object.values(job.source?.named_secrets ?? {}),
+    ...(job.source?.forward ? [job.source.forward.secret] : []),
+  ];
   const summary = alreadySanitized ? (err as Error).message : sanitizeError(err, { secrets, body: job.body.toString('utf8') });
   const decision = decideRetry(policy, job.row.attempts, { permanent, notBeforeMs });
   if (decision.kind === 'dead') {
@@ -291,6 +317,9 @@ function failure(deps: BatchDeps, job: Job, err: unknown, permanent: boolean, no
     deps.logger.warn({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary }, 'delivery is dead (review queue)');
     return complete(deps, job, 'dead', why, null);
   }
-  deps.logger.debug({ source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary, delayMs: decision.delayMs }, 'delivery will be retried');
+  deps.logger.debug(
+    { source: job.row.source, eventId: job.row.event_id, attempt: job.row.attempts, error: summary, delayMs: decision.delayMs },
+    'delivery will be retried',
+  );
   return complete(deps, job, 'pending', summary, null, Date.now() + decision.delayMs);
 }

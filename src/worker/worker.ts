@@ -47,7 +47,17 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
   // On the embedded store the worker shares one thread and one connection with the receiver (see embedded-pacing.ts).
   const pacing = db.kind === 'pglite' ? embeddedPacing(config.worker.batch_size, options.ingest) : serverPacing(config.worker.batch_size);
   const queueVacuum = db.kind === 'pglite' ? embeddedQueueVacuum(db, logger, options.embeddedVacuumEvery ?? EMBEDDED_VACUUM_EVERY) : undefined;
-  const deps: BatchDeps = { db, config, handlers: options.handlers ?? new HandlerRegistry(), guards, forwarders, logger, metrics, workerId, claimLimit: pacing.claimLimit };
+  const deps: BatchDeps = {
+    db,
+    config,
+    handlers: options.handlers ?? new HandlerRegistry(),
+    guards,
+    forwarders,
+    logger,
+    metrics,
+    workerId,
+    claimLimit: pacing.claimLimit,
+  };
   const loops = db.kind === 'pglite' ? 1 : config.worker.concurrency;
   let batchSeq = 0;
   let leaseTimer: NodeJS.Timeout | undefined;

@@ -94,7 +94,11 @@ export async function startPanel(adminToken: string): Promise<Panel> {
     urls,
     failing,
     async newPage(options = {}) {
-      const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, acceptDownloads: true, ...(options.locale ? { locale: options.locale } : {}) });
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 720 },
+        acceptDownloads: true,
+        ...(options.locale ? { locale: options.locale } : {}),
+      });
       context.on('request', (r) => urls.push(r.url()));
       return { context, page: await context.newPage() };
     },
@@ -108,7 +112,11 @@ export async function startPanel(adminToken: string): Promise<Panel> {
         orders.add(orderId);
       }
       const { body } = invoiceEvent({ ...input, orderId });
-      const res = await request(`${tekil.url}/in/${SOURCE}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...scheme.sign({ body, secrets: [secret] }) } });
+      const res = await request(`${tekil.url}/in/${SOURCE}`, {
+        method: 'POST',
+        body,
+        headers: { 'content-type': 'application/json', ...scheme.sign({ body, secrets: [secret] }) },
+      });
       await res.body.text();
       return res.statusCode;
     },

@@ -44,7 +44,10 @@ let templateName: Promise<string> | undefined;
 
 async function migrationsHash(): Promise<string> {
   const migrations = await loadMigrations();
-  return createHash('sha256').update(migrations.map((m) => m.name + m.sql).join('\n')).digest('hex').slice(0, 12);
+  return createHash('sha256')
+    .update(migrations.map((m) => m.name + m.sql).join('\n'))
+    .digest('hex')
+    .slice(0, 12);
 }
 
 /**

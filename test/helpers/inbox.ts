@@ -38,7 +38,13 @@ export function workerTestConfig(overrides: Partial<ConfigInput> = {}, source: R
 }
 
 export function testContext(db: Db, config: TekilConfig): Context {
-  return { config, settings: resolveSettings(config, {}), db, logger: pino({ level: process.env.TEKIL_TEST_LOG ?? 'silent' }), metrics: createMetricsRegistry(false) };
+  return {
+    config,
+    settings: resolveSettings(config, {}),
+    db,
+    logger: pino({ level: process.env.TEKIL_TEST_LOG ?? 'silent' }),
+    metrics: createMetricsRegistry(false),
+  };
 }
 
 export interface InvoiceEventInput {
@@ -101,10 +107,9 @@ export async function ledgerCount(db: Queryable, orderId: string, kind = 'order_
 export async function waitForLockWait(db: Queryable, lockType: string, what: string, timeoutMs = 10_000): Promise<void> {
   await waitUntil(
     async () => {
-      const res = await db.query(
-        "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = $1",
-        [lockType],
-      );
+      const res = await db.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = $1", [
+        lockType,
+      ]);
       return res.rowCount > 0;
     },
     timeoutMs,
@@ -130,7 +135,13 @@ export async function drain(worker: InboxWorker, db: Queryable, timeoutMs = 10_0
  * tekil over HTTP for end-to-end tests of the shop: the receiver, worker and api roles on the test's
  * store, on a free port, the admin token given, the example shop's tables created.
  */
-export async function startShopTekil(options: { db: Db; config: TekilConfig; handlers: HandlerRegistry; adminToken: string; dataDir: string }): Promise<RunningTekil> {
+export async function startShopTekil(options: {
+  db: Db;
+  config: TekilConfig;
+  handlers: HandlerRegistry;
+  adminToken: string;
+  dataDir: string;
+}): Promise<RunningTekil> {
   const running = await startTekil({
     config: options.config,
     roles: new Set(['receiver', 'worker', 'api'] as const),

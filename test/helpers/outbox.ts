@@ -17,7 +17,12 @@ export interface OutboxHarness {
 /** The sending side wired for tests: loopback allowed, ladders scaled down, fast polling. */
 export function outboxHarness(db: Db, sending: Record<string, unknown> = {}): OutboxHarness {
   const config = parseConfig({
-    sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, ...sending, dispatcher: { poll_interval: '100ms', lease_margin: '1s', ...(sending.dispatcher as object) } },
+    sending: {
+      allow_networks: ['127.0.0.0/8'],
+      time_scale: 0.001,
+      ...sending,
+      dispatcher: { poll_interval: '100ms', lease_margin: '1s', ...(sending.dispatcher as object) },
+    },
   });
   const box = createSecretBox('test secret key');
   const guard = new DestinationGuard(config.sending.allow_networks);

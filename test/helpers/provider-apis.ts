@@ -148,7 +148,12 @@ export interface HookDeliveryFixture {
 }
 
 /** GitHub's hook deliveries: newest first, paged by `cursor` in a Link header; redelivery by POST. */
-export async function startFakeGithub(options: { key: string; repo: string; hookId: number; deliveries: () => HookDeliveryFixture[] }): Promise<FakeApi & { redelivered: number[] }> {
+export async function startFakeGithub(options: {
+  key: string;
+  repo: string;
+  hookId: number;
+  deliveries: () => HookDeliveryFixture[];
+}): Promise<FakeApi & { redelivered: number[] }> {
   const redelivered: number[] = [];
   const base = `/repos/${options.repo}/hooks/${options.hookId}/deliveries`;
   let origin = '';
@@ -187,7 +192,10 @@ export interface MercanPayInvoiceFixture {
  * `{data, next_before}`, newest (highest id) first. Strict as a real API may be: exactly one status
  * per call, and any other query parameter (`cursor`, `updated_since`) is a 400.
  */
-export async function startFakeMercanPay(options: { key: string; invoices: () => MercanPayInvoiceFixture[] }): Promise<FakeApi & Pick<FakeInvoicesControl, 'failAfter'>> {
+export async function startFakeMercanPay(options: {
+  key: string;
+  invoices: () => MercanPayInvoiceFixture[];
+}): Promise<FakeApi & Pick<FakeInvoicesControl, 'failAfter'>> {
   let pagesLeft: number | null = null;
   const api = await serve((req, url) => {
     const denied = unauthorized(req, options.key);

@@ -73,7 +73,15 @@ export async function slowUpload(
 ): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   const body = Buffer.from(options.body);
-  const head = [`POST ${options.path} HTTP/1.1`, `Host: ${url.host}`, 'Connection: close', `Content-Length: ${body.length}`, ...options.headers.map(([n, v]) => `${n}: ${v}`), '', ''].join('\r\n');
+  const head = [
+    `POST ${options.path} HTTP/1.1`,
+    `Host: ${url.host}`,
+    'Connection: close',
+    `Content-Length: ${body.length}`,
+    ...options.headers.map(([n, v]) => `${n}: ${v}`),
+    '',
+    '',
+  ].join('\r\n');
   const socket = net.connect(Number(url.port), url.hostname);
   const chunks: Buffer[] = [];
   const closed = new Promise<void>((resolve) => {

@@ -24,7 +24,12 @@ async function csvOf(rows: Array<Record<string, Cell>>): Promise<string> {
 describe('the CSV writer', () => {
   it('writes the column keys, then each row: every column (report-only flags aside), dates as ISO, nulls empty', async () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
-    expect(await csvOf([{ id: 1, text: 'plain', at }, { id: 2, text: null, at: null }])).toBe('id,text,at\n1,plain,2026-01-02T03:04:05.678Z\n2,,\n');
+    expect(
+      await csvOf([
+        { id: 1, text: 'plain', at },
+        { id: 2, text: null, at: null },
+      ]),
+    ).toBe('id,text,at\n1,plain,2026-01-02T03:04:05.678Z\n2,,\n');
   });
 
   it('quotes commas, quotes and line breaks', async () => {

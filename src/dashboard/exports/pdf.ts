@@ -41,7 +41,10 @@ export function tablePdf(table: ExportTable, onError: (err: unknown) => void, no
   // Room for the totals, written once every row has been counted.
   const totalsY = doc.y + 4;
   doc.y = totalsY + 30;
-  line(columns.map((c) => c.header), true);
+  line(
+    columns.map((c) => c.header),
+    true,
+  );
 
   void (async () => {
     const totals = new Map<string, number>();
@@ -53,12 +56,22 @@ export function tablePdf(table: ExportTable, onError: (err: unknown) => void, no
       if (count <= PDF_MAX_ROWS) line(columns.map((c) => cellText(row[c.key])));
     }
     if (count > PDF_MAX_ROWS) {
-      doc.moveDown().font('Helvetica-Oblique').fontSize(9).text(`… and ${count - PDF_MAX_ROWS} more rows (export CSV or Excel for all of them).`);
+      doc
+        .moveDown()
+        .font('Helvetica-Oblique')
+        .fontSize(9)
+        .text(`… and ${count - PDF_MAX_ROWS} more rows (export CSV or Excel for all of them).`);
     }
     if (count === 0) doc.moveDown().font('Helvetica-Oblique').fontSize(9).text('No rows match.');
     doc.switchToPage(0);
-    const byStatus = [...totals].sort(([a], [b]) => a.localeCompare(b)).map(([s, n]) => `${s} ${n}`).join(', ');
-    doc.font('Helvetica-Bold').fontSize(9).text(`Totals: ${count} rows${byStatus ? ` (${byStatus})` : ''}`, MARGIN, totalsY);
+    const byStatus = [...totals]
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([s, n]) => `${s} ${n}`)
+      .join(', ');
+    doc
+      .font('Helvetica-Bold')
+      .fontSize(9)
+      .text(`Totals: ${count} rows${byStatus ? ` (${byStatus})` : ''}`, MARGIN, totalsY);
     doc.end();
   })().catch((err: unknown) => {
     onError(err);

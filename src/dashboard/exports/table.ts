@@ -75,7 +75,9 @@ function exportRow(item: object): Record<string, Cell> {
 }
 
 /** Every row of a cursor-paged list, page after page, so an export never holds more than one page. */
-async function* everyPage(page: (cursor: string | undefined) => Promise<{ items: readonly object[]; next_cursor: string | null }>): AsyncGenerator<Record<string, Cell>> {
+async function* everyPage(
+  page: (cursor: string | undefined) => Promise<{ items: readonly object[]; next_cursor: string | null }>,
+): AsyncGenerator<Record<string, Cell>> {
   let cursor: string | undefined;
   do {
     const result = await page(cursor);
@@ -87,7 +89,14 @@ async function* everyPage(page: (cursor: string | undefined) => Promise<{ items:
 export function inboxExportTable(db: Queryable, filter: InboxFilter): ExportTable {
   return {
     title: 'tekil: inbound deliveries',
-    filter: describeFilter({ status: filter.status, source: filter.source, type: filter.type, resource_id: filter.resourceId, event_id: filter.eventId, min_attempts: filter.minAttempts }),
+    filter: describeFilter({
+      status: filter.status,
+      source: filter.source,
+      type: filter.type,
+      resource_id: filter.resourceId,
+      event_id: filter.eventId,
+      min_attempts: filter.minAttempts,
+    }),
     period: describePeriod(filter.since, filter.until),
     columns: inboxColumns,
     rows: () => everyPage((cursor) => listInbox(db, filter, { limit: PAGE, cursor })),
@@ -118,10 +127,11 @@ export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cu
     filter: describeFilter({ endpoint_id: filter.endpointId, status: filter.status, type: filter.type, resource_id: filter.resourceId }),
     period: describePeriod(filter.since, filter.until),
     columns: outboxColumns,
-    rows: () => everyPage(async (cursor) => {
-      const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
-      return { ...page, items: page.items.map((d) => ({ ...d, delivery_id: d.id })) };
-    }),
+    rows: () =>
+      everyPage(async (cursor) => {
+        const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
+        return { ...page, items: page.items.map((d) => ({ ...d, delivery_id: d.id })) };
+      }),
   };
 }
 

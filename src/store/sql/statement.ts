@@ -69,7 +69,11 @@ function planOptions(name: string, plan: Plan): QueryOptions | undefined {
   return undefined;
 }
 
-export function defineStatement<P extends Params = NoParams, R = Record<string, unknown>>(name: string, text: string, plan: Plan = 'unprepared'): Statement<P, R> {
+export function defineStatement<P extends Params = NoParams, R = Record<string, unknown>>(
+  name: string,
+  text: string,
+  plan: Plan = 'unprepared',
+): Statement<P, R> {
   const order: string[] = [];
   const positional = text.replace(NAMED, (whole: string, param: string, offset: number) => {
     // `$$` or `$tag$` would be dollar quoting: refuse rather than rewrite it silently.

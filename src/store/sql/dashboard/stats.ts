@@ -40,7 +40,11 @@ export async function inboxMinuteCounts(db: Queryable, since: Date, lookbackMs: 
 }
 
 /** Dead deliveries waiting in the review queue (the partial index on dead rows answers this). */
-const reviewQueueSizeStatement = defineStatement<NoParams, { n: string }>('tekil_stats_review_queue', 'SELECT count(*) AS n FROM inbox_queue WHERE dead', 'prepared');
+const reviewQueueSizeStatement = defineStatement<NoParams, { n: string }>(
+  'tekil_stats_review_queue',
+  'SELECT count(*) AS n FROM inbox_queue WHERE dead',
+  'prepared',
+);
 
 export async function reviewQueueSize(db: Queryable): Promise<number> {
   const { rows } = await reviewQueueSizeStatement.run(db);
@@ -48,7 +52,11 @@ export async function reviewQueueSize(db: Queryable): Promise<number> {
 }
 
 /** Outbound deliveries whose ladder ran out: parked in the queue (its partial index on failed rows answers this). */
-const failedOutboxDeliveriesStatement = defineStatement<NoParams, { n: string }>('tekil_stats_outbox_failed', 'SELECT count(*) AS n FROM outbox_queue WHERE failed', 'prepared');
+const failedOutboxDeliveriesStatement = defineStatement<NoParams, { n: string }>(
+  'tekil_stats_outbox_failed',
+  'SELECT count(*) AS n FROM outbox_queue WHERE failed',
+  'prepared',
+);
 
 export async function failedOutboxDeliveries(db: Queryable): Promise<number> {
   const { rows } = await failedOutboxDeliveriesStatement.run(db);
@@ -78,8 +86,14 @@ export interface EndpointAttemptStats {
 const endpointAttemptStatsStatement = defineStatement<
   { since: Date },
   {
-    endpoint_id: string; attempts: string; succeeded: string; p50_ms: number | null; p99_ms: number | null;
-    last_attempt_at: Date | null; last_success_at: Date | null; failing_since: Date | null;
+    endpoint_id: string;
+    attempts: string;
+    succeeded: string;
+    p50_ms: number | null;
+    p99_ms: number | null;
+    last_attempt_at: Date | null;
+    last_success_at: Date | null;
+    failing_since: Date | null;
   }
 >(
   'dashboard_endpoint_attempt_stats',

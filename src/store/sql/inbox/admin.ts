@@ -72,8 +72,12 @@ const filter = (acrossSources: boolean) => `($status::text IS NULL
   AND ($source::text IS NULL OR d.source = $source::text)
   AND ($type::text IS NULL OR d.event_type = $type::text)
   AND ($resourceId::text IS NULL OR d.resource_id = $resourceId::text)
-  AND ($eventId::text IS NULL OR d.event_id = $eventId::text)${acrossSources ? `
-  AND d.source IN (${EVERY_SOURCE})` : ''}
+  AND ($eventId::text IS NULL OR d.event_id = $eventId::text)${
+    acrossSources
+      ? `
+  AND d.source IN (${EVERY_SOURCE})`
+      : ''
+  }
   AND ($minAttempts::int IS NULL OR coalesce(q.attempts, d.attempts) >= $minAttempts::int)
   AND ($since::timestamptz IS NULL OR d.received_at >= $since::timestamptz)
   AND ($until::timestamptz IS NULL OR d.received_at < $until::timestamptz)`;
@@ -115,7 +119,10 @@ export interface FilterShape {
 
 function family<P extends Record<string, unknown>, R>(name: string, text: (from: string, k: 'q' | 'd', acrossSources: boolean) => string) {
   const make = (queued: boolean, acrossSources: boolean) =>
-    defineStatement<P, R>(`${name}${queued ? '_queued' : ''}${acrossSources ? '_across_sources' : ''}`, text(queued ? QUEUED_ONLY : WITH_QUEUE, queued ? 'q' : 'd', acrossSources));
+    defineStatement<P, R>(
+      `${name}${queued ? '_queued' : ''}${acrossSources ? '_across_sources' : ''}`,
+      text(queued ? QUEUED_ONLY : WITH_QUEUE, queued ? 'q' : 'd', acrossSources),
+    );
   const all = [make(false, false), make(false, true), make(true, false), make(true, true)] as const;
   return (shape: FilterShape) => all[(shape.queued ? 2 : 0) + (shape.acrossSources ? 1 : 0)]!;
 }
@@ -124,7 +131,10 @@ function family<P extends Record<string, unknown>, R>(name: string, text: (from:
 export const listDeliveries = family<InboxListParams, ListRow>('inbox_list_deliveries', listText);
 
 /** How many deliveries a filter matches now (a bulk job's dry run and total). */
-export const countDeliveries = family<InboxFilterParams, { n: string }>('inbox_count_deliveries', (from, _k, acrossSources) => `SELECT count(*) AS n FROM ${from} WHERE ${filter(acrossSources)}`);
+export const countDeliveries = family<InboxFilterParams, { n: string }>(
+  'inbox_count_deliveries',
+  (from, _k, acrossSources) => `SELECT count(*) AS n FROM ${from} WHERE ${filter(acrossSources)}`,
+);
 
 export const showDelivery = defineStatement<
   { source: string; eventId: string },

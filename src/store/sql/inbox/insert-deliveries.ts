@@ -39,18 +39,21 @@ export function deliveryKey(source: string, eventId: string): string {
  * aborts one whole batch (unrelated new events included). Inserting every batch in one fixed order
  * (by primary key) makes such a cycle impossible: the later batch simply waits for the earlier one.
  */
-const insertMany = defineStatement<{
-  sources: string[];
-  eventIds: string[];
-  resourceIds: Array<string | null>;
-  eventTypes: Array<string | null>;
-  occurredAt: Array<string | null>;
-  bodies: Buffer;
-  bodyStarts: number[];
-  bodyLengths: number[];
-  contentTypes: Array<string | null>;
-  headers: string[];
-}, { source: string; event_id: string }>(
+const insertMany = defineStatement<
+  {
+    sources: string[];
+    eventIds: string[];
+    resourceIds: Array<string | null>;
+    eventTypes: Array<string | null>;
+    occurredAt: Array<string | null>;
+    bodies: Buffer;
+    bodyStarts: number[];
+    bodyLengths: number[];
+    contentTypes: Array<string | null>;
+    headers: string[];
+  },
+  { source: string; event_id: string }
+>(
   'inbox_insert_deliveries',
   `INSERT INTO inbox_deliveries
     (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
@@ -102,7 +105,18 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
     headers[i] = r.headers;
   }
   const packed = packBytes(bodies);
-  const res = await insertMany.run(db, { sources, eventIds, resourceIds, eventTypes, occurredAt, bodies: packed.bytes, bodyStarts: packed.starts, bodyLengths: packed.lengths, contentTypes, headers });
+  const res = await insertMany.run(db, {
+    sources,
+    eventIds,
+    resourceIds,
+    eventTypes,
+    occurredAt,
+    bodies: packed.bytes,
+    bodyStarts: packed.starts,
+    bodyLengths: packed.lengths,
+    contentTypes,
+    headers,
+  });
   const inserted = new Set<string>();
   for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
   return inserted;

@@ -6,12 +6,30 @@ import { defineStatement } from '../statement.js';
  * replay or a lease takeover meanwhile wins).
  */
 export interface CompleteAttemptsParams extends Record<string, unknown> {
-  ids: number[]; leases: string[]; nexts: string[]; delays_ms: number[]; status_codes: Array<number | null>; errors: Array<string | null>;
-  message_ids: string[]; endpoint_ids: string[]; attempts: number[]; urls: string[]; started_ms: number[]; durations_ms: number[];
-  succeeded: boolean[]; response_bodies: Array<string | null>; dispatcher: string;
-  streak_endpoint_ids: string[]; streak_resets: boolean[]; streak_failures: number[]; disable_after: number;
+  ids: number[];
+  leases: string[];
+  nexts: string[];
+  delays_ms: number[];
+  status_codes: Array<number | null>;
+  errors: Array<string | null>;
+  message_ids: string[];
+  endpoint_ids: string[];
+  attempts: number[];
+  urls: string[];
+  started_ms: number[];
+  durations_ms: number[];
+  succeeded: boolean[];
+  response_bodies: Array<string | null>;
+  dispatcher: string;
+  streak_endpoint_ids: string[];
+  streak_resets: boolean[];
+  streak_failures: number[];
+  disable_after: number;
   /** The circuit breaker's streak (migration 017): failed attempts after the group's last success, and the next probe's delay. */
-  streak_attempt_resets: boolean[]; streak_attempt_failures: number[]; streak_probe_delays_ms: number[]; breaker_failures: number;
+  streak_attempt_resets: boolean[];
+  streak_attempt_failures: number[];
+  streak_probe_delays_ms: number[];
+  breaker_failures: number;
 }
 
 export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(

@@ -35,20 +35,23 @@ export const listEndpoints = defineStatement<NoParams, EndpointRow>(
   `SELECT ${COLUMNS} FROM endpoints WHERE deleted_at IS NULL ORDER BY created_at, id`,
 );
 
-export const insertEndpoint = defineStatement<{
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  ladder_json: string;
-  timeout_ms: number;
-  max_in_flight: number;
-  scheme: string;
-  hmac_json: string | null;
-  enabled: boolean;
-  rate_limit: string | null;
-  send_interval_ms: number | null;
-}, EndpointRow>(
+export const insertEndpoint = defineStatement<
+  {
+    id: string;
+    url: string;
+    description: string | null;
+    event_types: string[];
+    ladder_json: string;
+    timeout_ms: number;
+    max_in_flight: number;
+    scheme: string;
+    hmac_json: string | null;
+    enabled: boolean;
+    rate_limit: string | null;
+    send_interval_ms: number | null;
+  },
+  EndpointRow
+>(
   'tekil_outbox_insert_endpoint',
   `INSERT INTO endpoints (id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms)
    VALUES ($id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms)

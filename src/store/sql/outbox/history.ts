@@ -111,7 +111,10 @@ WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($message_id::text IS NULL OR d.message_id = $message_id)${extra}
 ORDER BY d.id DESC LIMIT $limit`;
 
-export const listDeliveriesStatement = defineStatement<DeliveryListParams, DeliveryListRow>('tekil_outbox_list_deliveries', deliveriesFrom('outbox_deliveries d', ''));
+export const listDeliveriesStatement = defineStatement<DeliveryListParams, DeliveryListRow>(
+  'tekil_outbox_list_deliveries',
+  deliveriesFrom('outbox_deliveries d', ''),
+);
 
 /**
  * The same list for a status that keeps a queue row (pending, sending, failed: migration 013), read
@@ -122,8 +125,11 @@ export const listDeliveriesStatement = defineStatement<DeliveryListParams, Deliv
  */
 export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams & { failed: boolean }, DeliveryListRow>(
   'tekil_outbox_list_queued_deliveries',
-  deliveriesFrom('outbox_queue q JOIN outbox_deliveries d ON d.id = q.delivery_id', `
-  AND q.failed = $failed AND ($before_id::bigint IS NULL OR q.delivery_id < $before_id)`).replace('ORDER BY d.id DESC', 'ORDER BY q.delivery_id DESC'),
+  deliveriesFrom(
+    'outbox_queue q JOIN outbox_deliveries d ON d.id = q.delivery_id',
+    `
+  AND q.failed = $failed AND ($before_id::bigint IS NULL OR q.delivery_id < $before_id)`,
+  ).replace('ORDER BY d.id DESC', 'ORDER BY q.delivery_id DESC'),
 );
 
 export const selectMessage = defineStatement<

@@ -20,8 +20,7 @@ export const messageExists = defineStatement<{ messageId: string }, { trimmed_at
  * SHARE) so the retention sweeper (FOR UPDATE SKIP LOCKED) cannot trim it in between; a trim that
  * committed first is seen on the locked row, and the delivery is left alone.
  */
-const PAYLOAD_KEPT = (messageId: string) =>
-  `EXISTS (SELECT 1 FROM outbox_messages m WHERE m.id = ${messageId} AND m.trimmed_at IS NULL FOR SHARE OF m)`;
+const PAYLOAD_KEPT = (messageId: string) => `EXISTS (SELECT 1 FROM outbox_messages m WHERE m.id = ${messageId} AND m.trimmed_at IS NULL FOR SHARE OF m)`;
 export const liveEndpointExists = defineStatement<{ endpointId: string }, { exists: number }>(
   'tekil_outbox_live_endpoint_exists',
   'SELECT 1 AS exists FROM endpoints WHERE id = $endpointId AND deleted_at IS NULL',

@@ -19,17 +19,20 @@ export interface FindingRow {
 }
 
 /** A page's findings in one statement (arrays, one text for any count). */
-export const insertFindings = defineStatement<{
-  runId: string;
-  source: string;
-  kinds: string[];
-  resourceIds: Array<string | null>;
-  eventIds: Array<string | null>;
-  providerStates: Array<string | null>;
-  tekilStates: Array<string | null>;
-  actions: string[];
-  details: Array<string | null>;
-}, never>(
+export const insertFindings = defineStatement<
+  {
+    runId: string;
+    source: string;
+    kinds: string[];
+    resourceIds: Array<string | null>;
+    eventIds: Array<string | null>;
+    providerStates: Array<string | null>;
+    tekilStates: Array<string | null>;
+    actions: string[];
+    details: Array<string | null>;
+  },
+  never
+>(
   'reconcile_insert_findings',
   `INSERT INTO reconcile_findings (run_id, source, kind, resource_id, event_id, provider_state, tekil_state, action, detail)
    SELECT $runId::bigint, $source, f.kind, f.resource_id, f.event_id, f.provider_state, f.tekil_state, f.action, f.detail
@@ -40,7 +43,10 @@ export const insertFindings = defineStatement<{
 );
 
 /** Newest first, keyset-paged by id; every filter optional. */
-export const listFindings = defineStatement<{ source: string | null; kind: string | null; runId: string | null; beforeId: string | null; limit: number }, FindingRow>(
+export const listFindings = defineStatement<
+  { source: string | null; kind: string | null; runId: string | null; beforeId: string | null; limit: number },
+  FindingRow
+>(
   'reconcile_list_findings',
   `SELECT * FROM reconcile_findings
    WHERE ($source::text IS NULL OR source = $source) AND ($kind::text IS NULL OR kind = $kind)

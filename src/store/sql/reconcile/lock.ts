@@ -1,7 +1,10 @@
 import { defineStatement } from '../statement.js';
 
 /** A transaction-scoped advisory lock, without waiting: `locked` is true when this transaction now holds it. */
-export const tryAdvisoryLock = defineStatement<{ key: number }, { locked: boolean }>('tekil_try_advisory_xact_lock', 'SELECT pg_try_advisory_xact_lock($key) AS locked');
+export const tryAdvisoryLock = defineStatement<{ key: number }, { locked: boolean }>(
+  'tekil_try_advisory_xact_lock',
+  'SELECT pg_try_advisory_xact_lock($key) AS locked',
+);
 
 /** The source's last run, for the scheduler: when it started and how it ended. */
 export const lastRunTimes = defineStatement<{ source: string }, { status: string; started_at: Date; updated_at: Date }>(

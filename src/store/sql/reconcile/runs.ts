@@ -21,7 +21,10 @@ export interface ReconcileRunRow {
   finished_at: Date | null;
 }
 
-export const insertRun = defineStatement<{ source: string; provider: string; windowStart: Date; windowEnd: Date | null; apply: boolean; trigger: string }, ReconcileRunRow>(
+export const insertRun = defineStatement<
+  { source: string; provider: string; windowStart: Date; windowEnd: Date | null; apply: boolean; trigger: string },
+  ReconcileRunRow
+>(
   'reconcile_insert_run',
   `INSERT INTO reconcile_runs (source, provider, window_start, window_end, apply, trigger)
    VALUES ($source, $provider, $windowStart, $windowEnd, $apply, $trigger)
@@ -55,7 +58,10 @@ export const finishRun = defineStatement<{ id: string; status: 'completed' | 'fa
 );
 
 /** Newest first, keyset-paged by id. */
-export const listRuns = defineStatement<{ source: string | null; beforeId: string | null; limit: number }, ReconcileRunRow & { counts: Record<string, number> }>(
+export const listRuns = defineStatement<
+  { source: string | null; beforeId: string | null; limit: number },
+  ReconcileRunRow & { counts: Record<string, number> }
+>(
   'reconcile_list_runs',
   `SELECT r.*,
           (SELECT coalesce(jsonb_object_agg(k.kind, k.n), '{}'::jsonb)

@@ -2,15 +2,18 @@ import { defineStatement, type NoParams } from '../statement.js';
 
 // The simulator's table, sim_invoices, is created by migration 008_simulator.sql.
 
-export const insertInvoices = defineStatement<{
-  ids: string[];
-  orderIds: Array<string | null>;
-  statuses: string[];
-  amounts: string[];
-  paidAmounts: string[];
-  currencies: string[];
-  updatedAt: Date[];
-}, never>(
+export const insertInvoices = defineStatement<
+  {
+    ids: string[];
+    orderIds: Array<string | null>;
+    statuses: string[];
+    amounts: string[];
+    paidAmounts: string[];
+    currencies: string[];
+    updatedAt: Date[];
+  },
+  never
+>(
   'sim_insert_invoices',
   `
 INSERT INTO sim_invoices (id, order_id, status, amount, paid_amount, currency, updated_at)
@@ -58,7 +61,10 @@ SELECT d.status, count(*)::int AS deliveries, coalesce(sum(d.attempts), 0)::int 
 );
 
 /** Deliveries still in flight: the run is over when none is left. */
-export const unsettledDeliveries = defineStatement<NoParams, { n: number }>('sim_unsettled_deliveries', 'SELECT count(*)::int AS n FROM outbox_queue WHERE NOT failed');
+export const unsettledDeliveries = defineStatement<NoParams, { n: number }>(
+  'sim_unsettled_deliveries',
+  'SELECT count(*)::int AS n FROM outbox_queue WHERE NOT failed',
+);
 
 /** Messages already delivered, oldest first: the pool manual replays are drawn from. */
 export const succeededMessages = defineStatement<NoParams, { id: string }>(
