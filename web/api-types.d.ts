@@ -15,6 +15,7 @@ export interface ApiOperations {
       ladder?: string | string[];
       timeout?: number | string;
       max_in_flight?: number;
+      rate_limit?: string | null;
       scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
       hmac?: {
         algorithm?: "sha256" | "sha1" | "sha512";
@@ -61,6 +62,7 @@ export interface ApiOperations {
       ladder?: string | string[];
       timeout?: number | string;
       max_in_flight?: number;
+      rate_limit?: string | null;
       scheme?: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
       hmac?: {
         algorithm?: "sha256" | "sha1" | "sha512";

@@ -46,6 +46,7 @@ export async function dispatchStoreOnly(sql: Queryable, options: { batchSize: nu
       error: null,
       responseBody: null,
       endpointHadFailures: false,
+      probeDelayMs: 0,
       next: 'succeeded',
       delayMs: 0,
     }));

@@ -10,6 +10,7 @@ interface EndpointFlags extends ApiOptions {
   ladder?: string;
   timeout?: string;
   maxInFlight?: string;
+  rateLimit?: string;
   scheme?: string;
   hmac?: string;
   description?: string;
@@ -17,7 +18,7 @@ interface EndpointFlags extends ApiOptions {
   json?: boolean;
 }
 
-const COLUMNS = ['id', 'url', 'enabled', 'event_types', 'ladder', 'timeout_ms', 'max_in_flight', 'scheme', 'consecutive_failures'];
+const COLUMNS = ['id', 'url', 'enabled', 'event_types', 'ladder', 'timeout_ms', 'max_in_flight', 'rate_limit', 'scheme', 'consecutive_failures'];
 
 /** `--ladder paymos` names a preset; `--ladder 30s,2m,1h` lists gaps. */
 function parseLadder(text: string): string | string[] {
@@ -35,6 +36,8 @@ function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   if (flags.ladder !== undefined) body.ladder = parseLadder(flags.ladder);
   if (flags.timeout !== undefined) body.timeout = flags.timeout;
   if (flags.maxInFlight !== undefined) body.max_in_flight = Number(flags.maxInFlight);
+  // `--rate-limit none` removes the limit.
+  if (flags.rateLimit !== undefined) body.rate_limit = flags.rateLimit === 'none' ? null : flags.rateLimit;
   if (flags.scheme !== undefined) body.scheme = flags.scheme;
   if (flags.hmac !== undefined) body.hmac = parseHmacOption(flags.hmac);
   if (flags.description !== undefined) body.description = flags.description;
@@ -48,6 +51,7 @@ function settingOptions(cmd: Command): Command {
     .option('--ladder <ladder>', 'retry ladder: a preset (standard, paymos, mercanpay) or gaps like 30s,2m,1h')
     .option('--timeout <duration>', 'deadline for a whole attempt, to the last byte of the answer, e.g. 10s (at most 5m)')
     .option('--max-in-flight <n>', 'most concurrent requests to this endpoint')
+    .option('--rate-limit <rate>', 'most requests per second, minute or hour, across all dispatchers, e.g. 20/s or 600/m (none: no limit)')
     .option('--scheme <scheme>', `signature scheme: ${endpointSchemes.join(', ')}`)
     .option('--hmac <json>', 'for --scheme hmac: its options as JSON, e.g. {"signature_header":"X-Signature","encoding":"base64"}')
     .option('--description <text>', 'a note for operators');

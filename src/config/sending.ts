@@ -37,6 +37,14 @@ export const publishSchema = z
   })
   .strict();
 
+/** The per-endpoint circuit breaker (docs/sending.md, "Gentle sending"). */
+export const circuitBreakerSchema = z
+  .object({
+    /** Failed attempts in a row that open it; 0 turns the breaker off. */
+    failures: z.number().int().nonnegative().default(20),
+  })
+  .strict();
+
 export const sendingSchema = z
   .object({
     /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
@@ -61,6 +69,10 @@ export const sendingSchema = z
     ladder: ladderSetting.default('standard'),
     /** Disable an endpoint after this many consecutive failed deliveries; 0 never disables. */
     disable_after_failures: z.number().int().nonnegative().default(0),
+    /** Stop sending to an endpoint after this many failed attempts in a row, then probe one at a time. */
+    circuit_breaker: circuitBreakerSchema.default(circuitBreakerSchema.parse({})),
+    /** A `410 Gone` answer fails the delivery at once, without the rest of its ladder. */
+    gone_is_permanent: z.boolean().default(true),
     /** Longest Retry-After honoured; a longer one is cut to this. */
     retry_after_max: retryWaitMs.default(3_600_000),
     /** Multiplies every ladder gap (0.001 turns minutes into tens of milliseconds for tests). */

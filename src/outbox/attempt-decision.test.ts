@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PostResult } from '../http/post.js';
-import { endpointStreaks, nextStep, outcomeOf, type AttemptOutcome } from './attempt-decision.js';
+import { endpointStreaks, nextStep, outcomeOf, probeDelay, type AttemptOutcome } from './attempt-decision.js';
 import type { OutboxCompletion } from './types.js';
 
 const startedAt = new Date(0);
@@ -55,10 +55,47 @@ describe('next step', () => {
 
 describe('endpoint failure streaks', () => {
   const c = (endpointId: string, next: OutboxCompletion['next'], endpointHadFailures = false) =>
-    ({ endpointId, next, endpointHadFailures }) as OutboxCompletion;
+    ({ endpointId, next, endpointHadFailures, succeeded: next === 'succeeded', probeDelayMs: 7 }) as OutboxCompletion;
+  const streak = (reset: boolean, failed: number, attemptReset: boolean, attemptFailed: number, probeDelayMs = 7) => ({
+    reset,
+    failed,
+    attemptReset,
+    attemptFailed,
+    probeDelayMs,
+  });
 
-  it('counts deliveries that end failed, resets on a success after failures, ignores retries still on the ladder', () => {
+  it('counts deliveries that end failed and every failed attempt, and resets both on a success after failures', () => {
     const streaks = endpointStreaks([c('a', 'failed'), c('a', 'failed'), c('a', 'pending'), c('b', 'succeeded', true), c('c', 'succeeded'), c('d', 'pending')]);
-    expect(Object.fromEntries(streaks)).toEqual({ a: { reset: false, failed: 2 }, b: { reset: true, failed: 0 } });
+    expect(Object.fromEntries(streaks)).toEqual({ a: streak(false, 2, false, 3), b: streak(true, 0, true, 0, 0), d: streak(false, 0, false, 1) });
+  });
+
+  it('counts for the breaker only the failed attempts after the last success of the group', () => {
+    const streaks = endpointStreaks([c('a', 'pending', true), c('a', 'succeeded', true), c('a', 'pending', true), c('a', 'pending', true)]);
+    expect(streaks.get('a')).toEqual(streak(true, 0, true, 2));
+  });
+});
+
+describe('410 Gone and the breaker probe', () => {
+  const gone = {
+    startedAt: new Date(),
+    durationMs: 1,
+    succeeded: false,
+    statusCode: 410,
+    error: 'HTTP 410',
+    responseBody: null,
+    retryAfterMs: undefined,
+    unsendable: false,
+  };
+  const base = { gapsMs: [1_000, 2_000], attemptsOnLadder: 1, timeScale: 1, retryAfterMaxMs: 3_600_000 };
+
+  it('fails the delivery at once on 410 when gone_is_permanent, and retries it otherwise', () => {
+    expect(nextStep({ ...base, outcome: gone, goneIsPermanent: true })).toEqual({ next: 'failed', delayMs: 0 });
+    expect(nextStep({ ...base, outcome: gone, goneIsPermanent: false }).next).toBe('pending');
+  });
+
+  it('probes at the ladder gap of its step past the threshold, then at the last gap', () => {
+    expect(probeDelay([1_000, 2_000, 5_000], 20, 20, 1)).toBe(1_000);
+    expect(probeDelay([1_000, 2_000, 5_000], 21, 20, 1)).toBe(2_000);
+    expect(probeDelay([1_000, 2_000, 5_000], 99, 20, 0.01)).toBe(50);
   });
 });

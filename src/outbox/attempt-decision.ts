@@ -70,6 +70,8 @@ export interface NextStepInput {
   attemptsOnLadder: number;
   timeScale: number;
   retryAfterMaxMs: number;
+  /** `sending.gone_is_permanent`: a `410 Gone` fails the delivery at once. */
+  goneIsPermanent?: boolean;
 }
 
 /**
@@ -80,6 +82,8 @@ export interface NextStepInput {
 export function nextStep(input: NextStepInput): { next: OutboxCompletion['next']; delayMs: number } {
   if (input.outcome.succeeded) return { next: 'succeeded', delayMs: 0 };
   if (input.outcome.unsendable || input.gapsMs === undefined) return { next: 'failed', delayMs: 0 };
+  // The receiver says the resource is gone for good: retrying would only repeat the answer.
+  if (input.goneIsPermanent && input.outcome.statusCode === 410) return { next: 'failed', delayMs: 0 };
   const delay = nextAttemptDelay({
     gapsMs: input.gapsMs,
     attemptsOnLadder: input.attemptsOnLadder,
@@ -90,19 +94,49 @@ export function nextStep(input: NextStepInput): { next: OutboxCompletion['next']
   return delay === undefined ? { next: 'failed', delayMs: 0 } : { next: 'pending', delayMs: delay };
 }
 
+/** How a group of finished attempts moves one endpoint's two streaks. */
+export interface EndpointStreak {
+  /** Failed deliveries (the disable policy): reset by a success, then `failed` added. */
+  reset: boolean;
+  failed: number;
+  /** Failed attempts (the circuit breaker): reset by a success, then the failures after the group's last success added. */
+  attemptReset: boolean;
+  attemptFailed: number;
+  /** The latest failed attempt's gap before the breaker's next probe. */
+  probeDelayMs: number;
+}
+
 /**
- * How a group of finished deliveries moves each endpoint's failure streak (the disable policy counts
- * it): a success resets a non-zero streak, each delivery that ends `failed` adds one. Retries still on
- * the ladder do neither. Endpoints that need no change are left out.
+ * How a group of finished deliveries moves each endpoint's failure streaks: a success resets a non-zero
+ * streak; each delivery that ends `failed` adds one to the delivery streak (the disable policy counts
+ * it), and each failed attempt, retried or not, one to the attempt streak (the circuit breaker).
+ * Endpoints that need no change are left out.
  */
-export function endpointStreaks(batch: readonly OutboxCompletion[]): Map<string, { reset: boolean; failed: number }> {
-  const streaks = new Map<string, { reset: boolean; failed: number }>();
+export function endpointStreaks(batch: readonly OutboxCompletion[]): Map<string, EndpointStreak> {
+  const streaks = new Map<string, EndpointStreak>();
   for (const c of batch) {
-    if (c.next === 'pending' || (c.next === 'succeeded' && !c.endpointHadFailures)) continue;
-    const s = streaks.get(c.endpointId) ?? { reset: false, failed: 0 };
-    if (c.next === 'succeeded') s.reset = true;
-    else s.failed++;
+    if (c.succeeded && !c.endpointHadFailures) continue;
+    const s = streaks.get(c.endpointId) ?? { reset: false, failed: 0, attemptReset: false, attemptFailed: 0, probeDelayMs: 0 };
+    if (c.succeeded) {
+      s.reset = true;
+      s.attemptReset = true;
+      s.attemptFailed = 0;
+    } else {
+      if (c.next === 'failed') s.failed++;
+      s.attemptFailed++;
+      s.probeDelayMs = c.probeDelayMs;
+    }
     streaks.set(c.endpointId, s);
   }
   return streaks;
+}
+
+/**
+ * The wait before the breaker's next probe: the ladder's gap for the probe's step (the failed attempts
+ * past the threshold), the last gap once the ladder runs out, scaled like every gap.
+ */
+export function probeDelay(gapsMs: readonly number[] | undefined, failedInRow: number, threshold: number, timeScale: number): number {
+  if (gapsMs === undefined || gapsMs.length === 0) return 60_000 * timeScale;
+  const step = Math.min(Math.max(0, failedInRow - threshold), gapsMs.length - 1);
+  return gapsMs[step]! * timeScale;
 }

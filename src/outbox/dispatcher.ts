@@ -9,7 +9,7 @@ import { WakeLoop, Wakeup } from '../store/wake-loop.js';
 import { claimDeliveries } from '../store/sql/outbox/claim-deliveries.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
-import { nextStep, type AttemptOutcome } from './attempt-decision.js';
+import { nextStep, probeDelay, type AttemptOutcome } from './attempt-decision.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
 import { DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
@@ -48,6 +48,12 @@ const CLAIM_AHEAD = 4;
 /** After a NOTIFY the dispatcher claims again every 50 ms for a second (publishers share one NOTIFY). */
 const NOTIFY_FOLLOW_UP_MS = 50;
 const NOTIFY_FOLLOW_UP_WINDOW_MS = 1_000;
+/**
+ * A paced request (rate limit) whose timer fires later than its send time by more than this (or one
+ * interval, if longer) is not sent but given back: sent late, it would crowd the next send times,
+ * its own and other dispatchers'. So a receiver sees each request within this of its send time.
+ */
+export const PACE_LATE_MS = 20;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
@@ -70,6 +76,12 @@ export class Dispatcher implements Service {
   private inFlight = 0;
   /** Claimed deliveries waiting for a free request slot (at most one `concurrency` worth). */
   private readonly queue: Array<{ row: OutboxClaimedDelivery; lease: string }> = [];
+  /** Claimed deliveries whose send time (the endpoint's rate limit) has not come yet; queued when it has. */
+  private readonly paced = new Map<number, { row: OutboxClaimedDelivery; lease: string; timer: NodeJS.Timeout }>();
+  /** The latest send time this process gave each rate-limited endpoint (epoch ms). */
+  private readonly lastPacedSend = new Map<string, number>();
+  /** Send times of paced deliveries claimed and not yet started (epoch ms), by delivery id. */
+  private readonly sendAt = new Map<number, number>();
   /** The claim loop: woken by NOTIFY on publish, by kick(), and by polling. */
   private readonly claims: WakeLoop;
   /** Wakes stop() while it waits for the last attempts and writes: each of them ends in kick(). */
@@ -171,7 +183,7 @@ export class Dispatcher implements Service {
     while (this.running) {
       // Claiming ahead keeps request slots busy while the database round trips of claiming and
       // recording run; bigger claims also mean fewer of them.
-      const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length, batch_size);
+      const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length - this.paced.size, batch_size);
       if (limit <= 0) break;
       // A claim costs about the same for a few rows as for many: while the queue still holds a
       // round of work, wait until there is room for a full batch (pump kicks when it runs low).
@@ -179,7 +191,7 @@ export class Dispatcher implements Service {
       const lease = `${this.id}:${++this.claimSeq}`;
       let rows: OutboxClaimedDelivery[];
       try {
-        rows = await claimDeliveries(this.sql, limit, lease, lease_margin);
+        rows = await claimDeliveries(this.sql, limit, lease, lease_margin, this.options.sending.circuit_breaker.failures);
       } catch (err) {
         this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
         return false;
@@ -192,7 +204,10 @@ export class Dispatcher implements Service {
           abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
         ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
       }
-      for (const row of rows) this.queue.push({ row, lease });
+      for (const row of rows) {
+        if (row.send_at_ms > 0) this.pace(row, lease);
+        else this.queue.push({ row, lease });
+      }
       this.pump();
       if (rows.length < limit) break;
     }
@@ -230,9 +245,37 @@ export class Dispatcher implements Service {
     if (launched && !this.claims.busy && this.queue.length < concurrency) this.kick();
   }
 
+  /**
+   * Holds a delivery until the send time its claim gave it (the endpoint's rate limit), out of the
+   * request slots, so a paced endpoint does not keep other endpoints' deliveries waiting.
+   */
+  private pace(row: OutboxClaimedDelivery, lease: string): void {
+    // The send time is on the database's clock, shared by every dispatcher: a wait counted from this
+    // claim's answer would add the claim's own round trip, which differs between claims and processes,
+    // and bunch requests. (Dispatchers' clocks are expected in step with the database's, as NTP keeps
+    // them; the wait never exceeds the one the claim gave, plus its round trip.) Within this process,
+    // requests to the endpoint also keep the interval between them, so a late timer cannot bunch them.
+    const last = this.lastPacedSend.get(row.endpoint_id) ?? 0;
+    const at = Math.max(row.send_at_ms, last + (row.send_interval_ms ?? 0));
+    this.lastPacedSend.set(row.endpoint_id, at);
+    this.sendAt.set(row.id, at);
+    const timer = setTimeout(
+      () => {
+        this.paced.delete(row.id);
+        this.queue.unshift({ row, lease });
+        this.pump();
+      },
+      Math.min(Math.max(0, at - Date.now()), row.wait_ms + 1_000),
+    );
+    this.paced.set(row.id, { row, lease, timer });
+  }
+
   /** On shutdown, claimed deliveries that never started go back to pending at once. */
   private async releaseQueued(): Promise<void> {
-    const queued = this.queue.splice(0);
+    for (const p of this.paced.values()) clearTimeout(p.timer);
+    this.sendAt.clear();
+    const queued = [...this.paced.values(), ...this.queue.splice(0)];
+    this.paced.clear();
     if (queued.length === 0) return;
     await releaseUnstarted(
       this.sql,
@@ -245,20 +288,34 @@ export class Dispatcher implements Service {
     void this.attempt(row, lease).then((completion) => {
       this.inFlight--;
       this.pumpAtEndOfTurn();
+      if (completion === undefined) {
+        // Given back unsent (too late for its send time): pending again, its attempt count as it was.
+        void releaseUnstarted(this.sql, [{ id: row.id, lease }])
+          .catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: giving back a late paced delivery failed; its lease will expire'))
+          .finally(() => this.kick());
+        return;
+      }
       this.completions.push(completion);
       this.metrics.attempt(completion.succeeded, completion.durationMs);
       this.scheduleFlush();
     });
   }
 
-  /** One attempt; never throws: whatever goes wrong is recorded as the attempt's error. */
-  private async attempt(row: OutboxClaimedDelivery, lease: string): Promise<OutboxCompletion> {
+  /**
+   * One attempt; never throws: whatever goes wrong is recorded as the attempt's error. Answers
+   * undefined, sending nothing, for a paced delivery that could not start in time.
+   */
+  private async attempt(row: OutboxClaimedDelivery, lease: string): Promise<OutboxCompletion | undefined> {
+    const sendAt = this.sendAt.get(row.id);
+    this.sendAt.delete(row.id);
     const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
     let outcome: AttemptOutcome;
     try {
       const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
       const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: row.message_id });
       Object.assign(headers, schemeExtraHeaders(row));
+      // Checked last before the request is written, so that nothing in between adds to its lateness.
+      if (sendAt !== undefined && Date.now() - sendAt > Math.max(PACE_LATE_MS, row.send_interval_ms ?? 0)) return undefined;
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
     } catch (err) {
       outcome = {
@@ -278,6 +335,7 @@ export class Dispatcher implements Service {
       attemptsOnLadder: row.attempt - row.ladder_base,
       timeScale: this.options.sending.time_scale,
       retryAfterMaxMs: this.options.sending.retry_after_max,
+      goneIsPermanent: this.options.sending.gone_is_permanent,
     });
     return {
       deliveryId: Number(row.id),
@@ -286,7 +344,15 @@ export class Dispatcher implements Service {
       endpointId: row.endpoint_id,
       attempt: row.attempt,
       url: row.url,
-      endpointHadFailures: row.consecutive_failures > 0,
+      endpointHadFailures: row.consecutive_failures > 0 || row.failed_attempts_in_row > 0,
+      probeDelayMs: outcome.succeeded
+        ? 0
+        : probeDelay(
+            this.caches.ladder(row.ladder_json),
+            row.failed_attempts_in_row + 1,
+            this.options.sending.circuit_breaker.failures,
+            this.options.sending.time_scale,
+          ),
       startedAt: outcome.startedAt,
       durationMs: outcome.durationMs,
       succeeded: outcome.succeeded,
@@ -322,6 +388,7 @@ export class Dispatcher implements Service {
           recorded = await recordCompletions(this.sql, batch, {
             dispatcher: this.id,
             disableAfter: this.options.sending.disable_after_failures,
+            breakerFailures: this.options.sending.circuit_breaker.failures,
             onRefused: (c, err) =>
               this.options.logger.error(
                 { err, deliveryId: c.deliveryId, endpointId: c.endpointId },

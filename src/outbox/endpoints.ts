@@ -41,6 +41,15 @@ export const storableText = (max: number) =>
 export const MAX_ENDPOINT_TIMEOUT_MS = 5 * 60_000;
 const endpointTimeout = durationMs.refine((ms) => ms >= 1 && ms <= MAX_ENDPOINT_TIMEOUT_MS, 'expected a timeout from 1ms to 5m');
 
+/** A rate limit: requests per second, minute or hour (`20/s`, `600/m`, `1000/h`). */
+export const rateLimitSetting = z.string().regex(/^[1-9]\d{0,6}\/(s|m|h)$/, 'a rate limit is a count per s, m or h, e.g. 20/s');
+
+/** The gap between two requests a rate limit allows, in milliseconds. */
+export function sendIntervalMs(rateLimit: string): number {
+  const [count, unit] = rateLimit.split('/') as [string, 's' | 'm' | 'h'];
+  return { s: 1_000, m: 60_000, h: 3_600_000 }[unit] / Number(count);
+}
+
 const eventTypePattern = z
   .string()
   .regex(/^(\*|[A-Za-z0-9_:-]+(\.[A-Za-z0-9_:-]+)*(\.\*)?)$/, 'event types are exact (invoice.paid), a prefix pattern (invoice.*) or *');
@@ -56,6 +65,8 @@ export const endpointCreateSchema = z
     ladder: ladderSetting.optional(),
     timeout: endpointTimeout.optional(),
     max_in_flight: z.number().int().positive().max(1000).optional(),
+    /** Most requests per second, minute or hour (`20/s`), across every dispatcher; null: no limit. */
+    rate_limit: rateLimitSetting.nullable().optional(),
     scheme: z.enum(endpointSchemes).optional(),
     /** For scheme `hmac`: how the signature is made and where it goes, as for an inbound `hmac` source. */
     hmac: hmacSchemeOptions.optional(),
@@ -138,6 +149,8 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         scheme,
         hmac_json: hmac ? JSON.stringify(hmac) : null,
         enabled: input.enabled ?? true,
+        rate_limit: input.rate_limit ?? null,
+        send_interval_ms: input.rate_limit ? sendIntervalMs(input.rate_limit) : null,
       });
       if (!rows[0]) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${tenantId}`, { hint: 'create it first: POST /api/v1/tenants (tekil tenants create)' });
       await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
@@ -175,6 +188,10 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       if (input.timeout !== undefined) set('timeout_ms', input.timeout);
       if (input.max_in_flight !== undefined) set('max_in_flight', input.max_in_flight);
       if (input.scheme !== undefined) set('scheme', input.scheme);
+      if (input.rate_limit !== undefined) {
+        set('rate_limit', input.rate_limit);
+        set('send_interval_ms', input.rate_limit === null ? null : sendIntervalMs(input.rate_limit));
+      }
       if (hmac !== undefined) set('scheme_options', hmac ? JSON.stringify(hmac) : null);
       if (input.enabled !== undefined) {
         set('enabled', input.enabled);

@@ -17,6 +17,8 @@ export class CompletionsNotRecorded extends Error {
 export interface RecordCompletionsOptions {
   dispatcher: string;
   disableAfter: number;
+  /** Failed attempts in a row that open an endpoint's circuit breaker; 0 turns it off. */
+  breakerFailures?: number;
   /** Told about each completion the store refused, with the store's error. */
   onRefused(completion: OutboxCompletion, err: unknown): void;
 }
@@ -30,7 +32,7 @@ export interface RecordCompletionsOptions {
  */
 export async function recordCompletions(sql: Queryable, batch: readonly OutboxCompletion[], options: RecordCompletionsOptions): Promise<OutboxCompletion[]> {
   try {
-    await writeCompletions(sql, batch, options.dispatcher, options.disableAfter);
+    await writeCompletions(sql, batch, options.dispatcher, options.disableAfter, options.breakerFailures);
     return [...batch];
   } catch (err) {
     if (!isValueRefusal(err)) throw new CompletionsNotRecorded([...batch], err);
@@ -55,7 +57,7 @@ export async function recordCompletions(sql: Queryable, batch: readonly OutboxCo
  */
 async function writeOne(sql: Queryable, completion: OutboxCompletion, options: RecordCompletionsOptions): Promise<OutboxCompletion | undefined> {
   try {
-    await writeCompletions(sql, [completion], options.dispatcher, options.disableAfter);
+    await writeCompletions(sql, [completion], options.dispatcher, options.disableAfter, options.breakerFailures);
     return completion;
   } catch (err) {
     if (!isValueRefusal(err)) throw err;
@@ -65,6 +67,8 @@ async function writeOne(sql: Queryable, completion: OutboxCompletion, options: R
       ...completion,
       next: 'failed',
       delayMs: 0,
+      // The breaker's next probe comes from the same ladder as the refused retry time.
+      probeDelayMs: 0,
       responseBody: null,
       error:
         `${completion.error ?? 'attempt'}; not recorded as it was: the store refused its values (SQLSTATE ${sqlState}; e.g. a next attempt beyond the timestamp range), so the delivery is failed`.slice(
@@ -73,7 +77,7 @@ async function writeOne(sql: Queryable, completion: OutboxCompletion, options: R
         ),
     };
     try {
-      await writeCompletions(sql, [failed], options.dispatcher, options.disableAfter);
+      await writeCompletions(sql, [failed], options.dispatcher, options.disableAfter, options.breakerFailures);
     } catch (again) {
       if (!isValueRefusal(again)) throw again;
       options.onRefused(failed, again);

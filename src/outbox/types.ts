@@ -25,6 +25,10 @@ export interface Endpoint {
   enabled: boolean;
   disabled_reason: string | null;
   consecutive_failures: number;
+  /** e.g. `20/s`; null sends as fast as `max_in_flight` allows. */
+  rate_limit: string | null;
+  /** Failed attempts in a row; at `sending.circuit_breaker.failures` the breaker is open. */
+  failed_attempts_in_row: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -92,6 +96,14 @@ export interface OutboxClaimedDelivery {
   endpoint_updated_ms: number;
   /** The endpoint's failure streak when claimed; a success only needs to reset a non-zero one. */
   consecutive_failures: number;
+  /** Failed attempts in a row when claimed (the circuit breaker's count). */
+  failed_attempts_in_row: number;
+  /** Milliseconds to wait before the request starts (the endpoint's rate limit). */
+  wait_ms: number;
+  /** When the request may start, on the database's clock (epoch ms); 0 when the endpoint has no rate limit. */
+  send_at_ms: number;
+  /** The gap the endpoint's rate limit makes between two requests; null without one. */
+  send_interval_ms: number | null;
 }
 
 /** One finished attempt and what happens to its delivery next. */
@@ -110,6 +122,8 @@ export interface OutboxCompletion {
   responseBody: string | null;
   /** True when the endpoint had a failure streak at claim time, which a success must reset. */
   endpointHadFailures: boolean;
+  /** For a failed attempt: how long an open circuit breaker waits before its next probe. */
+  probeDelayMs: number;
   /** The delivery's new status: `pending` again (with delayMs), `succeeded` or `failed`. */
   next: 'pending' | 'succeeded' | 'failed';
   delayMs: number;

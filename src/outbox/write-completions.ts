@@ -4,7 +4,13 @@ import { endpointStreaks } from './attempt-decision.js';
 import type { OutboxCompletion } from './types.js';
 
 /** Writes one group of finished attempts (src/store/sql/outbox/complete-attempts.ts: one statement). */
-export async function writeCompletions(db: Queryable, batch: readonly OutboxCompletion[], dispatcher: string, disableAfter: number): Promise<void> {
+export async function writeCompletions(
+  db: Queryable,
+  batch: readonly OutboxCompletion[],
+  dispatcher: string,
+  disableAfter: number,
+  breakerFailures = 0,
+): Promise<void> {
   const streaks = endpointStreaks(batch);
   const streakIds = [...streaks.keys()];
   await completeAttempts.run(db, {
@@ -27,5 +33,9 @@ export async function writeCompletions(db: Queryable, batch: readonly OutboxComp
     streak_resets: streakIds.map((id) => streaks.get(id)!.reset),
     streak_failures: streakIds.map((id) => streaks.get(id)!.failed),
     disable_after: disableAfter,
+    streak_attempt_resets: streakIds.map((id) => streaks.get(id)!.attemptReset),
+    streak_attempt_failures: streakIds.map((id) => streaks.get(id)!.attemptFailed),
+    streak_probe_delays_ms: streakIds.map((id) => streaks.get(id)!.probeDelayMs),
+    breaker_failures: breakerFailures,
   });
 }

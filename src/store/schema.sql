@@ -77,6 +77,11 @@ CREATE TABLE endpoints (
     deleted_at timestamp with time zone,
     scheme_options jsonb,
     tenant_id text DEFAULT 'default'::text NOT NULL,
+    rate_limit text,
+    send_interval_ms double precision,
+    next_send_at timestamp with time zone,
+    failed_attempts_in_row integer DEFAULT 0 NOT NULL,
+    probe_at timestamp with time zone,
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
 );

@@ -13,6 +13,13 @@ import { defineStatement } from '../statement.js';
  * `max_in_flight + limit` due rows, which hold every leased one (a row is claimed only after every
  * earlier due one). If this process dies, the row is due again once the lease runs out, and its record
  * is still `sending`: the attempt was abandoned.
+ *
+ * Gentle sending (migration 018): an endpoint with a rate limit is paced by its `next_send_at`, read
+ * and moved on under the endpoint's row lock, so every dispatcher draws from the same budget. A claim
+ * takes only the send times that fall within PACING_HORIZON of now (a later one stays pending, its
+ * attempt count unchanged) and answers each delivery's wait before its request starts. An endpoint
+ * whose breaker is open (`failed_attempts_in_row` at the threshold) gets one request at a time, and
+ * none before its `probe_at`.
  */
 /** A claimed delivery, with what its attempt needs of the message and the endpoint. */
 export interface OutboxClaimRow {
@@ -38,16 +45,32 @@ export interface OutboxClaimRow {
   /** The endpoint's updated_at in epoch milliseconds. */
   endpoint_updated_ms: number;
   consecutive_failures: number;
+  /** Failed attempts in a row when claimed (the circuit breaker's count). */
+  failed_attempts_in_row: number;
+  /** Milliseconds to wait before the request starts: the endpoint's rate limit paces it. */
+  wait_ms: number;
+  /** When the request may start, on the database's clock, in epoch milliseconds (0 when not paced). */
+  send_at_ms: number;
+  /** The gap the endpoint's rate limit makes between two requests; null without one. */
+  send_interval_ms: number | null;
 }
 
-const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number }, OutboxClaimRow>(
+const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number; breaker_failures: number }, OutboxClaimRow>(
   'tekil_outbox_claim',
   `
 WITH eps AS (
-  SELECT e.id, e.max_in_flight, e.timeout_ms FROM endpoints e
+  SELECT e.id, e.timeout_ms, e.send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
+    -- An open breaker lets one probe through at a time.
+    CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END AS max_in_flight,
+    -- Send times the rate limit has free within the horizon (1 s): this claim may take no more.
+    CASE WHEN e.send_interval_ms IS NULL THEN $limit::int
+      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / e.send_interval_ms)::int + 1 END AS allowed
+  FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
     -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
     AND NOT (SELECT t.disabled FROM tenants t WHERE t.id = e.tenant_id)
+    AND (e.send_interval_ms IS NULL OR e.next_send_at IS NULL OR e.next_send_at <= now() + interval '1 second')
+    AND ($breaker_failures::int = 0 OR e.probe_at IS NULL OR e.probe_at <= now())
     -- The endpoint's first due row that is not leased, from the due index (a scalar subquery, one
     -- probe per endpoint: an EXISTS may be planned as a join that reads the whole queue).
     AND (SELECT q.next_attempt_at FROM outbox_queue q
@@ -56,7 +79,7 @@ WITH eps AS (
          ORDER BY q.next_attempt_at LIMIT 1) IS NOT NULL
   FOR NO KEY UPDATE SKIP LOCKED
 ), due AS (
-  SELECT eps.id AS endpoint_id, eps.max_in_flight, eps.timeout_ms, w.delivery_id, w.next_attempt_at,
+  SELECT eps.id AS endpoint_id, eps.max_in_flight, eps.timeout_ms, eps.send_interval_ms, eps.send_base, eps.allowed, w.delivery_id, w.next_attempt_at,
     coalesce(w.lease_until > now(), false) AS leased
   FROM eps CROSS JOIN LATERAL (
     SELECT q.delivery_id, q.next_attempt_at, q.lease_until FROM outbox_queue q
@@ -65,14 +88,14 @@ WITH eps AS (
     LIMIT eps.max_in_flight + $limit::int
   ) w
 ), candidates AS (
-  SELECT c.delivery_id, c.endpoint_id, c.timeout_ms FROM (
+  SELECT c.delivery_id, c.endpoint_id, c.timeout_ms, c.send_interval_ms, c.send_base, c.n FROM (
     SELECT due.*,
       -- The row's place among its endpoint's due rows that are not leased, and the endpoint's free slots.
       count(*) FILTER (WHERE NOT due.leased) OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.delivery_id ROWS UNBOUNDED PRECEDING) AS n,
       due.max_in_flight - count(*) FILTER (WHERE due.leased) OVER (PARTITION BY due.endpoint_id) AS free
     FROM due
   ) c
-  WHERE NOT c.leased AND c.n <= least($limit::int, c.free)
+  WHERE NOT c.leased AND c.n <= least($limit::int, c.free, c.allowed)
 ), picked AS (
   -- The record is locked first, as every other writer of both tables does (no deadlock); its tests
   -- are checked again on a row changed since this statement's snapshot (a cancel, a replay, another
@@ -81,7 +104,13 @@ WITH eps AS (
   -- next_attempt_at is its due time while pending and its lease's end while sending, so testing it here,
   -- on the latest version, keeps a live lease (or a retry not yet due) from being claimed twice.
   -- (LATERAL: one primary-key probe per candidate; a join may be planned as a scan of every record.)
-  SELECT d.id, d.message_id, candidates.endpoint_id, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at
+  SELECT d.id, d.message_id, candidates.endpoint_id, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at,
+    candidates.send_interval_ms, candidates.send_base,
+    -- The delivery's send time, its place among the endpoint's picked rows (a row cut by the LIMIT below
+    -- leaves its time unused: slower, never faster).
+    CASE WHEN candidates.send_interval_ms IS NULL THEN 0::double precision
+      ELSE greatest(0, extract(epoch FROM candidates.send_base - now()) * 1000
+        + (row_number() OVER (PARTITION BY candidates.endpoint_id ORDER BY candidates.n) - 1) * candidates.send_interval_ms) END AS wait_ms
   FROM candidates CROSS JOIN LATERAL (
     SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
     WHERE d.id = candidates.delivery_id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
@@ -89,12 +118,19 @@ WITH eps AS (
   ) d
   LIMIT $limit
 ), leased AS (
-  UPDATE outbox_queue q SET lease_until = now() + (picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
+  UPDATE outbox_queue q SET lease_until = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
   FROM picked WHERE q.delivery_id = picked.id
+), paced AS (
+  -- The endpoint's next free send time follows the last one handed out (rate-limited endpoints only).
+  UPDATE endpoints e SET next_send_at = p.send_base + (p.wait_ms_max + p.send_interval_ms) * interval '1 millisecond'
+  FROM (SELECT picked.endpoint_id, max(picked.send_base) AS send_base, max(picked.send_interval_ms) AS send_interval_ms,
+          max(picked.wait_ms) - extract(epoch FROM max(picked.send_base) - now()) * 1000 AS wait_ms_max
+        FROM picked WHERE picked.send_interval_ms IS NOT NULL GROUP BY picked.endpoint_id) p
+  WHERE e.id = p.endpoint_id
 )
 UPDATE outbox_deliveries d
 SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),
-    next_attempt_at = now() + (picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
+    next_attempt_at = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
 FROM picked
 JOIN outbox_messages m ON m.id = picked.message_id
 JOIN endpoints e ON e.id = picked.endpoint_id
@@ -104,12 +140,14 @@ WHERE d.id = picked.id
 RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
   picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
   m.payload, m.event_type, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
-  (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures`,
+  (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
+  CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms`,
   // Its best plan depends on the queue's size (QueryOptions.sizeDependentPlan).
   'prepared-replanned',
 );
 
-export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number): Promise<OutboxClaimRow[]> {
-  const { rows } = await claimStatement.run(db, { limit, lease, lease_margin_ms: leaseMarginMs });
+/** `breakerFailures`: failed attempts in a row that open an endpoint's circuit breaker; 0 turns it off. */
+export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number, breakerFailures = 0): Promise<OutboxClaimRow[]> {
+  const { rows } = await claimStatement.run(db, { limit, lease, lease_margin_ms: leaseMarginMs, breaker_failures: breakerFailures });
   return rows;
 }

@@ -25,6 +25,11 @@ export interface CompleteAttemptsParams extends Record<string, unknown> {
   streak_resets: boolean[];
   streak_failures: number[];
   disable_after: number;
+  /** The circuit breaker's streak (migration 018): failed attempts after the group's last success, and the next probe's delay. */
+  streak_attempt_resets: boolean[];
+  streak_attempt_failures: number[];
+  streak_probe_delays_ms: number[];
+  breaker_failures: number;
 }
 
 export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(
@@ -57,9 +62,15 @@ WITH r AS (
       enabled = CASE WHEN $disable_after::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $disable_after::int
         THEN false ELSE e.enabled END,
       disabled_reason = CASE WHEN $disable_after::int > 0 AND (CASE WHEN x.reset THEN 0 ELSE e.consecutive_failures END + x.failed) >= $disable_after::int
-        THEN 'disabled after ' || $disable_after::int || ' consecutive failed deliveries' ELSE e.disabled_reason END
-  FROM unnest($streak_endpoint_ids::text[], $streak_resets::boolean[], $streak_failures::int[]) AS x (id, reset, failed)
-  WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0)
+        THEN 'disabled after ' || $disable_after::int || ' consecutive failed deliveries' ELSE e.disabled_reason END,
+      -- The breaker: open (a probe time set) while the attempt streak is at its threshold, closed by a success.
+      failed_attempts_in_row = CASE WHEN x.attempt_reset THEN 0 ELSE e.failed_attempts_in_row END + x.attempt_failed,
+      probe_at = CASE WHEN $breaker_failures::int > 0 AND (CASE WHEN x.attempt_reset THEN 0 ELSE e.failed_attempts_in_row END + x.attempt_failed) >= $breaker_failures::int
+        THEN now() + x.probe_delay_ms * interval '1 millisecond' END
+  FROM unnest($streak_endpoint_ids::text[], $streak_resets::boolean[], $streak_failures::int[],
+    $streak_attempt_resets::boolean[], $streak_attempt_failures::int[], $streak_probe_delays_ms::double precision[])
+    AS x (id, reset, failed, attempt_reset, attempt_failed, probe_delay_ms)
+  WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0 OR x.attempt_failed > 0 OR e.failed_attempts_in_row > 0)
 )
 INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
   status_code, error, response_body, dispatcher)

@@ -4,7 +4,7 @@ import { defineStatement, type Statement } from '../statement.js';
 
 /** The columns an endpoint is shown with (never its secrets). */
 const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
-  consecutive_failures, created_at, updated_at`;
+  consecutive_failures, rate_limit, failed_attempts_in_row, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
 export interface EndpointRow {
@@ -21,6 +21,8 @@ export interface EndpointRow {
   enabled: boolean;
   disabled_reason: string | null;
   consecutive_failures: number;
+  rate_limit: string | null;
+  failed_attempts_in_row: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -48,12 +50,14 @@ export const insertEndpoint = defineStatement<
     scheme: string;
     hmac_json: string | null;
     enabled: boolean;
+    rate_limit: string | null;
+    send_interval_ms: number | null;
   },
   EndpointRow
 >(
   'tekil_outbox_insert_endpoint',
-  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled)
-   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled
+  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms)
+   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms
    FROM tenants t WHERE t.id = $tenant_id AND t.deleted_at IS NULL
    RETURNING ${COLUMNS}`,
 );
@@ -70,6 +74,8 @@ export const UPDATABLE_COLUMNS = {
   scheme_options: '::jsonb',
   enabled: '',
   disabled_reason: '',
+  rate_limit: '',
+  send_interval_ms: '::double precision',
 } as const;
 export type UpdatableColumn = keyof typeof UPDATABLE_COLUMNS;
 
@@ -90,7 +96,7 @@ export function updateEndpointStatement(columns: readonly UpdatableColumn[], res
   let stmt = updates.get(key);
   if (!stmt) {
     const sets = columns.map((c) => `${c} = $${c}${UPDATABLE_COLUMNS[c]}`);
-    if (resetStreak) sets.push('disabled_reason = NULL, consecutive_failures = 0');
+    if (resetStreak) sets.push('disabled_reason = NULL, consecutive_failures = 0, failed_attempts_in_row = 0, probe_at = NULL');
     stmt = defineStatement<EndpointUpdateParams, EndpointRow>(
       `tekil_outbox_update_endpoint_${columns.join('_')}${resetStreak ? '_reset' : ''}`,
       `UPDATE endpoints SET ${sets.join(', ')}, updated_at = now() WHERE id = $id AND deleted_at IS NULL RETURNING ${COLUMNS}`,
