@@ -3,9 +3,11 @@
  *   receive  verify the signature, keep the event, answer: tekil's receiver (as bench:ingest runs it) against
  *            Fastify + pg-boss send(), Fastify + BullMQ queue.add(), Fastify + one INSERT per request;
  *   process  claim, run a no-op handler, complete: tekil's worker against graphile-worker, pg-boss work()
- *            with batches, a BullMQ Worker;
+ *            with batches, a BullMQ Worker (tekil keeps an attempt row per item, the peers none: printed);
  *   send     sign, POST to a local sink, record the attempt, retry on failure: tekil's dispatcher against
  *            a graphile-worker task, a pg-boss work() handler and a BullMQ Worker doing the same.
+ * Process and send: throughput and CPU from draining a backlog, then latency (p50, p99) from a steady
+ * phase on the same running worker at a fixed offered rate (bench/peers/latency.ts says what is measured).
  * BullMQ runs twice: on this machine's Redis (BENCH_REDIS_URL; its durability is read from the server and
  * printed) and as `bullmq-fsync` on a private redis-server the bench starts with `appendonly yes` and
  * `appendfsync always`. Rounds alternate the contenders' order (forwards, then backwards); the figures are
@@ -20,6 +22,8 @@
  *   BENCH_SECONDS, BENCH_WARMUP   measured and warm-up seconds per receive run (default 10 and 3)
  *   BENCH_CONNECTIONS  wrk connections (default 64)   BENCH_PAYLOADS  signed requests prepared (default 200000)
  *   BENCH_CONCURRENCY  requests in flight when sending, every side (default 64)
+ *   BENCH_LATENCY_RATE, BENCH_LATENCY_SECONDS  the steady phase after each process and send run: items
+ *                 offered a second, the same for every side, and for how long (default 1000 and 3)
  *   BENCH_REDIS_URL  the machine's Redis (default redis://127.0.0.1:6379)
  *   BENCH_REDIS_SERVER  redis-server binary for bullmq-fsync (default /usr/bin/redis-server)
  *   TEKIL_BENCH_DATABASE_URL  Postgres server (default postgres://postgres@127.0.0.1:5432/postgres)
@@ -61,6 +65,7 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const payloads = Number(process.env.BENCH_PAYLOADS ?? 200_000);
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 64);
+const steady = { rate: Number(process.env.BENCH_LATENCY_RATE ?? 1000), seconds: Number(process.env.BENCH_LATENCY_SECONDS ?? 3) };
 
 /** Every peer asked for must be able to run: its package installed, its Redis answering. */
 async function checkPeers(): Promise<{ redis: RedisTargets; fsyncRedis?: PrivateRedis; missing: string[] }> {
@@ -106,9 +111,17 @@ async function checkPeers(): Promise<{ redis: RedisTargets; fsyncRedis?: Private
 const fmt = (n: number | undefined, digits = 0) => (n === undefined ? '-' : n.toFixed(digits));
 
 function row(label: string, r: PeerRun, durability: string): string {
-  return `${label.padEnd(78)}${fmt(r.rate).padStart(8)}${fmt(r.p99ms, 1).padStart(9)}${fmt(r.nodeUs).padStart(7)}${fmt(r.postgresUs).padStart(7)}${fmt(r.redisUs).padStart(7)}   ${durability}`;
+  return `${label.padEnd(78)}${fmt(r.rate).padStart(8)}${fmt(r.p50ms, 1).padStart(9)}${fmt(r.p99ms, 1).padStart(9)}${fmt(r.nodeUs).padStart(7)}${fmt(r.postgresUs).padStart(7)}${fmt(r.redisUs).padStart(7)}   ${durability}`;
 }
-const header = `${'contender'.padEnd(78)}${'items/s'.padStart(8)}${'p99 ms'.padStart(9)}${'node'.padStart(7)}${'pg'.padStart(7)}${'redis'.padStart(7)}   durability  (CPU per item in µs)`;
+/** The run with the median rate, with the medians of the rounds' latencies. */
+function medianRun(runs: readonly PeerRun[]): PeerRun {
+  const latency = (key: 'p50ms' | 'p99ms') => {
+    const known = runs.filter((r) => r[key] !== undefined);
+    return known.length === 0 ? undefined : medianBy(known, (r) => r[key]!)[key];
+  };
+  return { ...medianBy(runs, (r) => r.rate), p50ms: latency('p50ms'), p99ms: latency('p99ms') };
+}
+const header = `${'contender'.padEnd(78)}${'items/s'.padStart(8)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'node'.padStart(7)}${'pg'.padStart(7)}${'redis'.padStart(7)}   durability  (CPU per item in µs)`;
 
 async function main(): Promise<number> {
   if (paths.includes('receive')) requireWrk();
@@ -132,16 +145,16 @@ async function main(): Promise<number> {
       }
       const describe: Record<PathName, string> = {
         receive: `${payloads} signed requests, ${connections} connections, ${warmup}s warm-up + ${seconds}s measured per run`,
-        process: `${messages} no-op jobs per run, queued before the clock starts; no latency: the run drains a backlog`,
-        send: `${messages} messages per run to a local sink, ${concurrency} in flight; no latency: the run drains a backlog`,
+        process: `${messages} no-op jobs per run, queued before the clock starts; latency: ${steady.rate}/s for ${steady.seconds}s, enqueue to committed completion`,
+        send: `${messages} messages per run to a local sink, ${concurrency} in flight; latency: ${steady.rate}/s for ${steady.seconds}s, enqueue to the sink`,
       };
       process.stdout.write(`\n== ${path}: ${describe[path]}\n`);
       const bench: PathBench =
         path === 'receive'
           ? await setUpReceive({ dir, dbUrl, dbName, peers, redis, payloads, seconds, warmup, connections })
           : path === 'process'
-            ? setUpProcess({ messages, peers, redis })
-            : await setUpSend({ dbUrl, dbName, messages, concurrency, peers, redis });
+            ? setUpProcess({ messages, peers, redis, steady })
+            : await setUpSend({ dbUrl, dbName, messages, concurrency, peers, redis, steady });
       try {
         const runs = new Map(bench.contenders.map((c) => [c, [] as PeerRun[]]));
         for (let round = 0; round < rounds; round++) {
@@ -153,17 +166,10 @@ async function main(): Promise<number> {
             process.stdout.write(`  ${row(c.label, r, c.durability)}\n`);
           }
         }
-        process.stdout.write(`median of ${rounds} (the run with the median rate):\n  ${header}\n`);
+        process.stdout.write(`median of ${rounds} (rate and CPU: the run with the median rate; p50, p99: the median of the rounds' own):\n  ${header}\n`);
         const tekil = bench.contenders.find((c) => c.name === 'tekil')!;
         const tekilRate = medianBy(runs.get(tekil)!, (r) => r.rate).rate;
-        for (const c of bench.contenders)
-          process.stdout.write(
-            `  ${row(
-              c.label,
-              medianBy(runs.get(c)!, (r) => r.rate),
-              c.durability,
-            )}\n`,
-          );
+        for (const c of bench.contenders) process.stdout.write(`  ${row(c.label, medianRun(runs.get(c)!), c.durability)}\n`);
         for (const c of bench.contenders) {
           if (c !== tekil) summary.push(`tekil / ${c.name} (${path}) = ${(tekilRate / medianBy(runs.get(c)!, (r) => r.rate).rate).toFixed(2)}`);
         }

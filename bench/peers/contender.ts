@@ -8,9 +8,13 @@ export const pathNames: readonly PathName[] = ['receive', 'process', 'send'];
 export type PeerName = 'insert' | 'graphile-worker' | 'pg-boss' | 'bullmq' | 'bullmq-fsync';
 export const peerNames: readonly PeerName[] = ['insert', 'graphile-worker', 'pg-boss', 'bullmq', 'bullmq-fsync'];
 
-/** One run: items a second, p99 latency (receive only: the others drain a backlog), CPU per item in µs. */
+/**
+ * One run: items a second and CPU per item in µs (receive: wrk's run; process and send: the backlog's
+ * drain), p50 and p99 latency (receive: wrk's per request; process and send: the steady phase's).
+ */
 export interface PeerRun {
   rate: number;
+  p50ms: number | undefined;
   p99ms: number | undefined;
   nodeUs: number;
   postgresUs: number;

@@ -1,17 +1,20 @@
 // The job-queue peers of bench:peers, each run over a backlog of jobs enqueued before the clock starts
-// (not timed), drained with the settings their docs give for throughput, and stopped once every job is
-// settled; the same `handle` (a no-op, or sign + POST + attempt row) runs inside each.
+// (not timed), drained with the settings their docs give for throughput; then, on the same running
+// worker, the steady phase (latency.ts): jobs added one by one at the offered rate. The same `handle`
+// (a no-op, or sign + POST + attempt row) runs inside each.
 //   pg-boss 10:  4 work() loops, batchSize 500 (jobs fetched and completed per statement), polling 0.5 s
 //                (its floor), a pool of 10;
 //   BullMQ:      one Worker, concurrency 64, removeOnComplete, on a Redis given by URL, in its own key prefix.
 // A handler's queries (the send path's attempt rows) go to the bench's pool of 10, except graphile-worker's,
 // which uses the worker's own pool as its docs advise (helpers.query).
-// graphile-worker's side is bench/process/sides.ts's (processing) and sendGraphile below (sending).
+// graphile-worker's side is graphile.ts.
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { backendCpu, cpuBetween } from '../lib/cpu.js';
 import { redisCpu, type PeerRun } from './contender.js';
 import { bullConnection, dropPrefix, type RedisTarget } from './redis.js';
+import { steadyPhase, type CompletionEnd, type LatencyEnd, type LatencyResult, type SteadyLoad } from './latency.js';
 
 /** One job's work, given its id and payload; throws to have the queue retry it. */
 export type JobHandler = (id: string, payload: string, pgQuery: (sql: string, params: unknown[]) => Promise<unknown>) => Promise<void>;
@@ -24,12 +27,20 @@ export interface QueueRunOptions {
   payloads: readonly string[];
   handle: JobHandler;
   concurrency: number;
+  /** The steady phase after the backlog, on the same worker. */
+  steady: SteadyLoad;
+  /** Item i of the steady phase: its payload, carrying its enqueue time t0. */
+  steadyPayload(i: number, t0: number): string;
+  /** Where the steady phase's items end: at the sink (send), or `completions` (process). */
+  end: LatencyEnd;
+  /** Set on the process path: told of each job once its completion has been committed. */
+  completions?: CompletionEnd | undefined;
 }
 
-function result(items: number, seconds: number, cpu: NodeJS.CpuUsage, pgSeconds: number, redisSeconds: number | undefined): PeerRun {
+function result(items: number, seconds: number, cpu: NodeJS.CpuUsage, pgSeconds: number, redisSeconds: number | undefined, latency: LatencyResult): PeerRun {
   return {
     rate: items / seconds,
-    p99ms: undefined,
+    ...latency,
     nodeUs: (cpu.user + cpu.system) / items,
     postgresUs: (pgSeconds * 1e6) / items,
     redisUs: redisSeconds === undefined ? undefined : (redisSeconds * 1e6) / items,
@@ -39,8 +50,42 @@ function result(items: number, seconds: number, cpu: NodeJS.CpuUsage, pgSeconds:
 export const PGBOSS_WORKERS = 4;
 export const PGBOSS_BATCH = 500;
 
+/**
+ * pg-boss's work() completes a batch with `complete()` after the handler returns, without waiting for
+ * it and without an event: the steady phase wraps the manager's complete() (pg-boss 10, CommonJS) to see
+ * when that statement has committed. Nothing else of pg-boss changes.
+ */
+let pgbossCompleted: ((ids: readonly string[]) => void) | undefined;
+let pgbossWrapped = false;
+function wrapPgBossComplete(): void {
+  if (pgbossWrapped) return;
+  pgbossWrapped = true;
+  const require = createRequire(import.meta.url);
+  const Manager = require('pg-boss/src/manager.js') as { prototype: { complete: (...args: unknown[]) => Promise<unknown> } };
+  const original = Manager.prototype.complete;
+  Manager.prototype.complete = async function (this: unknown, ...args: unknown[]) {
+    const answer = await original.apply(this, args);
+    const id = args[1] as string | string[];
+    pgbossCompleted?.(Array.isArray(id) ? id : [id]);
+    return answer;
+  };
+}
+
 export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
   const { default: PgBoss } = await import('pg-boss');
+  wrapPgBossComplete();
+  const steadyJobs = new Map<string, string>(); // id → payload, of jobs handed to a handler in the steady phase
+  pgbossCompleted = o.completions
+    ? (ids) => {
+        for (const id of ids) {
+          const p = steadyJobs.get(id);
+          if (p !== undefined) {
+            steadyJobs.delete(id);
+            o.completions!.completed(p);
+          }
+        }
+      }
+    : undefined;
   const boss = new PgBoss({ connectionString: o.url, max: 10, supervise: false, schedule: false });
   let stopping = false;
   boss.on('error', (err: Error) => {
@@ -64,6 +109,7 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
       await boss.work<{ p: string }>('peer', { batchSize: PGBOSS_BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
         // A batch is completed (or failed) as a whole when this returns (or throws): a job that failed
         // is failed on its own first, so that its retry does not take the batch with it.
+        if (o.completions) for (const j of jobs) steadyJobs.set(j.id, j.data.p);
         const results = await Promise.allSettled(jobs.map((j) => o.handle(j.id, j.data.p, (sql, params) => o.pool.query(sql, params))));
         const failed = jobs.filter((_, i) => results[i]!.status === 'rejected').map((j) => j.id);
         if (failed.length > 0) await boss.fail('peer', failed);
@@ -83,10 +129,12 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const pg1 = await backendCpu(o.pool, o.dbName);
+    const latency = await steadyPhase(o.steady, o.end, (i, t0) => boss.send('peer', { p: o.steadyPayload(i, t0) }));
     stopping = true;
     await boss.stop({ graceful: true, wait: true });
-    return result(o.payloads.length, seconds, cpu, cpuBetween(pg0, pg1), undefined);
+    return result(o.payloads.length, seconds, cpu, cpuBetween(pg0, pg1), undefined, latency);
   } finally {
+    pgbossCompleted = undefined;
     stopping = true;
     await boss.stop({ graceful: false, wait: true }).catch(() => {}); // after a failure: nothing left running
   }
@@ -96,13 +144,10 @@ export async function runBullmq(o: QueueRunOptions & { redis: RedisTarget; prefi
   const { Queue, Worker } = await import('bullmq');
   const connection = bullConnection(o.redis.url);
   const queue = new Queue('peer', { connection, prefix: o.prefix });
+  const bullJobOptions = { removeOnComplete: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
   try {
     for (let from = 0; from < o.payloads.length; from += 1000) {
-      await queue.addBulk(
-        o.payloads
-          .slice(from, from + 1000)
-          .map((p) => ({ name: 'job', data: { p }, opts: { removeOnComplete: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } } })),
-      );
+      await queue.addBulk(o.payloads.slice(from, from + 1000).map((p) => ({ name: 'job', data: { p }, opts: bullJobOptions })));
     }
     let completed = 0;
     let finish!: () => void;
@@ -116,18 +161,23 @@ export async function runBullmq(o: QueueRunOptions & { redis: RedisTarget; prefi
       prefix: o.prefix,
       concurrency: o.concurrency,
     });
-    worker.on('completed', () => {
+    worker.on('completed', (job) => {
+      // Emitted once moveToCompleted has been answered by Redis: the job's completion is stored.
       if (++completed === o.payloads.length) finish();
+      else if (completed > o.payloads.length) o.completions?.completed(job.data.p);
     });
     worker.on('error', (err) => process.stderr.write(`bullmq: ${err.message}\n`));
     await allDone;
-    await worker.close();
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
+    const pg1 = await backendCpu(o.pool, o.dbName);
+    const redis1 = redisCpu(o.redis);
+    const latency = await steadyPhase(o.steady, o.end, (i, t0) => queue.add('job', { p: o.steadyPayload(i, t0) }, bullJobOptions));
+    await worker.close();
     const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'failed');
     const left = Object.values(counts).reduce((a, b) => a + b, 0);
     if (left !== 0) throw new Error(`bullmq: ${left} jobs left (${JSON.stringify(counts)})`);
-    return result(o.payloads.length, seconds, cpu, cpuBetween(pg0, await backendCpu(o.pool, o.dbName)), redisCpu(o.redis) - redis0);
+    return result(o.payloads.length, seconds, cpu, cpuBetween(pg0, pg1), redis1 - redis0, latency);
   } finally {
     await queue.close();
     await dropPrefix(o.redis.url, o.prefix);

@@ -77,7 +77,7 @@ export async function setUpReceive(o: ReceiveOptions): Promise<PathBench> {
       const redisUs = redis ? ((redisCpu(redis) - redis0) * 1e6) / r.requests : undefined;
       const postgresUs = (cpuBetween(pg0, await onDb((c) => backendCpu(c, o.dbName))) * 1e6) / r.requests;
       if (r.non2xx > 0 || r.errors) process.stdout.write(`    (${r.non2xx} non-2xx${r.errors ? `; ${r.errors}` : ''})\n`);
-      return { rate: r.rps, p99ms: r.p99ms, nodeUs, postgresUs, redisUs };
+      return { rate: r.rps, p50ms: r.p50ms, p99ms: r.p99ms, nodeUs, postgresUs, redisUs };
     } finally {
       await stopServer(child);
       if (redis) await dropPrefix(redis.url, prefix);
