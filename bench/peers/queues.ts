@@ -75,17 +75,7 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
   const { default: PgBoss } = await import('pg-boss');
   wrapPgBossComplete();
   const steadyJobs = new Map<string, string>(); // id → payload, of jobs handed to a handler in the steady phase
-  pgbossCompleted = o.completions
-    ? (ids) => {
-        for (const id of ids) {
-          const p = steadyJobs.get(id);
-          if (p !== undefined) {
-            steadyJobs.delete(id);
-            o.completions!.completed(p);
-          }
-        }
-      }
-    : undefined;
+  let inSteadyPhase = false; // the backlog's drain pays nothing for the latency's bookkeeping
   const boss = new PgBoss({ connectionString: o.url, max: 10, supervise: false, schedule: false });
   let stopping = false;
   boss.on('error', (err: Error) => {
@@ -109,7 +99,7 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
       await boss.work<{ p: string }>('peer', { batchSize: PGBOSS_BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
         // A batch is completed (or failed) as a whole when this returns (or throws): a job that failed
         // is failed on its own first, so that its retry does not take the batch with it.
-        if (o.completions) for (const j of jobs) steadyJobs.set(j.id, j.data.p);
+        if (o.completions && inSteadyPhase) for (const j of jobs) steadyJobs.set(j.id, j.data.p);
         const results = await Promise.allSettled(jobs.map((j) => o.handle(j.id, j.data.p, (sql, params) => o.pool.query(sql, params))));
         const failed = jobs.filter((_, i) => results[i]!.status === 'rejected').map((j) => j.id);
         if (failed.length > 0) await boss.fail('peer', failed);
@@ -129,6 +119,18 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);
     const pg1 = await backendCpu(o.pool, o.dbName);
+    inSteadyPhase = true;
+    pgbossCompleted = o.completions
+      ? (ids) => {
+          for (const id of ids) {
+            const p = steadyJobs.get(id);
+            if (p !== undefined) {
+              steadyJobs.delete(id);
+              o.completions!.completed(p);
+            }
+          }
+        }
+      : undefined;
     const latency = await steadyPhase(o.steady, o.end, (i, t0) => boss.send('peer', { p: o.steadyPayload(i, t0) }));
     stopping = true;
     await boss.stop({ graceful: true, wait: true });
