@@ -1,4 +1,3 @@
-import type { AlertsConfig } from '../config/alerts.js';
 import type { Queryable } from '../store/db.js';
 import { failedPerEndpoint, searchTenants, tenantEndpointHealth, type TenantEndpointHealthRow } from '../store/sql/dashboard/tenant-health.js';
 
@@ -46,7 +45,8 @@ export interface TenantHealthQuery {
 
 /** The rules that say an endpoint is failing: the endpoint_failing alert's and the circuit breaker's. */
 export interface FailingRules {
-  endpointFailing: AlertsConfig['rules']['endpoint_failing'];
+  /** The endpoint_failing alert's thresholds (config `alerts.rules.endpoint_failing`). */
+  endpointFailing: { failures: number; success_below: number; min_attempts: number };
   /** Failed attempts in a row that open the breaker; 0 when it is off. */
   breakerFailures: number;
 }
