@@ -72,7 +72,7 @@ export const tenantsPage = {
             'span',
             {
               className: x.failing_endpoints > 0 ? 'failing status-dead' : 'failing',
-              title: x.failing.map((f) => t('failingAs')(f.endpoint_id, t(f.reason))).join('\n'),
+              title: x.failing.map((f) => `${f.endpoint_id}: ${t(f.reason)}`).join('\n'),
             },
             String(x.failing_endpoints),
           ),

@@ -22,8 +22,6 @@ export const tenantsWords = {
     openLink: 'Open the portal',
     more: 'More',
     noTenants: 'No tenants match.',
-    /** @param {string} endpoint @param {string} reason */
-    failingAs: (endpoint, reason) => `${endpoint}: ${reason}`,
     disabled_after_failures: 'disabled after failed deliveries',
     breaker_open: 'circuit breaker open',
     failing_in_a_row: 'attempts failing in a row',
@@ -49,8 +47,6 @@ export const tenantsWords = {
     openLink: 'Portalı aç',
     more: 'Daha fazla',
     noTenants: 'Eşleşen üye işyeri yok.',
-    /** @param {string} endpoint @param {string} reason */
-    failingAs: (endpoint, reason) => `${endpoint}: ${reason}`,
     disabled_after_failures: 'başarısız teslimatlardan sonra devre dışı',
     breaker_open: 'devre kesici açık',
     failing_in_a_row: 'art arda başarısız denemeler',
