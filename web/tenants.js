@@ -122,7 +122,7 @@ export const tenantsPage = {
         filterForm(words, 'tenants-filter', [{ name: 'q', label: 'search' }], filter, (f) =>
           navigate(pageLink('tenants', [], { ...f, ...(span === DEFAULT_WINDOW ? {} : { window: span }) })),
         ),
-        el('label', {}, word('span', 'window'), windowSelect),
+        el('div', { className: 'filters' }, el('label', {}, word('span', 'window'), windowSelect)),
         note,
         list.node,
         more,
