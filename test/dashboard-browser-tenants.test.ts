@@ -55,9 +55,8 @@ describe.skipIf(!browserRunnable)('panel: the tenants page', () => {
 
     await page.locator('#tenants-filter input[name=q]').fill('books');
     await page.locator('#tenants-filter button[type=submit]').click();
-    await page.waitForFunction(
-      () => document.querySelectorAll('#tenants-rows tr').length === 1 && document.querySelector('#tenants-rows tr[data-id="m_beta"]') !== null,
-    );
+    await expect.poll(() => page.locator('#tenants-rows tr').count(), { timeout: 10_000 }).toBe(1);
+    expect(await page.locator('#tenants-rows tr').getAttribute('data-id')).toBe('m_beta');
     await page.locator('#tenants-filter input[name=q]').fill('nobody');
     await page.locator('#tenants-filter button[type=submit]').click();
     await page.locator('#tenants-rows td.empty').waitFor();
