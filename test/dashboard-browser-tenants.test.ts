@@ -69,7 +69,9 @@ describe.skipIf(!browserRunnable)('panel: the tenants page', () => {
     await tab.waitForURL(/\/portal\/$/, { timeout: 15_000 });
     expect(new URL(tab.url()).origin).toBe(panel.tekil.url);
     const session = await tab.evaluate(async () => (await fetch('/api/v1/session', { credentials: 'same-origin' })).json());
-    expect(session).toMatchObject({ tenant: { id: 'm_alpha', name: 'Alpha Apparel' } });
+    expect(session).toMatchObject({ role: 'viewer', tenant: { id: 'm_alpha', name: 'Alpha Apparel' } });
+    // The portal's session sees its own tenant only: the health of every tenant is not for it.
+    expect(await tab.evaluate(async () => (await fetch('/api/v1/stats/tenants', { credentials: 'same-origin' })).status)).toBe(404);
     await page.locator('#tenants-note').getByText('The portal opened in a new tab.').waitFor();
   }, 60_000);
 });

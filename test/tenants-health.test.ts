@@ -158,6 +158,18 @@ describe('GET /api/v1/stats/tenants: health per tenant', () => {
     expect((await get('?window=2d')).status).toBe(400);
   });
 
+  it("a tenant's own token cannot read it: 404, as for any route with no tenant meaning", async () => {
+    const made = await app.inject({
+      method: 'POST',
+      url: '/api/v1/tenants/m_ok/tokens',
+      payload: { role: 'viewer' },
+      headers: { authorization: `Bearer ${ADMIN}` },
+    });
+    expect(made.statusCode, made.body).toBe(201);
+    const { status } = await get('', (made.json() as { token: string }).token);
+    expect(status).toBe(404);
+  });
+
   it('a viewer can read it', async () => {
     const { status, body } = await get('?q=m_fail', viewer);
     expect(status).toBe(200);
