@@ -3,6 +3,7 @@ import type { Logger } from '../logger.js';
 import { publish } from '../outbox/publish.js';
 import type { Context, Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
+import { endpointTenant } from '../store/sql/alerts/probes.js';
 import { closeIncident, openIncident, openIncidents, touchIncident, type IncidentRow } from '../store/sql/alerts/incidents.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
 import { chatBody } from './format.js';
@@ -39,9 +40,13 @@ async function announce(tx: Queryable, config: AlertsConfig, row: IncidentRow): 
       idempotencyKey: `${key}:${format}`,
     });
   }
-  if (row.rule === 'endpoint_failing') {
+  // To the tenant the endpoint belongs to (its own endpoints subscribed to the type), not the default
+  // tenant's: an endpoint deleted meanwhile, or whose tenant is being deleted, has no one left to tell.
+  const tenantId = row.rule === 'endpoint_failing' ? (await endpointTenant.run(tx, { endpointId: row.subject })).rows[0]?.tenant_id : undefined;
+  if (tenantId !== undefined) {
     const type = incident.state === 'open' ? 'endpoint.failing' : 'endpoint.recovered';
     await publish(tx, {
+      tenantId,
       type,
       resourceId: row.subject,
       data: { endpoint_id: row.subject, incident_id: row.id, ...incident.details },

@@ -27,6 +27,8 @@ export interface DispatcherOptions {
   guard: DestinationGuard;
   logger: Logger;
   metrics?: Registry | undefined;
+  /** Publish `message.attempts_exhausted` to the tenant for each delivery given up (alerts turned on). */
+  announceExhausted?: boolean | undefined;
 }
 
 /**
@@ -389,6 +391,7 @@ export class Dispatcher implements Service {
             dispatcher: this.id,
             disableAfter: this.options.sending.disable_after_failures,
             breakerFailures: this.options.sending.circuit_breaker.failures,
+            announceExhausted: this.options.announceExhausted ?? false,
             onRefused: (c, err) =>
               this.options.logger.error(
                 { err, deliveryId: c.deliveryId, endpointId: c.endpointId },
