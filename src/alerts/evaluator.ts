@@ -6,7 +6,9 @@ import type { Db, Queryable } from '../store/db.js';
 import { endpointTenant } from '../store/sql/alerts/probes.js';
 import { closeIncident, openIncident, openIncidents, touchIncident, type IncidentRow } from '../store/sql/alerts/incidents.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { toClientError } from '../errors.js';
 import { chatBody } from './format.js';
+import { storeOutages } from './store-outages.js';
 import { incidentView } from './list.js';
 import { observe, type Observation } from './rules.js';
 
@@ -113,6 +115,7 @@ export function createAlertEvaluator(ctx: Context): Service {
       for (const r of opened) log.warn({ incident: r.id, rule: r.rule, subject: r.subject, value: r.last_value }, 'incident opened');
       for (const r of closed) log.info({ incident: r.id, rule: r.rule, subject: r.subject }, 'incident closed');
     } catch (err) {
+      if (toClientError(err).code === 'STORE_UNAVAILABLE') storeOutages(ctx.metrics).note();
       log.warn({ err }, 'alert evaluation failed; it runs again at the next interval');
     }
   }
