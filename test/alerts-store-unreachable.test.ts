@@ -73,56 +73,60 @@ describe('alerts: store_unreachable, counted in memory while the store is down, 
     await t?.close();
   });
 
-  it.runIf(onPostgres)('Postgres cut off for real: the API answers 503s, then one incident opens when it is back, and closes once it stays up', async () => {
-    const target = new URL(t.url!);
-    const forwarder = await cuttableForwarder(target);
-    cleanups.push(() => forwarder.close());
-    const viaForwarder = new URL(t.url!);
-    viaForwarder.hostname = '127.0.0.1';
-    viaForwarder.port = String(forwarder.port);
-    const db = createPostgresDb({ connectionString: viaForwarder.toString(), max: 3 });
-    cleanups.push(() => db.close());
-    const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-outage-alert-')) } });
-    const ctx = testContext(db, { ...config, alerts });
-    const app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
-    cleanups.push(() => app.close());
-    const reporter = createStoreOutageReporter(ctx);
-    const get = () => app.inject({ method: 'GET', url: '/api/v1/endpoints', headers: { authorization: `Bearer ${TOKEN}` } });
+  it.runIf(onPostgres)(
+    'Postgres cut off for real: the API answers 503s, then one incident opens when it is back, and closes once it stays up',
+    async () => {
+      const target = new URL(t.url!);
+      const forwarder = await cuttableForwarder(target);
+      cleanups.push(() => forwarder.close());
+      const viaForwarder = new URL(t.url!);
+      viaForwarder.hostname = '127.0.0.1';
+      viaForwarder.port = String(forwarder.port);
+      const db = createPostgresDb({ connectionString: viaForwarder.toString(), max: 3 });
+      cleanups.push(() => db.close());
+      const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-outage-alert-')) } });
+      const ctx = testContext(db, { ...config, alerts });
+      const app = await buildApp({ ctx, roles: new Set(['api']), adminToken: TOKEN });
+      cleanups.push(() => app.close());
+      const reporter = createStoreOutageReporter(ctx);
+      const get = () => app.inject({ method: 'GET', url: '/api/v1/endpoints', headers: { authorization: `Bearer ${TOKEN}` } });
 
-    expect((await get()).statusCode).toBe(200);
-    await forwarder.cut();
-    for (let i = 0; i < 3; i++) expect((await get()).statusCode).toBe(503);
-    // Still down: nothing can be written, the outage stays in memory; the evaluator (on its own
-    // connection to the store) sees nothing yet.
-    expect(await reporter.report()).toBe(false);
-    expect(await evaluateOnce(t.db, alerts)).toMatchObject({ opened: [], closed: [] });
+      expect((await get()).statusCode).toBe(200);
+      await forwarder.cut();
+      for (let i = 0; i < 3; i++) expect((await get()).statusCode).toBe(503);
+      // Still down: nothing can be written, the outage stays in memory; the evaluator (on its own
+      // connection to the store) sees nothing yet.
+      expect(await reporter.report()).toBe(false);
+      expect(await evaluateOnce(t.db, alerts)).toMatchObject({ opened: [], closed: [] });
 
-    await forwarder.restore();
-    await waitUntil(() => reporter.report(), 20_000);
-    const first = await evaluateOnce(t.db, alerts);
-    expect(first.opened.map((r) => [r.rule, r.subject])).toEqual([['store_unreachable', 'store']]);
-    const [incident] = await storeUnreachableIncidents(t.db);
-    expect(incident!.closed_at).toBeNull();
-    expect(incident!.last_value).toBeGreaterThanOrEqual(3);
-    expect(Date.parse(String(incident!.details.first_failure_at))).toBeLessThan(Date.parse(String(incident!.details.recovered_at)));
-    const announced = await t.db.query<{ event_type: string }>('SELECT event_type FROM outbox_messages WHERE resource_id = $1', [`incident_${incident!.id}`]);
-    expect(announced.rows.map((r) => r.event_type)).toEqual(['incident.opened']);
+      await forwarder.restore();
+      await waitUntil(() => reporter.report(), 20_000);
+      const first = await evaluateOnce(t.db, alerts);
+      expect(first.opened.map((r) => [r.rule, r.subject])).toEqual([['store_unreachable', 'store']]);
+      const [incident] = await storeUnreachableIncidents(t.db);
+      expect(incident!.closed_at).toBeNull();
+      expect(incident!.last_value).toBeGreaterThanOrEqual(3);
+      expect(Date.parse(String(incident!.details.first_failure_at))).toBeLessThan(Date.parse(String(incident!.details.recovered_at)));
+      const announced = await t.db.query<{ event_type: string }>('SELECT event_type FROM outbox_messages WHERE resource_id = $1', [`incident_${incident!.id}`]);
+      expect(announced.rows.map((r) => r.event_type)).toEqual(['incident.opened']);
 
-    // While it lasts (within the quiet period): no second incident, no second message.
-    expect(await evaluateOnce(t.db, alerts)).toMatchObject({ opened: [], closed: [] });
-    expect((await get()).statusCode).toBe(200);
-    expect(await reporter.report()).toBe(false);
+      // While it lasts (within the quiet period): no second incident, no second message.
+      expect(await evaluateOnce(t.db, alerts)).toMatchObject({ opened: [], closed: [] });
+      expect((await get()).statusCode).toBe(200);
+      expect(await reporter.report()).toBe(false);
 
-    await new Promise((r) => setTimeout(r, QUIET_MS + 200));
-    const later = await evaluateOnce(t.db, alerts);
-    expect(later.closed.map((r) => r.id)).toEqual([incident!.id]);
-    expect(later.opened).toEqual([]);
-    expect(await storeUnreachableIncidents(t.db)).toHaveLength(1);
-    const all = await t.db.query<{ event_type: string }>('SELECT event_type FROM outbox_messages WHERE resource_id = $1 ORDER BY event_type', [
-      `incident_${incident!.id}`,
-    ]);
-    expect(all.rows.map((r) => r.event_type)).toEqual(['incident.closed', 'incident.opened']);
-  }, 60_000);
+      await new Promise((r) => setTimeout(r, QUIET_MS + 200));
+      const later = await evaluateOnce(t.db, alerts);
+      expect(later.closed.map((r) => r.id)).toEqual([incident!.id]);
+      expect(later.opened).toEqual([]);
+      expect(await storeUnreachableIncidents(t.db)).toHaveLength(1);
+      const all = await t.db.query<{ event_type: string }>('SELECT event_type FROM outbox_messages WHERE resource_id = $1 ORDER BY event_type', [
+        `incident_${incident!.id}`,
+      ]);
+      expect(all.rows.map((r) => r.event_type)).toEqual(['incident.closed', 'incident.opened']);
+    },
+    60_000,
+  );
 
   it('outages reported by two processes make one incident, with their failures summed; it closes when they are old enough', async () => {
     await t.db.query('DELETE FROM store_outages');

@@ -75,8 +75,8 @@ describe.skipIf(!onPostgres)(`rate limit: ${DELIVERIES} failed deliveries replay
     const first = outage.newDispatcher();
     await first.start();
     const failed = async () =>
-      (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_deliveries WHERE endpoint_id = $1 AND status = 'failed'`, [endpoint.id]))
-        .rows[0]!.n;
+      (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_deliveries WHERE endpoint_id = $1 AND status = 'failed'`, [endpoint.id])).rows[0]!
+        .n;
     await waitUntil(async () => (await failed()) === DELIVERIES, 300_000, 'every delivery failed');
     await first.stop();
     const outageRequests = (await sink.times()).length;

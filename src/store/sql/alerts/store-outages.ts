@@ -1,10 +1,7 @@
 import { defineStatement, type NoParams } from '../statement.js';
 
 /** One process's outage, written once the store answers again (migration 023). */
-export const recordStoreOutage = defineStatement<
-  { process: string; firstFailureAt: Date; lastFailureAt: Date; failures: number },
-  never
->(
+export const recordStoreOutage = defineStatement<{ process: string; firstFailureAt: Date; lastFailureAt: Date; failures: number }, never>(
   'tekil_alerts_record_store_outage',
   `INSERT INTO store_outages (process, first_failure_at, last_failure_at, failures)
    VALUES ($process, $firstFailureAt, $lastFailureAt, $failures)`,

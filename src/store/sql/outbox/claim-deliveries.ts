@@ -55,7 +55,10 @@ export interface OutboxClaimRow {
   send_interval_ms: number | null;
 }
 
-const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number }, OutboxClaimRow>(
+const claimStatement = defineStatement<
+  { limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number },
+  OutboxClaimRow
+>(
   'tekil_outbox_claim',
   `
 WITH eps AS (
@@ -161,6 +164,12 @@ export async function claimDeliveries(
   breakerFailures = 0,
   paceMarginMs = 0,
 ): Promise<OutboxClaimRow[]> {
-  const { rows } = await claimStatement.run(db, { limit, lease, lease_margin_ms: leaseMarginMs, breaker_failures: breakerFailures, pace_margin_ms: paceMarginMs });
+  const { rows } = await claimStatement.run(db, {
+    limit,
+    lease,
+    lease_margin_ms: leaseMarginMs,
+    breaker_failures: breakerFailures,
+    pace_margin_ms: paceMarginMs,
+  });
   return rows;
 }
