@@ -13,7 +13,7 @@ export async function writeCompletions(
   breakerFailures = 0,
   announceExhausted = false,
 ): Promise<void> {
-  // Rare (a delivery given up), so the common group pays one filter and six empty arrays.
+  // Rare (a delivery given up), so the common group pays one filter and eight empty arrays.
   const exhausted = announceExhausted ? batch.filter((c) => c.next === 'failed') : [];
   const streaks = endpointStreaks(batch);
   const streakIds = [...streaks.keys()];
@@ -47,5 +47,7 @@ export async function writeCompletions(
     exhausted_endpoint_ids: exhausted.map((c) => c.endpointId),
     exhausted_attempts: exhausted.map((c) => c.attempt),
     exhausted_urls: exhausted.map((c) => c.url),
+    exhausted_status_codes: exhausted.map((c) => c.statusCode),
+    exhausted_errors: exhausted.map((c) => c.error),
   });
 }

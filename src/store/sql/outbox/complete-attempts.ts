@@ -41,6 +41,8 @@ export interface CompleteAttemptsParams extends Record<string, unknown> {
   exhausted_endpoint_ids: string[];
   exhausted_attempts: number[];
   exhausted_urls: string[];
+  exhausted_status_codes: Array<number | null>;
+  exhausted_errors: Array<string | null>;
 }
 
 export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(
@@ -88,11 +90,12 @@ WITH r AS (
   -- tenant is not being deleted. Never about a message.attempts_exhausted itself, or one failing
   -- endpoint would announce its own announcements for ever. Published through tekil's own function, so
   -- it is signed, retried and kept like any message.
+  -- (Its own arrays, not a join with r: r read twice would be materialized, and upd's plan lose sight
+  -- of its size.)
   SELECT p.id FROM unnest($exhausted_ids::bigint[], $exhausted_event_ids::text[], $exhausted_message_ids::text[],
-      $exhausted_endpoint_ids::text[], $exhausted_attempts::int[], $exhausted_urls::text[])
-      AS x (id, event_id, message_id, endpoint_id, attempt, url)
+      $exhausted_endpoint_ids::text[], $exhausted_attempts::int[], $exhausted_urls::text[], $exhausted_status_codes::int[], $exhausted_errors::text[])
+      AS x (id, event_id, message_id, endpoint_id, attempt, url, status_code, error)
     JOIN upd ON upd.id = x.id AND upd.next = 'failed'
-    JOIN r ON r.id = x.id
     JOIN outbox_messages m ON m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted'
     JOIN tenants t ON t.id = m.tenant_id AND t.deleted_at IS NULL
     CROSS JOIN LATERAL (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at) w
@@ -101,7 +104,7 @@ WITH r AS (
         'event_id', x.event_id, 'event_type', 'message.attempts_exhausted', 'type', 'message.attempts_exhausted',
         'occurred_at', w.at, 'timestamp', w.at, 'resource_id', m.resource_id,
         'data', json_build_object('delivery_id', x.id, 'message_id', m.id, 'event_type', m.event_type, 'resource_id', m.resource_id,
-          'endpoint_id', x.endpoint_id, 'url', x.url, 'attempts', x.attempt, 'last_status_code', r.status_code, 'last_error', r.error)
+          'endpoint_id', x.endpoint_id, 'url', x.url, 'attempts', x.attempt, 'last_status_code', x.status_code, 'last_error', x.error)
       )::text, 'UTF8'),
       'tekil-attempts-exhausted:' || x.id, '{}'::text[], '{}'::text[]) AS p
 )
