@@ -62,18 +62,16 @@ const claimStatement = defineStatement<
   'tekil_outbox_claim',
   `
 WITH eps AS (
-  SELECT e.id, e.timeout_ms, g.send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
-    -- An open breaker lets one probe through at a time.
-    CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END AS max_in_flight,
-    -- Send times the rate limit has free within the horizon (1 s): this claim may take no more.
-    CASE WHEN g.send_interval_ms IS NULL THEN $limit::int
-      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / g.send_interval_ms)::int + 1 END AS allowed
   -- The gap between two send times: the limit's period shared by its count, plus the safety margin
   -- shared by the count too (sending.rate_limit_margin): that many requests then span the period and the
   -- margin, so a request up to the margin late still leaves every period within the limit.
-  FROM endpoints e CROSS JOIN LATERAL (
-    SELECT e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int AS send_interval_ms
-  ) g
+  SELECT e.id, e.timeout_ms, (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int) AS send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
+    -- An open breaker lets one probe through at a time.
+    CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END AS max_in_flight,
+    -- Send times the rate limit has free within the horizon (1 s): this claim may take no more.
+    CASE WHEN e.send_interval_ms IS NULL THEN $limit::int
+      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int))::int + 1 END AS allowed
+  FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
     -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
     AND NOT (SELECT t.disabled FROM tenants t WHERE t.id = e.tenant_id)
