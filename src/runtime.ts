@@ -18,6 +18,7 @@ import { registerReconcileMetrics } from './reconcile/metrics.js';
 import { createReconcileScheduler } from './reconcile/scheduler.js';
 import { createRetentionSweeper } from './retention/sweeper.js';
 import { createAlertEvaluator } from './alerts/evaluator.js';
+import { createStoreOutageReporter } from './alerts/store-outages.js';
 import { createSignatureFailureFlusher } from './receiver/signature-failures.js';
 
 export interface StartOptions {
@@ -90,6 +91,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     if (roles.has('worker') && ctx.config.alerts.enabled) services.push(createAlertEvaluator(ctx));
     if (roles.has('receiver') && ctx.config.alerts.enabled && ctx.config.alerts.rules.signature_failures.enabled)
       services.push(createSignatureFailureFlusher(ctx));
+    // Every role: whichever process saw the store fail reports the outage once it answers again.
+    if (ctx.config.alerts.enabled && ctx.config.alerts.rules.store_unreachable.enabled) services.push(createStoreOutageReporter(ctx));
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const readMetrics = options.metricsReader?.(ctx.metrics);

@@ -27,6 +27,8 @@ export interface DispatcherOptions {
   guard: DestinationGuard;
   logger: Logger;
   metrics?: Registry | undefined;
+  /** Publish `message.attempts_exhausted` to the tenant for each delivery given up (alerts turned on). */
+  announceExhausted?: boolean | undefined;
 }
 
 /**
@@ -49,11 +51,12 @@ const CLAIM_AHEAD = 4;
 const NOTIFY_FOLLOW_UP_MS = 50;
 const NOTIFY_FOLLOW_UP_WINDOW_MS = 1_000;
 /**
- * A paced request (rate limit) whose timer fires later than its send time by more than this (or one
- * interval, if longer) is not sent but given back: sent late, it would crowd the next send times,
- * its own and other dispatchers'. So a receiver sees each request within this of its send time.
+ * The default of `sending.rate_limit_margin`: a paced request (rate limit) that cannot start within it
+ * of its send time is not sent but given back: sent late, it would crowd the next send times, its own
+ * and other dispatchers'. The claim spreads each period's send times over the period plus this margin,
+ * so requests up to this late still leave every period within the limit.
  */
-export const PACE_LATE_MS = 20;
+export const PACE_LATE_MS = 50;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
@@ -191,7 +194,14 @@ export class Dispatcher implements Service {
       const lease = `${this.id}:${++this.claimSeq}`;
       let rows: OutboxClaimedDelivery[];
       try {
-        rows = await claimDeliveries(this.sql, limit, lease, lease_margin, this.options.sending.circuit_breaker.failures);
+        rows = await claimDeliveries(
+          this.sql,
+          limit,
+          lease,
+          lease_margin,
+          this.options.sending.circuit_breaker.failures,
+          this.options.sending.rate_limit_margin,
+        );
       } catch (err) {
         this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
         return false;
@@ -315,7 +325,7 @@ export class Dispatcher implements Service {
       const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: row.message_id });
       Object.assign(headers, schemeExtraHeaders(row));
       // Checked last before the request is written, so that nothing in between adds to its lateness.
-      if (sendAt !== undefined && Date.now() - sendAt > Math.max(PACE_LATE_MS, row.send_interval_ms ?? 0)) return undefined;
+      if (sendAt !== undefined && Date.now() - sendAt > this.options.sending.rate_limit_margin) return undefined;
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
     } catch (err) {
       outcome = {
@@ -389,6 +399,7 @@ export class Dispatcher implements Service {
             dispatcher: this.id,
             disableAfter: this.options.sending.disable_after_failures,
             breakerFailures: this.options.sending.circuit_breaker.failures,
+            announceExhausted: this.options.announceExhausted ?? false,
             onRefused: (c, err) =>
               this.options.logger.error(
                 { err, deliveryId: c.deliveryId, endpointId: c.endpointId },

@@ -55,16 +55,22 @@ export interface OutboxClaimRow {
   send_interval_ms: number | null;
 }
 
-const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number; breaker_failures: number }, OutboxClaimRow>(
+const claimStatement = defineStatement<
+  { limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number },
+  OutboxClaimRow
+>(
   'tekil_outbox_claim',
   `
 WITH eps AS (
-  SELECT e.id, e.timeout_ms, e.send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
+  -- The gap between two send times: the limit's period shared by its count, plus the safety margin
+  -- shared by the count too (sending.rate_limit_margin): that many requests then span the period and the
+  -- margin, so a request up to the margin late still leaves every period within the limit.
+  SELECT e.id, e.timeout_ms, (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int) AS send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
     -- An open breaker lets one probe through at a time.
     CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END AS max_in_flight,
     -- Send times the rate limit has free within the horizon (1 s): this claim may take no more.
     CASE WHEN e.send_interval_ms IS NULL THEN $limit::int
-      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / e.send_interval_ms)::int + 1 END AS allowed
+      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int))::int + 1 END AS allowed
   FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
     -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
@@ -147,7 +153,21 @@ RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.at
 );
 
 /** `breakerFailures`: failed attempts in a row that open an endpoint's circuit breaker; 0 turns it off. */
-export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number, breakerFailures = 0): Promise<OutboxClaimRow[]> {
-  const { rows } = await claimStatement.run(db, { limit, lease, lease_margin_ms: leaseMarginMs, breaker_failures: breakerFailures });
+/** `paceMarginMs`: the rate limit's safety margin (`sending.rate_limit_margin`), shared among each period's send times. */
+export async function claimDeliveries(
+  db: Queryable,
+  limit: number,
+  lease: string,
+  leaseMarginMs: number,
+  breakerFailures = 0,
+  paceMarginMs = 0,
+): Promise<OutboxClaimRow[]> {
+  const { rows } = await claimStatement.run(db, {
+    limit,
+    lease,
+    lease_margin_ms: leaseMarginMs,
+    breaker_failures: breakerFailures,
+    pace_margin_ms: paceMarginMs,
+  });
   return rows;
 }
