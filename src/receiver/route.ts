@@ -91,62 +91,62 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     let span: Span | undefined;
     if (t) span = startReceiveSpan(t, req, source.name);
     try {
-    const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
-    const headers = req.headers;
-    const contentType = sentContentType.get(req);
-    if (contentType === undefined) delete headers['content-type'];
-    else headers['content-type'] = contentType;
-    // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
-    // list in the wrong place (a proxy or a provider may send webhook-signature twice).
-    const verifySpan = t && span ? startChild(t, span, 'tekil.verify') : undefined;
-    let fields;
-    try {
-      const verified = source.scheme.verify({
-        body,
-        headers: headerLines(req),
-        secrets: source.secrets,
-        namedSecrets: source.namedSecrets,
-        toleranceSec: source.toleranceSec,
-      });
-      fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
-    } catch (err) {
-      if (t && verifySpan) failSpan(t, verifySpan, err);
-      throw err;
-    } finally {
-      verifySpan?.end();
-    }
-    span?.setAttribute('tekil.event_id', fields.eventId);
-    const storeSpan = t && span ? startChild(t, span, 'tekil.store') : undefined;
-    let outcome;
-    try {
-      // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
-      // sender on a slow link is answered as soon as its row commits, and so is its retry.
-      outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
-        batcher.enqueue({
-          source: source.name,
-          eventId: fields.eventId,
-          resourceId: fields.resourceId,
-          eventType: fields.eventType,
-          occurredAt: fields.occurredAt,
+      const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
+      const headers = req.headers;
+      const contentType = sentContentType.get(req);
+      if (contentType === undefined) delete headers['content-type'];
+      else headers['content-type'] = contentType;
+      // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
+      // list in the wrong place (a proxy or a provider may send webhook-signature twice).
+      const verifySpan = t && span ? startChild(t, span, 'tekil.verify') : undefined;
+      let fields;
+      try {
+        const verified = source.scheme.verify({
           body,
-          contentType: contentType?.trim() ? contentType : null,
-          headers: span ? withTraceparent(source.pickHeaders(headers), traceparentOf(span)) : source.pickHeaders(headers),
-        }),
-      );
-    } catch (err) {
-      if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
-      if (t && storeSpan) failSpan(t, storeSpan, err);
-      throw err;
-    } finally {
-      storeSpan?.end();
-    }
-    span?.setAttribute('tekil.outcome', outcome);
-    metrics.count(source.name, outcome);
-    metrics.observeAck(source.name, reply.elapsedTime / 1000);
-    // A provider that wants its own answer (PayTR: the text `OK`) gets it for a copy too, or it keeps sending.
-    if (source.ack) return reply.code(source.ack.status).type(source.ack.content_type).send(source.ack.body);
-    reply.type('application/json');
-    return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
+          headers: headerLines(req),
+          secrets: source.secrets,
+          namedSecrets: source.namedSecrets,
+          toleranceSec: source.toleranceSec,
+        });
+        fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
+      } catch (err) {
+        if (t && verifySpan) failSpan(t, verifySpan, err);
+        throw err;
+      } finally {
+        verifySpan?.end();
+      }
+      span?.setAttribute('tekil.event_id', fields.eventId);
+      const storeSpan = t && span ? startChild(t, span, 'tekil.store') : undefined;
+      let outcome;
+      try {
+        // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
+        // sender on a slow link is answered as soon as its row commits, and so is its retry.
+        outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
+          batcher.enqueue({
+            source: source.name,
+            eventId: fields.eventId,
+            resourceId: fields.resourceId,
+            eventType: fields.eventType,
+            occurredAt: fields.occurredAt,
+            body,
+            contentType: contentType?.trim() ? contentType : null,
+            headers: span ? withTraceparent(source.pickHeaders(headers), traceparentOf(span)) : source.pickHeaders(headers),
+          }),
+        );
+      } catch (err) {
+        if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
+        if (t && storeSpan) failSpan(t, storeSpan, err);
+        throw err;
+      } finally {
+        storeSpan?.end();
+      }
+      span?.setAttribute('tekil.outcome', outcome);
+      metrics.count(source.name, outcome);
+      metrics.observeAck(source.name, reply.elapsedTime / 1000);
+      // A provider that wants its own answer (PayTR: the text `OK`) gets it for a copy too, or it keeps sending.
+      if (source.ack) return reply.code(source.ack.status).type(source.ack.content_type).send(source.ack.body);
+      reply.type('application/json');
+      return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
     } catch (err) {
       if (t && span) failSpan(t, span, err);
       throw err;
