@@ -25,7 +25,7 @@ interface ReceivedSpan {
 type AnyValue = { stringValue?: string; intValue?: string | number; boolValue?: boolean; doubleValue?: number };
 type KeyValue = { key: string; value: AnyValue };
 
-function valueOf(v: AnyValue): string | number | boolean {
+function decodeValue(v: AnyValue): string | number | boolean {
   if (v.stringValue !== undefined) return v.stringValue;
   if (v.intValue !== undefined) return Number(v.intValue);
   if (v.boolValue !== undefined) return v.boolValue;
@@ -33,7 +33,7 @@ function valueOf(v: AnyValue): string | number | boolean {
 }
 
 function attributesOf(list: KeyValue[] | undefined): Record<string, string | number | boolean> {
-  return Object.fromEntries((list ?? []).map((kv) => [kv.key, valueOf(kv.value)]));
+  return Object.fromEntries((list ?? []).map((kv) => [kv.key, decodeValue(kv.value)]));
 }
 
 /**
