@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { PAYMOS_SECRET, signPaymos } from './helpers/receiver.js';
 import { startSink, type Sink } from './helpers/sink.js';
-import { spawnTekil, type TekilProcess } from './helpers/tekil-process.js';
+import { repoRoot, spawnTekil, type TekilProcess } from './helpers/tekil-process.js';
 import { waitFor } from './helpers/wait.js';
 
 /** One span as an OTLP/HTTP JSON export carries it, with the pid its process's resource names. */
@@ -129,6 +129,11 @@ sources:
     event_id: body:event_id
     event_type: body:event_type
     forward: { url: "http://127.0.0.1:${appPort}/hooks", secret: "${FORWARD_SECRET}", allow_networks: ["127.0.0.0/8"] }
+  local:
+    scheme: paymos
+    secrets: ["${PAYMOS_SECRET}"]
+    event_id: body:event_id
+    event_type: body:event_type
 worker: { poll_interval: 200ms }
 sending:
   allow_networks: ["127.0.0.0/8"]
@@ -136,6 +141,21 @@ sending:
 telemetry: { service_name: tekil-under-test }
 `,
     );
+    // An application's handler: its own span (with @opentelemetry/api, as an application traces), and a
+    // message published in the delivery's transaction, whose sending ends the webhook's trace.
+    const handlersFile = join(dir, 'handlers.ts');
+    writeFileSync(
+      handlersFile,
+      `import { trace } from '${repoRoot}node_modules/@opentelemetry/api/build/esm/index.js';
+import { defineHandlers } from '${repoRoot}src/worker/handlers.js';
+import { publish } from '${repoRoot}src/outbox/publish.js';
+export default defineHandlers().on('local', '*', async (event, ctx) => {
+  trace.getTracer('app').startActiveSpan('app.effect', (span) => span.end());
+  await publish(ctx.tx, { type: 'invoice.effect', data: { event_id: event.eventId } });
+});
+`,
+    );
+    const handlers = ['--handlers', handlersFile];
     // The endpoint comes from the environment: the file names none, as an operator's may not.
     const env = {
       ...(t.url ? { DATABASE_URL: t.url } : {}),
@@ -146,11 +166,11 @@ telemetry: { service_name: tekil-under-test }
     };
     const start = (roles: string, extra: string[] = []) => spawnTekil(['-c', join(dir, 'tekil.yaml'), '-p', '0', '--role', roles, ...extra], env);
     if (onPostgres) {
-      processes.push(...(await Promise.all([start('receiver', ['--processes', '1']), start('worker'), start('dispatcher,api')])));
+      processes.push(...(await Promise.all([start('receiver', ['--processes', '1']), start('worker', handlers), start('dispatcher,api')])));
       receiverUrl = processes[0]!.url;
       apiUrl = processes[2]!.url;
     } else {
-      processes.push(await start('all', ['--processes', '1']));
+      processes.push(await start('all', ['--processes', '1', ...handlers]));
       receiverUrl = apiUrl = processes[0]!.url;
     }
   }, 120_000);
@@ -267,5 +287,44 @@ telemetry: { service_name: tekil-under-test }
     expect(dispatch.attributes).toMatchObject({ 'tekil.attempt': 1, 'http.response.status_code': 200 });
     const sent = sink.requests.find((r) => r.headers['webhook-id'] === id);
     expect(sent?.headers.traceparent).toBe(`00-${publish.traceId}-${dispatch.spanId}-01`);
+  }, 60_000);
+
+  it("a handled webhook's trace runs on through the handler's own span and its published message to the endpoint", async () => {
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' };
+    const created = await request(`${apiUrl}/api/v1/endpoints`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: sink.url, event_types: ['invoice.effect'] }),
+    });
+    expect(created.statusCode).toBe(201);
+    await created.body.dump();
+    const body = JSON.stringify({ event_id: 'evt_traced_3', event_type: 'invoice.paid', data: {} });
+    const res = await request(`${receiverUrl}/in/local`, { method: 'POST', body, headers: signPaymos(body) });
+    expect(res.statusCode).toBe(200);
+    await res.body.dump();
+
+    const receive = await waitFor(
+      spanNamed('tekil.receive', (s) => s.attributes['tekil.event_id'] === 'evt_traced_3'),
+      30_000,
+      'the receive span',
+    );
+    const inTrace = (name: string) =>
+      waitFor(
+        spanNamed(name, (s) => s.traceId === receive.traceId),
+        30_000,
+        `${name} in the webhook's trace`,
+      );
+    const [processing, handler, effect, publish, dispatch] = await Promise.all(
+      ['tekil.process', 'tekil.handler', 'app.effect', 'tekil.publish', 'tekil.dispatch'].map(inTrace),
+    );
+    expect(processing!.parentSpanId).toBe(receive.spanId);
+    expect(handler!.parentSpanId).toBe(processing!.spanId);
+    // The handler ran with tekil's span current: the application's span and its publishing are its children.
+    expect(effect!.parentSpanId).toBe(handler!.spanId);
+    expect(publish!.parentSpanId).toBe(handler!.spanId);
+    expect(dispatch!.parentSpanId).toBe(publish!.spanId);
+    if (onPostgres) expect(new Set([receive.pid, processing!.pid, dispatch!.pid]).size).toBe(3);
+    const sent = sink.requests.find((r) => r.headers['webhook-id'] === publish!.attributes['tekil.message_id']);
+    expect(sent?.headers.traceparent).toBe(`00-${receive.traceId}-${dispatch!.spanId}-01`);
   }, 60_000);
 });

@@ -60,6 +60,7 @@ export async function startTelemetry(config: TekilConfig, otlpEndpoint: string |
       return parsed ? api.trace.setSpanContext(api.ROOT_CONTEXT, { ...parsed, isRemote: true }) : api.ROOT_CONTEXT;
     },
     active: () => api.context.active(),
+    within: (span, fn) => api.context.with(api.trace.setSpan(api.context.active(), span), fn),
     async shutdown() {
       setTracing(undefined);
       await provider.shutdown().catch((err: unknown) => logger.warn({ err }, 'exporting the last spans failed'));

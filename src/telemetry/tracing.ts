@@ -16,6 +16,8 @@ export interface Tracing {
   contextFrom(traceparent: string | undefined | null): TraceContext;
   /** The process's current context (the caller's own span, when an application traces too). */
   active(): TraceContext;
+  /** Runs `fn` with `span` current: spans an application starts inside (a handler's) are its children. */
+  within<T>(span: Span, fn: () => T): T;
   /** Exports what is buffered and stops; called once, at shutdown. */
   shutdown(): Promise<void>;
 }

@@ -217,7 +217,9 @@ async function runInProcess(
       }
       const t = job.span ? tracing() : undefined;
       const span = t && job.span ? startChild(t, job.span, 'tekil.handler') : undefined;
-      const completion = await runHandler(deps, tx, backend, clock, job, registered);
+      const completion = span
+        ? await t!.within(span, () => runHandler(deps, tx, backend, clock, job, registered))
+        : await runHandler(deps, tx, backend, clock, job, registered);
       if (span) endWithOutcome(t!, span, completion);
       out.push(completion);
     }
