@@ -143,7 +143,7 @@ telemetry: { service_name: tekil-under-test }
     );
     // An application's handler: its own span (with @opentelemetry/api, as an application traces), and a
     // message published in the delivery's transaction, whose sending ends the webhook's trace.
-    const handlersFile = join(dir, 'handlers.ts');
+    const handlersFile = join(dir, 'handlers.mts');
     writeFileSync(
       handlersFile,
       `import { trace } from '${repoRoot}node_modules/@opentelemetry/api/build/esm/index.js';
