@@ -266,6 +266,47 @@ export interface ApiOperations {
       confirm?: boolean;
     } | undefined;
   };
+  /** Make a token of one tenant (it sees that tenant's rows only); the token is in this answer only */
+  "POST /tenants/{id}/tokens": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      role: "viewer" | "operator";
+      name?: string;
+    };
+  };
+  /** List a tenant's tokens (revoked ones with revoked=true) */
+  "GET /tenants/{id}/tokens": {
+    path: {
+      id: string;
+    };
+    query: {
+      revoked?: "true" | "false";
+    };
+    body: undefined;
+  };
+  /** Revoke a tenant's token; the sessions signed in with it end too */
+  "POST /tenants/{id}/tokens/{token_id}/revoke": {
+    path: {
+      id: string;
+      token_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Make a one-time link into the tenant's portal (default ttl 10m, role viewer) */
+  "POST /tenants/{id}/portal-links": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      ttl?: number | string;
+      role?: "viewer" | "operator";
+    } | undefined;
+  };
   /** List inbound deliveries, newest first, by filter and cursor */
   "GET /inbox": {
     path: Record<string, never>;
@@ -371,7 +412,7 @@ export interface ApiOperations {
       token: string;
     };
   };
-  /** Who is signed in, with the CSRF token for changes */
+  /** Who is signed in, with the CSRF token for changes; a tenant's caller also gets its tenant and the portal's branding */
   "GET /session": {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -396,6 +437,17 @@ export interface ApiOperations {
   "GET /stats/outbox": {
     path: Record<string, never>;
     query: {
+      window?: number | string;
+    };
+    body: undefined;
+  };
+  /** Tenants in id order (`q` searches id and name, `after` pages on, at most 100), each with its endpoints, failing endpoints, success rate of the deliveries attempted in the window, and deliveries pending and failed */
+  "GET /stats/tenants": {
+    path: Record<string, never>;
+    query: {
+      q?: string;
+      after?: string;
+      limit?: number;
       window?: number | string;
     };
     body: undefined;
@@ -665,6 +717,10 @@ export type ApiPath =
   | "/tenants"
   | `/tenants?${string}`
   | `/tenants/${string}`
+  | `/tenants/${string}/tokens`
+  | `/tenants/${string}/tokens?${string}`
+  | `/tenants/${string}/tokens/${string}/revoke`
+  | `/tenants/${string}/portal-links`
   | "/inbox"
   | `/inbox?${string}`
   | `/inbox/${string}/${string}`
@@ -681,6 +737,8 @@ export type ApiPath =
   | `/stats/inbox?${string}`
   | "/stats/outbox"
   | `/stats/outbox?${string}`
+  | "/stats/tenants"
+  | `/stats/tenants?${string}`
   | "/inbox/export.csv"
   | `/inbox/export.csv?${string}`
   | "/inbox/export.xlsx"
