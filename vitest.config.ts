@@ -35,6 +35,7 @@ const endToEnd = [
   'test/worker-pg-restart.test.ts',
   'test/pgbouncer.test.ts',
   'test/memory.test.ts',
+  'test/tracing.test.ts',
 ];
 
 export default defineConfig(({ mode }) => {

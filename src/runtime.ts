@@ -20,6 +20,8 @@ import { createRetentionSweeper } from './retention/sweeper.js';
 import { createAlertEvaluator } from './alerts/evaluator.js';
 import { createStoreOutageReporter } from './alerts/store-outages.js';
 import { createSignatureFailureFlusher } from './receiver/signature-failures.js';
+import { startTelemetry } from './telemetry/start.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 export interface StartOptions {
   config: TekilConfig;
@@ -73,7 +75,10 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   const db = options.db ?? (await openConfiguredStore(settings, config));
   const ctx: Context = { config, settings, db, logger, metrics: createMetricsRegistry() };
   const services: Service[] = [];
+  let telemetry: Tracing | undefined;
   try {
+    // Off (no endpoint): nothing is loaded and `telemetry` stays undefined.
+    telemetry = await startTelemetry(config, settings.otlpEndpoint, logger);
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     // Started before listen and stopped after app.close(), so every answered request was flushed.
@@ -120,6 +125,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
             await s.stop().catch((err: unknown) => logger.error({ err, service: s.name }, 'service stop failed'));
           }
           if (ownsDb) await db.close();
+          // Last: the spans of the work the services finished while stopping are exported too.
+          await telemetry?.shutdown();
         })();
         return closing;
       },
@@ -127,6 +134,7 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   } catch (err) {
     for (const s of services.reverse()) await s.stop().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
+    await telemetry?.shutdown();
     throw err;
   }
 }

@@ -17,6 +17,9 @@ import { OUTBOX_CHANNEL } from './publish.js';
 import { CompletionsNotRecorded, recordCompletions } from './record-completions.js';
 import type { SecretBox } from './secrets.js';
 import { Sender } from './sender.js';
+import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
+import { traceparentOf, tracing } from '../telemetry/tracing.js';
+import type { Span } from '@opentelemetry/api';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
 
 export interface DispatcherOptions {
@@ -319,13 +322,20 @@ export class Dispatcher implements Service {
     const sendAt = this.sendAt.get(row.id);
     this.sendAt.delete(row.id);
     const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
+    const t = tracing();
     let outcome: AttemptOutcome;
+    let span: Span | undefined;
     try {
       const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
       const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: row.message_id });
       Object.assign(headers, schemeExtraHeaders(row));
       // Checked last before the request is written, so that nothing in between adds to its lateness.
       if (sendAt !== undefined && Date.now() - sendAt > this.options.sending.rate_limit_margin) return undefined;
+      if (t) {
+        // Started here, so a paced delivery that waited is not counted; its traceparent goes with the request.
+        span = startDispatchSpan(t, row);
+        headers.traceparent = traceparentOf(span);
+      }
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
     } catch (err) {
       outcome = {
@@ -339,6 +349,7 @@ export class Dispatcher implements Service {
         unsendable: false,
       };
     }
+    if (t && span) endDispatchSpan(t, span, outcome);
     const { next, delayMs } = nextStep({
       outcome,
       gapsMs: outcome.succeeded ? [] : this.caches.ladder(row.ladder_json),

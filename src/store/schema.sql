@@ -215,6 +215,7 @@ CREATE TABLE outbox_messages (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     trimmed_at timestamp with time zone,
     tenant_id text DEFAULT 'default'::text NOT NULL,
+    traceparent text,
     CONSTRAINT outbox_messages_pkey PRIMARY KEY (id),
     CONSTRAINT outbox_messages_idempotency_key_key UNIQUE (idempotency_key)
 );

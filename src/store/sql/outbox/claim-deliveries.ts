@@ -53,6 +53,8 @@ export interface OutboxClaimRow {
   send_at_ms: number;
   /** The gap the endpoint's rate limit makes between two requests; null without one. */
   send_interval_ms: number | null;
+  /** The publish span's traceparent (migration 022): the attempt's span is its child. Null when published untraced. */
+  traceparent: string | null;
 }
 
 const claimStatement = defineStatement<
@@ -145,7 +147,7 @@ WHERE d.id = picked.id
 -- read (numbers, text), and a timestamp only where it is used.
 RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
   picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
-  m.payload, m.event_type, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
+  m.payload, m.event_type, m.traceparent, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
   (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
   CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms`,
   // Its best plan depends on the queue's size (QueryOptions.sizeDependentPlan).
