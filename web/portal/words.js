@@ -1,0 +1,153 @@
+// @ts-check
+// The merchant portal's words in English and Turkish, and the delivery status values it shows. The
+// status words are the panel's (web/words-status.js) for the sending side's values: a test checks they
+// stay the same. Keys are the English text's meaning, not the text itself.
+
+export const portalWords = {
+  en: {
+    webhooks: 'Webhooks',
+    settings: 'Settings',
+    signedOut: 'This page opens from your provider’s panel. Open it again from there.',
+    loading: 'Loading…',
+    // The Webhooks page
+    type: 'event type',
+    target: 'target URL',
+    attempts: 'attempts',
+    status: 'status',
+    code: 'HTTP code',
+    responseTime: 'response time (ms)',
+    error: 'error',
+    nextAttempt: 'next attempt',
+    created: 'created',
+    resource: 'resource id',
+    anyStatus: 'any status',
+    since: 'from',
+    until: 'until',
+    apply: 'Apply',
+    clear: 'Clear',
+    newer: '← Newer',
+    older: 'Older →',
+    noDeliveries: 'No webhook matches the filter.',
+    live: 'live',
+    exportAs: 'Export:',
+    resendFailed: 'Resend failed ones in this window',
+    /** @param {number} n */
+    failedResent: (n) => `${n} failed webhook(s) sent again.`,
+    // A delivery
+    back: '← Webhooks',
+    message: 'event id',
+    endpoint: 'endpoint',
+    resend: 'Resend',
+    /** @param {number} n */
+    resent: (n) => `Sent again (${n}).`,
+    attemptList: 'Attempts',
+    started: 'started',
+    duration: 'duration (ms)',
+    response: 'response excerpt',
+    noAttempts: 'No attempt yet.',
+    payload: 'Payload',
+    payloadTrimmed: 'The payload was removed by retention; there is nothing left to resend.',
+    // Settings
+    endpoints: 'Your endpoints',
+    newEndpoint: 'Add endpoint',
+    url: 'URL',
+    description: 'description',
+    eventTypes: 'event types (comma-separated, empty for all)',
+    eventTypeList: 'event types',
+    enabled: 'enabled',
+    disabled: 'disabled',
+    save: 'Save',
+    cancel: 'Cancel',
+    edit: 'Edit',
+    rotate: 'Rotate secret',
+    sendTest: 'Send test',
+    secretOnce: 'Your signing secret. It is shown this once: copy it now.',
+    noEndpoints: 'No endpoint yet: add the URL that should receive your webhooks.',
+    /** @param {string} until */
+    rotated: (until) => `New secret made. Until ${until} every webhook carries two signatures, one with each secret.`,
+    /** @param {string} id */
+    testSent: (id) => `test.ping sent (${id}).`,
+    viewTest: 'See it',
+    // Status values (the API's)
+    pending: 'pending',
+    sending: 'sending',
+    succeeded: 'succeeded',
+    failed: 'failed',
+    cancelled: 'cancelled',
+  },
+  tr: {
+    webhooks: 'Webhooklar',
+    settings: 'Ayarlar',
+    signedOut: 'Bu sayfa sağlayıcınızın panelinden açılır. Lütfen oradan yeniden açın.',
+    loading: 'Yükleniyor…',
+    type: 'olay türü',
+    target: 'hedef URL',
+    attempts: 'deneme sayısı',
+    status: 'durum',
+    code: 'HTTP yanıt kodu',
+    responseTime: 'yanıt süresi (ms)',
+    error: 'hata',
+    nextAttempt: 'sonraki deneme',
+    created: 'oluşturuldu',
+    resource: 'nesne kimliği',
+    anyStatus: 'tüm durumlar',
+    since: 'başlangıç',
+    until: 'bitiş',
+    apply: 'Uygula',
+    clear: 'Temizle',
+    newer: '← Daha yeni',
+    older: 'Daha eski →',
+    noDeliveries: 'Filtreye uyan webhook yok.',
+    live: 'canlı',
+    exportAs: 'Dışa aktar:',
+    resendFailed: 'Bu aralıktaki başarısızları yeniden gönder',
+    /** @param {number} n */
+    failedResent: (n) => `${n} başarısız webhook yeniden gönderildi.`,
+    back: '← Webhooklar',
+    message: 'olay kimliği',
+    endpoint: 'uç nokta',
+    resend: 'Yeniden gönder',
+    /** @param {number} n */
+    resent: (n) => `Yeniden gönderildi (${n}).`,
+    attemptList: 'Denemeler',
+    started: 'başladı',
+    duration: 'süre (ms)',
+    response: 'yanıt özeti',
+    noAttempts: 'Henüz deneme yok.',
+    payload: 'İçerik',
+    payloadTrimmed: 'İçerik saklama süresi dolduğu için silindi; yeniden gönderilecek bir şey yok.',
+    endpoints: 'Uç noktalarınız',
+    newEndpoint: 'Uç nokta ekle',
+    url: 'URL',
+    description: 'açıklama',
+    eventTypes: 'olay türleri (virgülle, boşsa hepsi)',
+    eventTypeList: 'olay türleri',
+    enabled: 'etkin',
+    disabled: 'devre dışı',
+    save: 'Kaydet',
+    cancel: 'İptal',
+    edit: 'Düzenle',
+    rotate: 'Anahtarı yenile',
+    sendTest: 'Test gönder',
+    secretOnce: 'İmza anahtarınız. Yalnızca bu kez gösterilir: şimdi kopyalayın.',
+    noEndpoints: 'Henüz uç nokta yok: webhookları alacak URL’yi ekleyin.',
+    /** @param {string} until */
+    rotated: (until) => `Yeni anahtar oluşturuldu. ${until} tarihine kadar her webhook iki imza taşır, her anahtarla bir tane.`,
+    /** @param {string} id */
+    testSent: (id) => `test.ping gönderildi (${id}).`,
+    viewTest: 'Göster',
+    pending: 'bekliyor',
+    sending: 'gönderiliyor',
+    succeeded: 'iletildi',
+    failed: 'başarısız',
+    cancelled: 'iptal edildi',
+  },
+};
+
+/** The delivery statuses the API sends, in the order the filter offers them. */
+export const statuses = /** @type {const} */ (['succeeded', 'pending', 'sending', 'failed', 'cancelled']);
+
+/** The browser's language when the portal speaks it, else English. */
+export function browserLanguage() {
+  return (navigator.languages ?? [navigator.language]).some((l) => l?.toLowerCase().startsWith('tr')) ? 'tr' : 'en';
+}
