@@ -111,6 +111,7 @@ async function list(section) {
   /** @type {{ items: Endpoint[] }} */
   const { items } = await api('GET', '/endpoints');
   byId('endpoint-form').hidden = true;
+  byId('settings-message').replaceChildren();
   byId('secret-once').hidden = true;
   byId('secret-value').textContent = '';
   const body = byId('endpoints');
