@@ -31,6 +31,8 @@ let nextCursor = null;
 let timer;
 /** Bumps when the page is left or shown again: a poll of an older showing is dropped. */
 let showing = 0;
+/** The answer the rows show, as text: a poll that brings the same leaves them be. */
+let shown = '';
 
 /** @param {Record<string, string>} query */
 const pickFilter = (query) => Object.fromEntries(FILTERS.filter((k) => query[k]).map((k) => [k, String(query[k])]));
@@ -124,12 +126,16 @@ async function load(section) {
   const page = await api('GET', `/deliveries${queryString({ ...filter, cursor, limit: PAGE_SIZE })}`);
   if (run !== showing) return;
   nextCursor = page.next_cursor;
+  section.querySelector('#live')?.classList.add('on');
+  // A poll that changed nothing leaves the rows alone (no flicker under the pointer).
+  const seen = JSON.stringify(page);
+  if (seen === shown) return;
+  shown = seen;
   const body = /** @type {HTMLElement} */ (section.querySelector('#deliveries'));
   body.replaceChildren(...page.items.map(row));
   if (page.items.length === 0) body.append(el('tr', {}, word('td', 'noDeliveries', { colSpan: columns.length, className: 'empty' })));
   /** @type {HTMLButtonElement} */ (section.querySelector('#page-newer')).disabled = behind.length === 0;
   /** @type {HTMLButtonElement} */ (section.querySelector('#page-older')).disabled = nextCursor === null;
-  section.querySelector('#live')?.classList.add('on');
 }
 
 /** Asks again every few seconds while the page is shown; a failed poll is tried again at the next. @param {HTMLElement} section */
@@ -139,7 +145,8 @@ function poll(section) {
   timer = setTimeout(async () => {
     if (run !== showing) return;
     try {
-      await load(section);
+      // A tab in the background asks nothing; it catches up when shown again.
+      if (!document.hidden) await load(section);
     } catch {
       section.querySelector('#live')?.classList.remove('on');
     }
@@ -152,6 +159,7 @@ async function goTo(section, stack, at) {
   behind = stack;
   cursor = at;
   showing++;
+  shown = '';
   await load(section);
   poll(section);
 }
