@@ -3,6 +3,7 @@ import { TekilError, isTekilError, toClientError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
 import { panelRoutes } from './dashboard/panel.js';
+import { portalRoutes } from './dashboard/portal.js';
 import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxWriter } from './receiver/batcher.js';
@@ -135,6 +136,12 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
     if (!adminToken) throw new TekilError('CONFIG_INVALID', 'the api role needs an admin token');
     await app.register(adminApi, { prefix: '/api/v1', ctx, adminToken });
     await app.register(panelRoutes);
+    await app.register(portalRoutes, {
+      db: ctx.db,
+      logger: ctx.logger,
+      frameAncestors: ctx.config.portal.frame_ancestors,
+      logoUrl: ctx.config.portal.logo_url,
+    });
   }
   return app;
 }

@@ -266,6 +266,47 @@ export interface ApiOperations {
       confirm?: boolean;
     } | undefined;
   };
+  /** Make a token of one tenant (it sees that tenant's rows only); the token is in this answer only */
+  "POST /tenants/{id}/tokens": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      role: "viewer" | "operator";
+      name?: string;
+    };
+  };
+  /** List a tenant's tokens (revoked ones with revoked=true) */
+  "GET /tenants/{id}/tokens": {
+    path: {
+      id: string;
+    };
+    query: {
+      revoked?: "true" | "false";
+    };
+    body: undefined;
+  };
+  /** Revoke a tenant's token; the sessions signed in with it end too */
+  "POST /tenants/{id}/tokens/{token_id}/revoke": {
+    path: {
+      id: string;
+      token_id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Make a one-time link into the tenant's portal (default ttl 10m, role viewer) */
+  "POST /tenants/{id}/portal-links": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      ttl?: number | string;
+      role?: "viewer" | "operator";
+    } | undefined;
+  };
   /** List inbound deliveries, newest first, by filter and cursor */
   "GET /inbox": {
     path: Record<string, never>;
@@ -371,7 +412,7 @@ export interface ApiOperations {
       token: string;
     };
   };
-  /** Who is signed in, with the CSRF token for changes */
+  /** Who is signed in, with the CSRF token for changes; a tenant's caller also gets its tenant and the portal's branding */
   "GET /session": {
     path: Record<string, never>;
     query: Record<string, never>;
@@ -665,6 +706,10 @@ export type ApiPath =
   | "/tenants"
   | `/tenants?${string}`
   | `/tenants/${string}`
+  | `/tenants/${string}/tokens`
+  | `/tenants/${string}/tokens?${string}`
+  | `/tenants/${string}/tokens/${string}/revoke`
+  | `/tenants/${string}/portal-links`
   | "/inbox"
   | `/inbox?${string}`
   | `/inbox/${string}/${string}`

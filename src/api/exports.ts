@@ -58,11 +58,12 @@ export function exportRoutes(routes: ApiRoutes, ctx: Context): void {
         tag: 'exports',
         summary: `Export outbound deliveries matching the filter as ${format.toUpperCase()}`,
         permission: 'view',
+        tenant: true,
         query: historyQuery,
         produces: formats[format],
       },
-      async ({ query }, _req, reply) => {
-        const { cursor: _cursor, limit: _limit, ...filter } = toHistoryFilter(query);
+      async ({ query }, req, reply) => {
+        const { cursor: _cursor, limit: _limit, ...filter } = toHistoryFilter(query, req);
         return send(reply, ctx, outboxExportTable(ctx.db, filter), format, 'tekil-deliveries');
       },
     );

@@ -5,6 +5,7 @@ import { authenticate } from '../auth/authenticate.js';
 import { CSRF_HEADER } from '../auth/sessions.js';
 import { outboxRoutes } from './outbox.js';
 import { tenantRoutes } from './tenants.js';
+import { tenantAccessRoutes } from './tenant-access.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { reconcileRoutes } from './reconcile.js';
@@ -31,6 +32,7 @@ export interface AdminApiOptions {
 const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) => void> = [
   outboxRoutes,
   tenantRoutes,
+  tenantAccessRoutes,
   inboxRoutes,
   operatorRoutes,
   sessionRoutes,
@@ -60,6 +62,7 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
         csrf: req.headers[CSRF_HEADER],
       },
       (caller) => (req.caller = caller),
+      { tenant: req.routeOptions.config.tenant === true, method: req.method, url: req.url },
     );
     req.caller = caller;
     if (session) req.session = session;

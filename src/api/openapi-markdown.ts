@@ -73,7 +73,13 @@ export function renderApiMarkdown(doc: OpenApiDocument): string {
   for (const [tag, entries] of byTag) {
     out.push(`## ${tag}`, '');
     for (const { method, path, op } of entries) {
-      out.push(`### \`${method} ${path}\``, '', `${op.summary}.`, '', `Who: ${who[op['x-tekil-permission']] ?? op['x-tekil-permission']}.`);
+      out.push(
+        `### \`${method} ${path}\``,
+        '',
+        `${op.summary}.`,
+        '',
+        `Who: ${who[op['x-tekil-permission']] ?? op['x-tekil-permission']}${op['x-tekil-tenant'] ? '; also a tenant token or portal session, which sees its own tenant only' : ''}.`,
+      );
       const success = Object.entries(op.responses).find(([status]) => status !== 'default');
       if (success) {
         const type = Object.keys(success[1].content ?? {})[0];

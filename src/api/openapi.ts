@@ -18,6 +18,8 @@ export interface OpenApiOperation {
   tags: string[];
   /** Who may call it: `public`, `view` (any token), `operate` (operator or admin), `admin` (admin token). */
   'x-tekil-permission': Permission;
+  /** Open to a tenant's caller (tenant token or portal session), scoped to its tenant; absent otherwise. */
+  'x-tekil-tenant'?: true;
   security: Array<Record<string, string[]>>;
   parameters: OpenApiParameter[];
   requestBody?: { required: boolean; content: { 'application/json': { schema: JsonSchema } } };
@@ -93,6 +95,7 @@ export function buildOpenApiDocument(specs: readonly RouteSpec[]): OpenApiDocume
       summary: spec.summary,
       tags: [spec.tag],
       'x-tekil-permission': spec.permission,
+      ...(spec.tenant ? { 'x-tekil-tenant': true as const } : {}),
       security: spec.permission === 'public' ? [] : [{ bearer: [] }, { session: [] }],
       parameters: [...parametersOf(spec.params, 'path'), ...parametersOf(spec.query, 'query')],
       responses: { [String(spec.status ?? 200)]: success, default: errorResponse },

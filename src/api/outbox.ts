@@ -13,6 +13,9 @@ import { createPublishBatcher } from '../outbox/publish-batcher.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
+import { requireEndpointOf, requireMessageOf, tenantFilterOf } from '../outbox/tenant-scope.js';
+import { TekilError } from '../errors.js';
+import type { FastifyRequest } from 'fastify';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
 
@@ -45,10 +48,14 @@ export const historyQuery = z
   })
   .strict();
 
-export function toFilter(q: z.infer<typeof historyQuery>): HistoryFilter {
+/** The tenant a request is scoped to: a tenant caller's own; none for operators and the admin token. */
+export const callerTenant = (req: FastifyRequest): string | undefined => req.caller?.tenantId;
+
+/** The list filter of a request: a tenant caller's is pinned to its own tenant (src/outbox/tenant-scope.ts). */
+export function toFilter(q: z.infer<typeof historyQuery>, req?: FastifyRequest): HistoryFilter {
   return {
     endpointId: q.endpoint_id,
-    tenantId: q.tenant_id,
+    tenantId: tenantFilterOf(req ? callerTenant(req) : undefined, q.tenant_id),
     type: q.type,
     status: q.status,
     resourceId: q.resource_id,
@@ -83,23 +90,43 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: 'Create an endpoint; its secret is in this answer only',
       permission: 'operate',
+      tenant: true,
       body: endpointCreateSchema,
       status: 201,
     },
     // The store parses the raw body itself: the parsed one has durations in ms, which it would read as seconds.
-    async (_input, req) => {
-      const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, req.body));
+    async ({ body }, req) => {
+      const tenant = callerTenant(req);
+      let raw = req.body;
+      if (tenant !== undefined) {
+        // A tenant caller makes endpoints of its own tenant only; naming another is naming no tenant.
+        if (body.tenant_id !== undefined && body.tenant_id !== tenant) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${body.tenant_id}`);
+        raw = { ...(req.body as object), tenant_id: tenant };
+      }
+      const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, raw));
       return { ...endpoint, secret };
     },
   );
   routes.add(
-    { method: 'GET', url: '/endpoints', tag, summary: 'List endpoints (of one tenant with `tenant_id`)', permission: 'view', query: endpointListQuery },
-    async ({ query }) => ({
-      items: await endpoints.list(db, query.tenant_id),
+    {
+      method: 'GET',
+      url: '/endpoints',
+      tag,
+      summary: 'List endpoints (of one tenant with `tenant_id`)',
+      permission: 'view',
+      tenant: true,
+      query: endpointListQuery,
+    },
+    async ({ query }, req) => ({
+      items: await endpoints.list(db, tenantFilterOf(callerTenant(req), query.tenant_id)),
     }),
   );
-  routes.add({ method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', params: endpointParams }, async ({ params }) =>
-    endpoints.get(db, params.id),
+  routes.add(
+    { method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', tenant: true, params: endpointParams },
+    async ({ params }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return endpoints.get(db, params.id);
+    },
   );
   routes.add(
     {
@@ -108,26 +135,43 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: "Change an endpoint's settings",
       permission: 'operate',
+      tenant: true,
       params: endpointParams,
       body: endpointUpdateSchema,
     },
-    async ({ params }, req) => endpoints.update(db, params.id, req.body ?? {}),
+    async ({ params }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return endpoints.update(db, params.id, req.body ?? {});
+    },
   );
   routes.add(
-    { method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', params: endpointParams },
-    async ({ params }) => ({
-      id: params.id,
-      deleted: true,
-      ...(await db.transaction((tx) => endpoints.remove(tx, params.id))),
-    }),
+    { method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', tenant: true, params: endpointParams },
+    async ({ params }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return { id: params.id, deleted: true, ...(await db.transaction((tx) => endpoints.remove(tx, params.id))) };
+    },
   );
   routes.add(
-    { method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', params: endpointParams },
-    async ({ params }) => endpoints.setEnabled(db, params.id, false),
+    { method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', tenant: true, params: endpointParams },
+    async ({ params }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return endpoints.setEnabled(db, params.id, false);
+    },
   );
   routes.add(
-    { method: 'POST', url: '/endpoints/:id/enable', tag, summary: 'Resume sending to an endpoint', permission: 'operate', params: endpointParams },
-    async ({ params }) => endpoints.setEnabled(db, params.id, true),
+    {
+      method: 'POST',
+      url: '/endpoints/:id/enable',
+      tag,
+      summary: 'Resume sending to an endpoint',
+      permission: 'operate',
+      tenant: true,
+      params: endpointParams,
+    },
+    async ({ params }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return endpoints.setEnabled(db, params.id, true);
+    },
   );
   routes.add(
     {
@@ -136,10 +180,14 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: "Rotate an endpoint's secret; the old one signs too for `window`",
       permission: 'operate',
+      tenant: true,
       params: endpointParams,
       body: rotateBody,
     },
-    async ({ params, body }) => ({ id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) }),
+    async ({ params, body }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return { id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) };
+    },
   );
   routes.add(
     {
@@ -148,10 +196,14 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: 'Send a test.ping to one endpoint',
       permission: 'operate',
+      tenant: true,
       params: endpointParams,
       status: 202,
     },
-    async ({ params }) => pingEndpoint(db, params.id),
+    async ({ params }, req) => {
+      await requireEndpointOf(db, callerTenant(req), params.id);
+      return pingEndpoint(db, params.id);
+    },
   );
 
   routes.add(
@@ -189,12 +241,16 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       return { id: result.id };
     },
   );
-  routes.add({ method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', query: historyQuery }, async ({ query }) =>
-    listMessages(db, toFilter(query)),
+  routes.add(
+    { method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', tenant: true, query: historyQuery },
+    async ({ query }, req) => listMessages(db, toFilter(query, req)),
   );
   routes.add(
-    { method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', params: idParams },
-    async ({ params }) => getMessage(db, params.id),
+    { method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', tenant: true, params: idParams },
+    async ({ params }, req) => {
+      await requireMessageOf(db, callerTenant(req), params.id);
+      return getMessage(db, params.id);
+    },
   );
   routes.add(
     {
@@ -203,15 +259,28 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: 'Send a message again (to one endpoint or all)',
       permission: 'operate',
+      tenant: true,
       params: idParams,
       body: replayBody,
     },
-    async ({ params, body }) => replayMessage(db, params.id, body.endpoint_id),
+    async ({ params, body }, req) => {
+      await requireMessageOf(db, callerTenant(req), params.id);
+      if (body.endpoint_id !== undefined) await requireEndpointOf(db, callerTenant(req), body.endpoint_id);
+      return replayMessage(db, params.id, body.endpoint_id);
+    },
   );
 
   routes.add(
-    { method: 'GET', url: '/deliveries', tag, summary: 'List outbound deliveries with their last attempt', permission: 'view', query: historyQuery },
-    async ({ query }) => listDeliveries(db, toFilter(query)),
+    {
+      method: 'GET',
+      url: '/deliveries',
+      tag,
+      summary: 'List outbound deliveries with their last attempt',
+      permission: 'view',
+      tenant: true,
+      query: historyQuery,
+    },
+    async ({ query }, req) => listDeliveries(db, toFilter(query, req)),
   );
   routes.add(
     {
@@ -220,11 +289,12 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: 'Export outbound deliveries as CSV',
       permission: 'view',
+      tenant: true,
       query: historyQuery,
       produces: 'text/csv',
     },
-    async ({ query }, _req, reply) => {
-      const { cursor: _cursor, limit: _limit, ...filter } = toFilter(query);
+    async ({ query }, req, reply) => {
+      const { cursor: _cursor, limit: _limit, ...filter } = toFilter(query, req);
       reply.header('content-type', 'text/csv; charset=utf-8');
       reply.header('content-disposition', 'attachment; filename="tekil-deliveries.csv"');
       return reply.send(Readable.from(tableCsv(outboxExportTable(db, filter))));
@@ -237,8 +307,13 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary: 'Replay failed deliveries, by endpoint and time window',
       permission: 'operate',
+      tenant: true,
       body: replayFailedBody,
     },
-    async ({ body }) => replayFailed(db, { endpointId: body.endpoint_id, since: body.since, until: body.until }),
+    async ({ body }, req) => {
+      const tenantId = callerTenant(req);
+      if (body.endpoint_id !== undefined) await requireEndpointOf(db, tenantId, body.endpoint_id);
+      return replayFailed(db, { endpointId: body.endpoint_id, tenantId, since: body.since, until: body.until });
+    },
   );
 }

@@ -22,6 +22,11 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   tag: string;
   summary: string;
   permission: Permission;
+  /**
+   * Open to a tenant's caller (a tenant token or a portal session): the handler scopes every read and
+   * write to `req.caller.tenantId` (src/api/tenant-scope.ts). Other routes do not exist for such a caller.
+   */
+  tenant?: true;
   params?: P;
   query?: Q;
   body?: B;
@@ -47,6 +52,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Set on every admin API route by `ApiRoutes.add`; read by the authentication hook. */
     permission?: Permission;
+    /** The route is open to tenant callers (RouteSpec.tenant). */
+    tenant?: boolean;
   }
   interface FastifyRequest {
     /** Who is calling, set by the admin API's authentication hook. */
@@ -79,7 +86,7 @@ export class ApiRoutes {
     this.app.route({
       method: spec.method,
       url: spec.url,
-      config: { permission: spec.permission },
+      config: { permission: spec.permission, tenant: spec.tenant === true },
       handler: async (req, reply) => {
         const input = {
           params: spec.params ? parseInput(spec.params, req.params ?? {}) : undefined,

@@ -4,6 +4,7 @@ import { callerForToken } from '../auth/operators.js';
 import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { getTenant } from '../outbox/tenants.js';
 
 const signInBody = z.object({ token: z.string().min(1).max(200) }).strict();
 
@@ -26,7 +27,7 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     },
     async ({ body }, req, reply) => {
       const caller = await callerForToken(ctx.db, adminToken, body.token);
-      if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token or an operator token' });
+      if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token, an operator token or a tenant token' });
       req.caller = caller; // for the audit row of this sign-in
       const { id, session } = await openSession(ctx.db, caller, adminToken);
       reply.header('set-cookie', sessionCookie(id, req.protocol === 'https'));
@@ -35,19 +36,38 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     },
   );
   routes.add(
-    { method: 'GET', url: '/session', tag, summary: 'Who is signed in, with the CSRF token for changes', permission: 'view' },
+    {
+      method: 'GET',
+      url: '/session',
+      tag,
+      summary: "Who is signed in, with the CSRF token for changes; a tenant's caller also gets its tenant and the portal's branding",
+      permission: 'view',
+      tenant: true,
+    },
     async (_input, req, reply) => {
       reply.header('cache-control', 'no-store');
       const caller = req.caller;
-      return { name: caller?.name, role: caller?.role, csrf_token: req.session?.csrfToken ?? null };
+      const csrf = req.session?.csrfToken ?? null;
+      const answer = { name: caller?.name, role: caller?.role, csrf_token: csrf };
+      if (caller?.tenantId === undefined) return answer;
+      const tenant = await getTenant(ctx.db, caller.tenantId);
+      const { name, logo_url, accent_color } = ctx.config.portal;
+      return {
+        ...answer,
+        csrf,
+        tenant: { id: tenant.id, name: tenant.name },
+        portal: { name: name ?? null, logo_url: logo_url ?? null, accent_color: accent_color ?? null },
+      };
     },
   );
   routes.add(
-    { method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view' },
+    { method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view', tenant: true },
     async (_input, req, reply) => {
       const id = readCookie(req.headers.cookie, SESSION_COOKIE);
       if (id) await closeSession(ctx.db, id);
-      reply.header('set-cookie', sessionCookie('', req.protocol === 'https', 0));
+      // A portal framed by the provider's panel can only change a SameSite=None cookie.
+      const embedded = req.caller?.tenantId !== undefined && ctx.config.portal.frame_ancestors.length > 0;
+      reply.header('set-cookie', sessionCookie('', req.protocol === 'https', 0, embedded));
       return { signed_out: true };
     },
   );

@@ -32,6 +32,7 @@ export async function recordLocalAction(
     target: JSON.stringify(action.target),
     status: action.error ? 500 : 200,
     errorCode: action.error?.code ?? null,
+    tenantId: null,
   };
   try {
     await insertAuditEvent.run(db, row);

@@ -133,6 +133,7 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
       target: JSON.stringify(targetOf(req, payload, status, token)),
       status,
       errorCode: status >= 400 ? errorCodeOf(payload) : null,
+      tenantId: req.caller?.tenantId ?? null,
     };
     try {
       await insertAuditEvent.run(ctx.db, row);

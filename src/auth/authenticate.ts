@@ -18,7 +18,7 @@ export interface Authenticated {
 }
 
 /**
- * Who is calling: a bearer token (the admin token or an operator's), else the session cookie. A change
+ * Who is calling: a bearer token (the admin token, an operator's or a tenant's), else the session cookie. A change
  * made with the cookie must also carry the session's CSRF token in a header, which another site's page
  * cannot read or set. Then the permission is checked against the caller's role.
  */
@@ -29,6 +29,8 @@ export async function authenticate(
   presented: PresentedCredentials,
   /** Told who is calling before the role is checked, so a refusal still names its caller (the audit trail). */
   identified?: (caller: Caller) => void,
+  /** The route is open to tenant callers; to them every other route is not found (not forbidden: it does not exist for them). */
+  route: { tenant: boolean; method: string; url: string } = { tenant: false, method: '', url: '' },
 ): Promise<Authenticated> {
   const { authorization: header } = presented;
   const cookie = readCookie(presented.cookie, SESSION_COOKIE);
@@ -53,6 +55,7 @@ export async function authenticate(
     found = { caller };
   }
   identified?.(found.caller);
+  if (found.caller.tenantId !== undefined && !route.tenant) throw new TekilError('NOT_FOUND', `no route ${route.method} ${route.url}`);
   // A route without a declared permission (none today) is treated as the strictest.
   const needed = permission ?? 'admin';
   if (!roleAllows(found.caller.role, needed)) {

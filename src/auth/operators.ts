@@ -1,14 +1,13 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { hashToken } from './token-hash.js';
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 import { insertOperator, operatorByTokenHash, revokeOperator, selectOperators, type OperatorRow } from '../store/sql/dashboard/operators.js';
 import { tokenMatches } from './admin-token.js';
 import type { Caller, OperatorRole } from './roles.js';
+import { callerForTenantToken, TENANT_TOKEN_PREFIX } from './tenant-tokens.js';
 
-/** Tokens are stored as a SHA-256: they are random and long, so no slow hash is needed to resist guessing. */
-export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('hex');
-}
+export { hashToken } from './token-hash.js';
 
 export type Operator = OperatorRow;
 
@@ -40,6 +39,7 @@ export async function revoke(db: Queryable, idOrName: string): Promise<Operator>
 export async function callerForToken(db: Queryable, adminToken: string, presented: string | undefined): Promise<Caller | undefined> {
   if (!presented) return undefined;
   if (tokenMatches(adminToken, presented)) return { role: 'admin', name: 'admin' };
+  if (presented.startsWith(TENANT_TOKEN_PREFIX)) return callerForTenantToken(db, presented);
   if (!presented.startsWith('tko_')) return undefined;
   const operator = await operatorByTokenHash(db, hashToken(presented));
   return operator ? { role: operator.role, operatorId: operator.id, name: operator.name } : undefined;

@@ -15,8 +15,15 @@ export interface Caller {
   role: CallerRole;
   /** The operator's id; none for the admin token. */
   operatorId?: string;
-  /** For logs and the panel: the operator's name, or `admin`. */
+  /** For logs and the panel: the operator's name, `admin`, or `tenant:<id>` (with the token's id). */
   name: string;
+  /**
+   * Set for a tenant's caller (a tenant token, or a session opened by a portal link): it sees that
+   * tenant's rows only, on the routes marked `tenant: true`; every other id is not found to it.
+   */
+  tenantId?: string;
+  /** The tenant token it came with; none for a portal session. */
+  tenantTokenId?: string;
 }
 
 const granted: Readonly<Record<CallerRole, ReadonlySet<Permission>>> = {

@@ -1,7 +1,8 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../store/db.js';
 import { deleteSession, insertSession, selectSession } from '../store/sql/dashboard/sessions.js';
-import { hashToken } from './operators.js';
+import { hashToken } from './token-hash.js';
+import { tenantCallerName } from './tenant-tokens.js';
 import type { Caller } from './roles.js';
 
 export const SESSION_COOKIE = 'tekil_session';
@@ -20,19 +21,21 @@ export interface Session {
  * Opens a session for a caller; returns the cookie's value (only its hash is stored). A session of the
  * admin token keeps the token's hash, so a new TEKIL_ADMIN_TOKEN ends it (see findSession).
  */
-export async function openSession(db: Queryable, caller: Caller, adminToken: string): Promise<{ id: string; session: Session }> {
+export async function openSession(db: Queryable, caller: Caller, adminToken: string, ttlMs = SESSION_TTL_MS): Promise<{ id: string; session: Session }> {
   const id = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
-  const adminTokenHash = caller.operatorId === undefined ? hashToken(adminToken) : null;
+  const isAdmin = caller.operatorId === undefined && caller.tenantId === undefined;
   await insertSession(db, {
     idHash: hashToken(id),
     operatorId: caller.operatorId ?? null,
     role: caller.role,
     csrfToken,
-    ttlMs: SESSION_TTL_MS,
-    adminTokenHash,
+    ttlMs,
+    adminTokenHash: isAdmin ? hashToken(adminToken) : null,
+    tenantId: caller.tenantId ?? null,
+    tenantTokenId: caller.tenantTokenId ?? null,
   });
-  return { id, session: { caller, csrfToken, expiresAt: new Date(Date.now() + SESSION_TTL_MS) } };
+  return { id, session: { caller, csrfToken, expiresAt: new Date(Date.now() + ttlMs) } };
 }
 
 /**
@@ -43,6 +46,13 @@ export async function openSession(db: Queryable, caller: Caller, adminToken: str
 export async function findSession(db: Queryable, id: string, adminToken: string): Promise<Session | undefined> {
   const row = await selectSession(db, hashToken(id));
   if (!row) return undefined;
+  if (row.tenant_id !== null) {
+    // A tenant's session: never admin, whatever the row says.
+    const role = row.role === 'operator' ? 'operator' : 'viewer';
+    const caller: Caller = { role, name: tenantCallerName(row.tenant_id, row.tenant_token_id ?? undefined), tenantId: row.tenant_id };
+    if (row.tenant_token_id !== null) caller.tenantTokenId = row.tenant_token_id;
+    return { caller, csrfToken: row.csrf_token, expiresAt: row.expires_at };
+  }
   if (row.operator_id === null && row.admin_token_hash !== hashToken(adminToken)) return undefined;
   const caller: Caller =
     row.operator_id === null ? { role: 'admin', name: 'admin' } : { role: row.role, operatorId: row.operator_id, name: row.name ?? row.operator_id };
@@ -70,8 +80,13 @@ export function readCookie(header: string | undefined, name: string): string | u
   return undefined;
 }
 
-export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS): string {
-  const parts = [`${SESSION_COOKIE}=${id}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
-  if (secure) parts.push('Secure');
+/**
+ * The session cookie. `embeddable` (the portal inside a provider's iframe, `portal.frame_ancestors`)
+ * needs `SameSite=None`, which browsers accept only with `Secure`: a framed page is a third-party
+ * context, where a Strict or Lax cookie is not sent.
+ */
+export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS, embeddable = false): string {
+  const parts = [`${SESSION_COOKIE}=${id}`, 'Path=/', 'HttpOnly', embeddable ? 'SameSite=None' : 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
+  if (secure || embeddable) parts.push('Secure');
   return parts.join('; ');
 }

@@ -5,6 +5,7 @@ import { sendingSchema } from './sending.js';
 import { retentionSweepSchema } from './retention.js';
 import { alertsSchema } from './alerts.js';
 import { auditSchema } from './audit.js';
+import { portalSchema } from './portal.js';
 
 export const serverSchema = z
   .object({
@@ -117,6 +118,7 @@ export const configSchema = z
     retention: retentionSweepSchema.default(retentionSweepSchema.parse({})),
     alerts: alertsSchema.default(alertsSchema.parse({})),
     audit: auditSchema.default(auditSchema.parse({})),
+    portal: portalSchema.default(portalSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),
   })

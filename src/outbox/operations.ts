@@ -47,6 +47,8 @@ export async function replayMessage(db: Queryable, messageId: string, endpointId
 
 export interface ReplayFailedFilter {
   endpointId?: string | undefined;
+  /** Deliveries to this tenant's endpoints only. */
+  tenantId?: string | undefined;
   /** Deliveries created at or after this time. */
   since?: Date | undefined;
   /** Deliveries created before this time. */
@@ -55,7 +57,12 @@ export interface ReplayFailedFilter {
 
 /** Replays every failed delivery matching the filter (bulk recovery after an endpoint outage). */
 export async function replayFailed(db: Queryable, filter: ReplayFailedFilter): Promise<{ replayed: number }> {
-  const res = await replayFailedStatement.run(db, { endpointId: filter.endpointId ?? null, since: filter.since ?? null, until: filter.until ?? null });
+  const res = await replayFailedStatement.run(db, {
+    endpointId: filter.endpointId ?? null,
+    tenantId: filter.tenantId ?? null,
+    since: filter.since ?? null,
+    until: filter.until ?? null,
+  });
   await notifyDispatchers.run(db);
   return { replayed: res.rowCount };
 }

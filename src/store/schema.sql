@@ -45,8 +45,12 @@ CREATE TABLE dashboard_sessions (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     expires_at timestamp with time zone NOT NULL,
     admin_token_hash text,
+    tenant_id text,
+    tenant_token_id text,
     CONSTRAINT dashboard_sessions_role_check CHECK (role = ANY (ARRAY['viewer'::text, 'operator'::text, 'admin'::text])),
     CONSTRAINT dashboard_sessions_operator_id_fkey FOREIGN KEY (operator_id) REFERENCES operators(id) ON DELETE CASCADE,
+    CONSTRAINT dashboard_sessions_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+    CONSTRAINT dashboard_sessions_tenant_token_id_fkey FOREIGN KEY (tenant_token_id) REFERENCES tenant_tokens(id) ON DELETE CASCADE,
     CONSTRAINT dashboard_sessions_pkey PRIMARY KEY (id_hash)
 );
 
@@ -224,6 +228,20 @@ CREATE TABLE outbox_queue (
     CONSTRAINT outbox_queue_pkey PRIMARY KEY (delivery_id)
 );
 
+CREATE TABLE portal_links (
+    id text NOT NULL,
+    tenant_id text NOT NULL,
+    role text NOT NULL,
+    hash text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone NOT NULL,
+    used_at timestamp with time zone,
+    CONSTRAINT portal_links_role_check CHECK (role = ANY (ARRAY['viewer'::text, 'operator'::text])),
+    CONSTRAINT portal_links_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+    CONSTRAINT portal_links_pkey PRIMARY KEY (id),
+    CONSTRAINT portal_links_hash_key UNIQUE (hash)
+);
+
 CREATE TABLE reconcile_findings (
     id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
     run_id bigint NOT NULL,
@@ -300,6 +318,22 @@ CREATE TABLE tekil_migrations (
     CONSTRAINT tekil_migrations_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE tenant_tokens (
+    id text NOT NULL,
+    tenant_id text NOT NULL,
+    name text,
+    role text NOT NULL,
+    hash text NOT NULL,
+    prefix text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    revoked_at timestamp with time zone,
+    last_used_at timestamp with time zone,
+    CONSTRAINT tenant_tokens_role_check CHECK (role = ANY (ARRAY['viewer'::text, 'operator'::text])),
+    CONSTRAINT tenant_tokens_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+    CONSTRAINT tenant_tokens_pkey PRIMARY KEY (id),
+    CONSTRAINT tenant_tokens_hash_key UNIQUE (hash)
+);
+
 CREATE TABLE tenants (
     id text NOT NULL,
     name text,
@@ -366,10 +400,12 @@ CREATE INDEX outbox_messages_type ON public.outbox_messages USING btree (event_t
 CREATE INDEX outbox_messages_untrimmed ON public.outbox_messages USING btree (created_at) WHERE (trimmed_at IS NULL);
 CREATE INDEX outbox_queue_due ON public.outbox_queue USING btree (endpoint_id, next_attempt_at) WHERE (NOT failed);
 CREATE INDEX outbox_queue_failed ON public.outbox_queue USING btree (delivery_id) WHERE failed;
+CREATE INDEX portal_links_expires ON public.portal_links USING btree (expires_at);
 CREATE INDEX reconcile_findings_run ON public.reconcile_findings USING btree (run_id, id);
 CREATE INDEX reconcile_findings_source_kind ON public.reconcile_findings USING btree (source, kind, id);
 CREATE INDEX reconcile_runs_source ON public.reconcile_runs USING btree (source, id);
 CREATE INDEX sim_invoices_status ON public.sim_invoices USING btree (status, id);
+CREATE INDEX tenant_tokens_tenant ON public.tenant_tokens USING btree (tenant_id, created_at);
 
 CREATE OR REPLACE FUNCTION public.tekil_inbox_dequeue_deleted()
  RETURNS trigger

@@ -25,12 +25,14 @@ export type AuditEventInsert = {
   target: string;
   status: number;
   errorCode: string | null;
+  /** The tenant of a tenant's caller (a tenant token, a portal session or link); null otherwise. */
+  tenantId: string | null;
 };
 
 export const insertAuditEvent = defineStatement<AuditEventInsert, never>(
   'audit_insert_event',
-  `INSERT INTO audit_events (actor, role, address, method, route, target, status, error_code)
-     VALUES ($actor, $role, $address, $method, $route, $target::jsonb, $status, $errorCode)`,
+  `INSERT INTO audit_events (actor, role, address, method, route, target, status, error_code, tenant_id)
+     VALUES ($actor, $role, $address, $method, $route, $target::jsonb, $status, $errorCode, $tenantId)`,
   'prepared',
 );
 

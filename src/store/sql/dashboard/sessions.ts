@@ -8,33 +8,46 @@ export interface SessionRow {
   expires_at: Date;
   name: string | null;
   admin_token_hash: string | null;
+  /** A tenant's session (migration 019): it sees that tenant only. */
+  tenant_id: string | null;
+  tenant_token_id: string | null;
 }
 
 const deleteExpiredSessions = defineStatement<NoParams, never>('dashboard_delete_expired_sessions', 'DELETE FROM dashboard_sessions WHERE expires_at < now()');
 
-const insertSessionStatement = defineStatement<
-  { idHash: string; operatorId: string | null; role: string; csrfToken: string; ttlMs: number; adminTokenHash: string | null },
-  never
->(
+export interface SessionInsert extends Record<string, unknown> {
+  idHash: string;
+  operatorId: string | null;
+  role: string;
+  csrfToken: string;
+  ttlMs: number;
+  adminTokenHash: string | null;
+  tenantId: string | null;
+  tenantTokenId: string | null;
+}
+
+const insertSessionStatement = defineStatement<SessionInsert, never>(
   'dashboard_insert_session',
-  `INSERT INTO dashboard_sessions (id_hash, operator_id, role, csrf_token, expires_at, admin_token_hash)
-     VALUES ($idHash, $operatorId, $role, $csrfToken, now() + $ttlMs * interval '1 millisecond', $adminTokenHash)`,
+  `INSERT INTO dashboard_sessions (id_hash, operator_id, role, csrf_token, expires_at, admin_token_hash, tenant_id, tenant_token_id)
+     VALUES ($idHash, $operatorId, $role, $csrfToken, now() + $ttlMs * interval '1 millisecond', $adminTokenHash, $tenantId, $tenantTokenId)`,
 );
 
 const selectSessionStatement = defineStatement<{ idHash: string }, SessionRow>(
   'tekil_dashboard_session',
-  `SELECT s.operator_id, s.role, s.csrf_token, s.expires_at, o.name, s.admin_token_hash
-     FROM dashboard_sessions s LEFT JOIN operators o ON o.id = s.operator_id
-     WHERE s.id_hash = $idHash AND s.expires_at > now() AND (s.operator_id IS NULL OR o.revoked_at IS NULL)`,
+  `SELECT s.operator_id, s.role, s.csrf_token, s.expires_at, o.name, s.admin_token_hash, s.tenant_id, s.tenant_token_id
+     FROM dashboard_sessions s
+     LEFT JOIN operators o ON o.id = s.operator_id
+     LEFT JOIN tenant_tokens k ON k.id = s.tenant_token_id
+     LEFT JOIN tenants t ON t.id = s.tenant_id
+     WHERE s.id_hash = $idHash AND s.expires_at > now() AND (s.operator_id IS NULL OR o.revoked_at IS NULL)
+       AND (s.tenant_token_id IS NULL OR k.revoked_at IS NULL)
+       AND (s.tenant_id IS NULL OR t.deleted_at IS NULL)`,
   'prepared',
 );
 
 const deleteSessionStatement = defineStatement<{ idHash: string }, never>('dashboard_delete_session', 'DELETE FROM dashboard_sessions WHERE id_hash = $idHash');
 
-export async function insertSession(
-  db: Queryable,
-  row: { idHash: string; operatorId: string | null; role: string; csrfToken: string; ttlMs: number; adminTokenHash: string | null },
-): Promise<void> {
+export async function insertSession(db: Queryable, row: SessionInsert): Promise<void> {
   // Expired sessions are swept whenever one is made: sign-ins are rare, so this costs nothing.
   await deleteExpiredSessions.run(db);
   await insertSessionStatement.run(db, row);

@@ -60,7 +60,7 @@ WITH reset AS (
  * Failed deliveries (of an endpoint, created since, until: each may be null) created in that window whose
  * message keeps its payload. Failed deliveries are found through the queue, where they stay parked.
  */
-export const replayFailed = defineStatement<{ endpointId: string | null; since: Date | null; until: Date | null }, never>(
+export const replayFailed = defineStatement<{ endpointId: string | null; tenantId: string | null; since: Date | null; until: Date | null }, never>(
   'tekil_outbox_replay_failed',
   `
 WITH reset AS (
@@ -70,17 +70,18 @@ WITH reset AS (
     AND ($endpointId::text IS NULL OR outbox_deliveries.endpoint_id = $endpointId)
     AND ($since::timestamptz IS NULL OR outbox_deliveries.created_at >= $since)
     AND ($until::timestamptz IS NULL OR outbox_deliveries.created_at < $until)
-    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL)
+    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL AND ($tenantId::text IS NULL OR tenant_id = $tenantId))
     AND ${PAYLOAD_KEPT('outbox_deliveries.message_id')}
   RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
 )${REQUEUE('reset')}`,
 );
 
-/** A `test.ping` message with one delivery, to that endpoint only. */
+/** A `test.ping` message with one delivery, to that endpoint only; it is the endpoint's tenant's message. */
 export const insertPing = defineStatement<{ id: string; endpointId: string; payload: Buffer }, never>(
   'tekil_outbox_insert_ping',
   `
-WITH msg AS (INSERT INTO outbox_messages (id, event_type, resource_id, payload) VALUES ($id, 'test.ping', $endpointId, $payload) RETURNING id),
+WITH msg AS (INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload)
+             SELECT $id, e.tenant_id, 'test.ping', $endpointId, $payload FROM endpoints e WHERE e.id = $endpointId RETURNING id),
 delivery AS (INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT id, $endpointId FROM msg RETURNING id, endpoint_id)
 INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM delivery`,
 );

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_MS, PORTAL_LINK_MAX_TTL_MS } from '../auth/portal-links.js';
+import { operatorRoles } from '../auth/roles.js';
+import { createTenantToken, listTenantTokens, revokeTenantTokenOf } from '../auth/tenant-tokens.js';
+import { durationMs } from '../config/units.js';
+import { storableText } from '../outbox/endpoints.js';
+import { getTenant, tenantId } from '../outbox/tenants.js';
+import type { Context } from '../service.js';
+import type { ApiRoutes } from './route-spec.js';
+
+const tenantParams = z.object({ id: tenantId });
+const tokenParams = z.object({ id: tenantId, token_id: z.string().regex(/^ttk_[0-9a-f]{1,64}$/, 'a tenant token id is ttk_…') });
+const tokenBody = z.object({ role: z.enum(operatorRoles), name: storableText(100).optional() }).strict();
+const tokenListQuery = z.object({ revoked: z.enum(['true', 'false']).default('false') }).strict();
+const portalLinkBody = z
+  .object({
+    ttl: durationMs.pipe(z.number().min(10_000, 'expected at least 10s').max(PORTAL_LINK_MAX_TTL_MS, 'expected at most 24h')).optional(),
+    role: z.enum(operatorRoles).optional(),
+  })
+  .strict();
+
+/**
+ * A tenant's own access (docs/tenants.md): tokens that see that tenant only, and one-time links into
+ * the merchant portal, which a provider's backend makes when a merchant opens "Webhooks" in its panel.
+ */
+export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
+  const db = ctx.db;
+  const tag = 'tenants';
+  routes.add(
+    {
+      method: 'POST',
+      url: '/tenants/:id/tokens',
+      tag,
+      summary: "Make a token of one tenant (it sees that tenant's rows only); the token is in this answer only",
+      permission: 'admin',
+      params: tenantParams,
+      body: tokenBody,
+      status: 201,
+    },
+    async ({ params, body }) => {
+      const { tenantToken, token } = await createTenantToken(db, params.id, body.role, body.name);
+      return { ...tenantToken, token };
+    },
+  );
+  routes.add(
+    {
+      method: 'GET',
+      url: '/tenants/:id/tokens',
+      tag,
+      summary: "List a tenant's tokens (revoked ones with revoked=true)",
+      permission: 'admin',
+      params: tenantParams,
+      query: tokenListQuery,
+    },
+    async ({ params, query }) => {
+      await getTenant(db, params.id);
+      return { items: await listTenantTokens(db, params.id, query.revoked === 'true') };
+    },
+  );
+  routes.add(
+    {
+      method: 'POST',
+      url: '/tenants/:id/tokens/:token_id/revoke',
+      tag,
+      summary: "Revoke a tenant's token; the sessions signed in with it end too",
+      permission: 'admin',
+      params: tokenParams,
+    },
+    async ({ params }) => revokeTenantTokenOf(db, params.id, params.token_id),
+  );
+  routes.add(
+    {
+      method: 'POST',
+      url: '/tenants/:id/portal-links',
+      tag,
+      summary: "Make a one-time link into the tenant's portal (default ttl 10m, role viewer)",
+      permission: 'operate',
+      params: tenantParams,
+      body: portalLinkBody,
+      status: 201,
+    },
+    async ({ params, body }, req, reply) => {
+      const { token, link } = await createPortalLink(db, params.id, body.role ?? 'viewer', body.ttl ?? PORTAL_LINK_DEFAULT_TTL_MS);
+      const base = (ctx.config.portal.public_url ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
+      reply.header('cache-control', 'no-store');
+      return { url: `${base}/portal/link/${token}`, expires_at: link.expires_at, role: link.role, tenant_id: link.tenant_id };
+    },
+  );
+}
