@@ -99,7 +99,7 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
       // One retry, ten minutes on: a refused webhook stays pending with its next attempt in view.
       sending: { allow_networks: ['127.0.0.0/8'], ladder: ['10m'], dispatcher: { poll_interval: '100ms' } },
       portal: { name: 'Paymos', accent_color: '#0a7cff', frame_ancestors: [allowed.origin] },
-    } as Parameters<typeof receiverConfig>[0]);
+    });
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-portal-'));
     const env = { ...process.env, TEKIL_ADMIN_TOKEN: ADMIN, TEKIL_DATA_DIR: dataDir, DATABASE_URL: t.url ?? '' };
     tekil = await startTekil({ config, roles: ['receiver', 'api', 'dispatcher'], env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });

@@ -40,6 +40,10 @@ async function act(action) {
 function openForm(section, endpoint) {
   const form = /** @type {HTMLFormElement} */ (byId('endpoint-form'));
   form.hidden = false;
+  // A secret shown for the last action goes away with any other (it is shown once, then never).
+  byId('secret-once').hidden = true;
+  byId('secret-value').textContent = '';
+  say('');
   byId('endpoint-form-title').textContent = endpoint ? `${t('edit')}: ${endpoint.url}` : t('newEndpoint');
   input('endpoint-url').value = endpoint?.url ?? '';
   input('endpoint-description').value = endpoint?.description ?? '';
