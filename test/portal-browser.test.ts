@@ -222,9 +222,9 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     const toB = sinkB.requests.length;
     // A delivery: every attempt, then Resend.
     await page.goto(`${tekil.url}/portal/#/webhooks?resource_id=inv_a1`);
+    await waitUntil(async () => (await rows(page).count()) === 1, 10_000, 'the list of inv_a1');
     await rows(page).first().click();
-    await page.locator('#delivery').waitFor();
-    expect(await page.locator('#delivery').getAttribute('data-message')).toBe(paidA);
+    await page.locator(`#delivery[data-message="${paidA}"]`).waitFor();
     const first = await page.locator('#attempts tr[data-attempt="1"] td').allTextContents();
     expect(first[2]).toBe('200');
     expect(first[3]).toMatch(/^\d+$/);
@@ -244,6 +244,7 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
 
     // The failing one's attempt shows the answer's code, error and excerpt.
     await page.goto(`${tekil.url}/portal/#/delivery/${failingA}`);
+    await page.locator(`#delivery[data-message="${failingA}"]`).waitFor();
     const refused = await page.locator('#attempts tr[data-attempt="1"] td').allTextContents();
     expect(refused[2]).toBe('503');
     expect(refused[5]).toBe('card processor down');
@@ -261,8 +262,9 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
   });
 
   it('Settings adds an endpoint of A (secret shown once), edits it and rotates its secret with a 24 h window', async () => {
+    // Still on Settings: the switch builds it again, in English, once the endpoints have arrived.
     await page.locator('#lang').selectOption('en');
-    await page.goto(`${tekil.url}/portal/#/settings`);
+    await page.locator(`#endpoints tr[data-endpoint="${endpointA}"] [data-i18n=enabled]`, { hasText: 'enabled' }).waitFor();
     await page.locator('#endpoint-new').click();
     await page.locator('#endpoint-url').fill(`${sinkA.url}/second`);
     await page.locator('#endpoint-event-types').fill('invoice.paid, invoice.refunded');
@@ -345,6 +347,28 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     await page.goto(`${tekil.url}/portal/#/delivery/${messageB}`);
     await page.locator('.page-error').waitFor();
     expect(await page.locator('#delivery').count()).toBe(0);
+  });
+
+  it('a viewer link shows the same rows and no button that changes anything', async () => {
+    const viewer = await browser.newContext();
+    try {
+      const made = await admin('POST', `/tenants/${A}/portal-links`, { role: 'viewer' });
+      const p = await viewer.newPage();
+      await p.goto(String(made.url));
+      await rows(p).first().waitFor();
+      expect(await p.locator('#resend-failed').count()).toBe(0);
+      await p.goto(`${tekil.url}/portal/#/delivery/${paidA}`);
+      await p.locator('#delivery').waitFor();
+      expect(await p.locator('#resend').count()).toBe(0);
+      await p.goto(`${tekil.url}/portal/#/settings`);
+      await p.locator(`#endpoints tr[data-endpoint="${endpointA}"]`).waitFor();
+      expect(await p.locator('#page-settings button').count()).toBe(0);
+      // And the API refuses what the page does not offer.
+      const refused = await viewer.request.post(`${tekil.url}/api/v1/endpoints/${endpointA}/ping`);
+      expect(refused.status()).toBe(403);
+    } finally {
+      await viewer.close();
+    }
   });
 
   it('works inside an iframe on an allowed origin, and is refused on another', async () => {

@@ -114,7 +114,8 @@ function actions(section, ep) {
 async function list(section) {
   /** @type {{ items: Endpoint[] }} */
   const { items } = await api('GET', '/endpoints');
-  byId('endpoint-form').hidden = true;
+  const form = document.getElementById('endpoint-form');
+  if (form) form.hidden = true;
   byId('settings-message').replaceChildren();
   byId('secret-once').hidden = true;
   byId('secret-value').textContent = '';
@@ -161,21 +162,23 @@ function views(section) {
       el('thead', {}, el('tr', {}, word('th', 'url'), word('th', 'description'), word('th', 'eventTypeList'), word('th', 'status'), el('th'))),
       el('tbody', { id: 'endpoints' }),
     ),
-    el(
-      'form',
-      { id: 'endpoint-form', hidden: true },
-      el('h2', { id: 'endpoint-form-title' }),
-      label('url', el('input', { id: 'endpoint-url', type: 'url', required: true, placeholder: 'https://' })),
-      label('description', el('input', { id: 'endpoint-description', type: 'text' })),
-      label('eventTypes', el('input', { id: 'endpoint-event-types', type: 'text', placeholder: 'invoice.paid, invoice.refunded' })),
-      el('label', {}, el('input', { id: 'endpoint-enabled', type: 'checkbox' }), ' ', word('span', 'enabled')),
+    // A viewer gets no form (and the API would refuse its changes anyway).
+    canOperate() &&
       el(
-        'div',
-        { className: 'toolbar' },
-        word('button', 'save', { type: 'submit', className: 'primary' }),
-        word('button', 'cancel', { id: 'endpoint-cancel', type: 'button', on: { click: () => (byId('endpoint-form').hidden = true) } }),
+        'form',
+        { id: 'endpoint-form', hidden: true },
+        el('h2', { id: 'endpoint-form-title' }),
+        label('url', el('input', { id: 'endpoint-url', type: 'url', required: true, placeholder: 'https://' })),
+        label('description', el('input', { id: 'endpoint-description', type: 'text' })),
+        label('eventTypes', el('input', { id: 'endpoint-event-types', type: 'text', placeholder: 'invoice.paid, invoice.refunded' })),
+        el('label', {}, el('input', { id: 'endpoint-enabled', type: 'checkbox' }), ' ', word('span', 'enabled')),
+        el(
+          'div',
+          { className: 'toolbar' },
+          word('button', 'save', { type: 'submit', className: 'primary' }),
+          word('button', 'cancel', { id: 'endpoint-cancel', type: 'button', on: { click: () => (byId('endpoint-form').hidden = true) } }),
+        ),
       ),
-    ),
   ];
 }
 
@@ -184,7 +187,7 @@ export const settingsPage = {
   id: 'settings',
   nav: 'settings',
   async show(section) {
-    section.replaceChildren(...views(section));
+    section.replaceChildren(...views(section).filter((node) => node !== false));
     await list(section);
   },
 };
