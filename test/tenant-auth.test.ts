@@ -369,7 +369,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const reader = res.body!.getReader();
     let text = '';
     // One read in flight at a time: a read left behind by a timeout still delivers its chunk.
-    let pending: Promise<ReadableStreamReadResult<Uint8Array>> | undefined;
+    let pending: ReturnType<typeof reader.read> | undefined;
     const readUntil = async (done: () => boolean, ms: number) => {
       const deadline = Date.now() + ms;
       while (!done() && Date.now() < deadline) {
