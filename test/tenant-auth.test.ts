@@ -361,6 +361,40 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect((await admin('POST', '/tenants/m_nope/portal-links', {})).status).toBe(404);
   });
 
+  it("the live stream gives a tenant its own outbound deliveries, never the inbox or another tenant's", async () => {
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const abort = new AbortController();
+    const res = await fetch(`${address}/api/v1/events`, { headers: { authorization: `Bearer ${tokenA}` }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    // One read in flight at a time: a read left behind by a timeout still delivers its chunk.
+    let pending: ReturnType<typeof reader.read> | undefined;
+    const readUntil = async (done: () => boolean, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (!done() && Date.now() < deadline) {
+        pending ??= reader.read();
+        const chunk = await Promise.race([pending, new Promise<undefined>((r) => setTimeout(() => r(undefined), 500))]);
+        if (chunk === undefined) continue;
+        pending = undefined;
+        if (chunk.value) text += new TextDecoder().decode(chunk.value);
+        if (chunk.done) return;
+      }
+    };
+    await readUntil(() => text.includes(': connected'), 10_000);
+    // Let the stream take its first look (what a page already shows), then publish for both tenants.
+    await new Promise((r) => setTimeout(r, 2_500));
+    const b = await admin('POST', '/messages', { tenant_id: 'm_B', type: 'invoice.paid', resource_id: 'inv_B_live' });
+    const a = await admin('POST', '/messages', { tenant_id: 'm_A', type: 'invoice.paid', resource_id: 'inv_A_live' });
+    const aId = (a.body as { id: string }).id;
+    await readUntil(() => text.includes(aId), 30_000);
+    abort.abort();
+    expect(text).toContain('event: outbound');
+    expect(text).toContain(aId);
+    expect(text).not.toContain((b.body as { id: string }).id);
+    expect(text).not.toContain('event: delivery');
+  }, 60_000);
+
   it('serves /portal/ with its own CSP (frame-ancestors none without embedding); the dashboard keeps its own', async () => {
     const portal = await call(undefined, 'GET', '/portal/');
     expect(portal.status).toBe(200);
