@@ -212,9 +212,17 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     await page.locator(`#deliveries tr[data-message="${failingA}"] td[data-status=pending]`, { hasText: 'bekliyor' }).waitFor();
     await screenshot(page, 'webhooks-tr', { prefix: 'portal' });
 
-    // Live: a webhook published while the page is open appears on it without a reload.
+    // Live: a webhook published while the page is open appears on it without a reload, told by the
+    // tenant's event stream (the page reads the list every few seconds only while the stream is down).
+    await page.locator('#live.on[data-via=stream]').waitFor();
+    const reads: string[] = [];
+    const record = (r: { url(): string }) => reads.push(new URL(r.url()).pathname);
+    page.on('request', record);
+    await new Promise((r) => setTimeout(r, 3500));
+    expect(reads.filter((path) => path === '/api/v1/deliveries')).toEqual([]);
     const live = await publish(A, 'invoice.refunded', 'inv_a_live');
     await page.locator(`#deliveries tr[data-message="${live}"]`).waitFor({ timeout: 15_000 });
+    page.off('request', record);
     await page.locator('#lang').selectOption('en');
   });
 

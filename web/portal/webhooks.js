@@ -2,8 +2,9 @@
 // The Webhooks page: every delivery of the tenant with the columns a merchant asks about (type, target
 // URL, attempts, status, last HTTP code, response time, error, next attempt), filtered by type,
 // status, time window and resource id, paged both ways, exported as CSV / Excel / PDF, and kept up to
-// date by polling (the event stream carries the receiving side's deliveries, not these). Everything
-// the API answers is already the tenant's own: the session is scoped to it.
+// date live: the event stream (GET /api/v1/events) tells a tenant's session when one of its deliveries
+// is made or changes, and the page shown is read again; while the stream is down, it is read every few
+// seconds instead. Everything the API answers is already the tenant's own: the session is scoped to it.
 
 import { api, canOperate, cell, el, formatTime, messageOf, queryString, statusCell, statusText, t, toLocalInput, word } from './lib.js';
 import { statuses } from './words.js';
@@ -14,8 +15,10 @@ import { statuses } from './words.js';
  *   last_status_code: number | null, last_error: string | null, last_duration_ms: number | null, created_at: string, event_type: string, resource_id: string | null }} DeliveryRow
  */
 
-/** How often the open page asks again for its rows. */
+/** How often the open page asks again for its rows while the event stream is down. */
 const POLL_MS = 3000;
+/** Changes that arrive together are read in one go. */
+const SETTLE_MS = 200;
 const PAGE_SIZE = 25;
 const FILTERS = ['type', 'status', 'since', 'until', 'resource_id'];
 
@@ -29,6 +32,10 @@ let cursor = null;
 let nextCursor = null;
 /** @type {ReturnType<typeof setTimeout> | undefined} */
 let timer;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let settle;
+/** The tenant's live stream while the page is shown. @type {EventSource | null} */
+let stream = null;
 /** Bumps when the page is left or shown again: a poll of an older showing is dropped. */
 let showing = 0;
 /** The answer the rows show, as text: a poll that brings the same leaves them be. */
@@ -138,18 +145,35 @@ async function load(section) {
   /** @type {HTMLButtonElement} */ (section.querySelector('#page-older')).disabled = nextCursor === null;
 }
 
-/** Asks again every few seconds while the page is shown; a failed poll is tried again at the next. @param {HTMLElement} section */
+/** Reads the page again once a burst of changes has settled; a failed read waits for the next. @param {HTMLElement} section */
+function refresh(section) {
+  clearTimeout(settle);
+  settle = setTimeout(() => load(section).catch(() => section.querySelector('#live')?.classList.remove('on')), SETTLE_MS);
+}
+
+/** The stream of the tenant's deliveries (`event: outbound`); the browser reconnects it by itself. @param {HTMLElement} section */
+function listen(section) {
+  stream?.close();
+  stream = new EventSource('/api/v1/events', { withCredentials: true });
+  stream.addEventListener('outbound', () => refresh(section));
+  /** @param {'stream' | 'poll'} via how the page is kept up to date now */
+  const mark = (via) => {
+    const live = /** @type {HTMLElement | null} */ (section.querySelector('#live'));
+    if (!live) return;
+    live.dataset.via = via;
+    live.classList.toggle('on', via === 'stream');
+  };
+  stream.addEventListener('open', () => mark('stream'));
+  stream.addEventListener('error', () => mark('poll'));
+}
+
+/** While the stream is down, asks again every few seconds (a tab in the background asks nothing). @param {HTMLElement} section */
 function poll(section) {
   clearTimeout(timer);
   const run = showing;
   timer = setTimeout(async () => {
     if (run !== showing) return;
-    try {
-      // A tab in the background asks nothing; it catches up when shown again.
-      if (!document.hidden) await load(section);
-    } catch {
-      section.querySelector('#live')?.classList.remove('on');
-    }
+    if (!document.hidden && stream?.readyState !== EventSource.OPEN) await load(section).catch(() => section.querySelector('#live')?.classList.remove('on'));
     if (run === showing) poll(section);
   }, POLL_MS);
 }
@@ -214,9 +238,13 @@ export const webhooksPage = {
       ),
     );
     await goTo(section, behind, cursor);
+    listen(section);
   },
   leave() {
     showing++;
     clearTimeout(timer);
+    clearTimeout(settle);
+    stream?.close();
+    stream = null;
   },
 };
