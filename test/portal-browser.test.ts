@@ -58,6 +58,9 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
   const pageErrors: string[] = [];
   let endpointA = '';
   let failingA = '';
+  let voidedA = '';
+  /** The delivery of voidedA to A's refusing endpoint (the one to A's first endpoint succeeds). */
+  let voidedRefused = '';
   let paidA = '';
   let messageB = '';
 
@@ -89,8 +92,13 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
   beforeAll(async () => {
     t = await createTestDb();
     // A's sink refuses the invoice.failed webhooks (so a row has a code, an error and a next attempt).
+    // Its second endpoint (at /hook/refuse) refuses everything.
     sinkA = await startSink((_n, req) =>
-      req.body.toString().includes('"invoice.failed"') ? { status: 503, body: 'card processor down' } : { status: 200, body: 'thanks from A' },
+      req.path.endsWith('/refuse')
+        ? { status: 500, body: 'refused' }
+        : req.body.toString().includes('"invoice.failed"')
+          ? { status: 503, body: 'card processor down' }
+          : { status: 200, body: 'thanks from A' },
     );
     sinkB = await startSink(() => ({ status: 200, body: 'thanks from B' }));
     allowed = await startParent();
@@ -107,18 +115,26 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     await admin('POST', '/tenants', { id: A, name: 'Kahve Dükkanı' });
     await admin('POST', '/tenants', { id: B, name: 'Kitapçı' });
     endpointA = String((await admin('POST', '/endpoints', { tenant_id: A, url: sinkA.url, description: 'shop backend' })).id);
+    // A's second endpoint takes only invoice.voided (the first takes every type), and gives up after two
+    // attempts a second apart.
+    await admin('POST', '/endpoints', { tenant_id: A, url: `${sinkA.url}/refuse`, event_types: ['invoice.voided'], ladder: ['1s'] });
     await admin('POST', '/endpoints', { tenant_id: B, url: sinkB.url });
     for (let i = 1; i <= A_PAID; i++) {
       const id = await publish(A, 'invoice.paid', `inv_a${i}`);
       if (i === 1) paidA = id;
     }
+    voidedA = await publish(A, 'invoice.voided', 'inv_a_void');
     failingA = await publish(A, 'invoice.failed', 'inv_a_fail');
     messageB = await publish(B, 'invoice.paid', 'inv_b1');
     await waitUntil(
-      async () => (await deliveriesOf(A)).every((d) => d.attempts >= 1) && (await deliveriesOf(B)).every((d) => d.status === 'succeeded'),
+      async () =>
+        (await deliveriesOf(A)).every((d) => d.attempts >= 1) &&
+        (await deliveriesOf(A)).some((d) => d.message_id === voidedA && d.status === 'failed') &&
+        (await deliveriesOf(B)).every((d) => d.status === 'succeeded'),
       30_000,
       'every first attempt',
     );
+    voidedRefused = (await deliveriesOf(A)).find((d) => d.message_id === voidedA && d.status === 'failed')!.id;
 
     browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1360, height: 760 }, acceptDownloads: true, locale: 'en-GB' });
@@ -175,14 +191,17 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     expect(cells.slice(1, 7)).toEqual(['invoice.failed', sinkA.url, '1', 'pending', '503', expect.stringMatching(/^\d+$/)]);
     expect(cells[7]).not.toBe('');
     expect(cells[8]).not.toBe('');
-    const delivered = await rows(page).nth(1).locator('td').allTextContents();
+    const given = await page.locator(`#deliveries tr[data-delivery="${voidedRefused}"] td`).allTextContents();
+    expect(given.slice(1, 6)).toEqual(['invoice.voided', `${sinkA.url}/refuse`, '2', 'failed', '500']);
+    expect(given[8]).toBe('');
+    const delivered = await rows(page).nth(3).locator('td').allTextContents();
     expect(delivered.slice(1, 6)).toEqual(['invoice.paid', sinkA.url, '1', 'succeeded', '200']);
     expect(delivered[8]).toBe('');
     await screenshot(page, 'webhooks', { prefix: 'portal' });
 
     // Paging both ways.
     await page.locator('#page-older').click();
-    await waitUntil(async () => (await rows(page).count()) === A_PAID + 1 - 25, 10_000, 'the second page');
+    await waitUntil(async () => (await rows(page).count()) === A_PAID + 3 - 25, 10_000, 'the second page');
     expect(await page.locator(`#deliveries tr[data-message="${paidA}"]`).count()).toBe(1);
     expect(await page.locator('#page-older').isDisabled()).toBe(true);
     await page.locator('#page-newer').click();
@@ -210,6 +229,7 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     expect(await page.locator('#nav a[data-page=webhooks]').textContent()).toBe('Webhooklar');
     await page.goto(`${tekil.url}/portal/#/webhooks`);
     await page.locator(`#deliveries tr[data-message="${failingA}"] td[data-status=pending]`, { hasText: 'bekliyor' }).waitFor();
+    expect(await page.locator(`#deliveries tr[data-delivery="${voidedRefused}"] td[data-status=failed]`).textContent()).toBe('başarısız');
     await screenshot(page, 'webhooks-tr', { prefix: 'portal' });
 
     // Live: a webhook published while the page is open appears on it without a reload, told by the
@@ -256,6 +276,15 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     const refused = await page.locator('#attempts tr[data-attempt="1"] td').allTextContents();
     expect(refused[2]).toBe('503');
     expect(refused[5]).toBe('card processor down');
+
+    // The failed ones of a window, from a failed delivery's page: this endpoint's only.
+    await page.goto(`${tekil.url}/portal/#/delivery/${voidedA}/${voidedRefused}`);
+    await page.locator(`#delivery[data-delivery="${voidedRefused}"]`).waitFor();
+    expect(await page.locator('#attempts tr').count()).toBe(2);
+    const voidedSent = sentTo(sinkA).filter((id) => id === voidedA).length;
+    await page.locator('#resend-window button[type=submit]').click();
+    await page.locator('#delivery-message', { hasText: '1 failed webhook(s) sent again.' }).waitFor();
+    await waitUntil(() => sentTo(sinkA).filter((id) => id === voidedA).length === voidedSent + 1, 15_000, 'the failed one again at A');
 
     // Settings in Turkish: Test gönder.
     await page.locator('#lang').selectOption('tr');

@@ -1,9 +1,10 @@
 // @ts-check
 // One delivery: its fields, every attempt (HTTP code, duration, error, an excerpt of the answer), the
-// payload as sent, and "Resend". Another tenant's delivery is not found (404): the session sees only
-// its own tenant.
+// payload as sent, "Resend", and "resend the failed ones" of its endpoint in a time window (around
+// this one by default). Another tenant's delivery is not found (404): the session sees only its own
+// tenant.
 
-import { api, canOperate, cell, el, formatTime, messageOf, statusText, t, word } from './lib.js';
+import { api, canOperate, cell, el, formatTime, messageOf, statusText, t, toLocalInput, word } from './lib.js';
 
 /**
  * @typedef {{ attempt: number, started_at: string, duration_ms: number, succeeded: boolean, status_code: number | null, error: string | null, response_body: string | null }} Attempt
@@ -14,6 +15,39 @@ import { api, canOperate, cell, el, formatTime, messageOf, statusText, t, word }
 
 /** How much of an answer's body a row shows (the stored excerpt may be longer). */
 const EXCERPT = 200;
+
+/**
+ * Sends again the failed deliveries of this delivery's endpoint made in a window: by default from an
+ * hour before this one until now.
+ * @param {Delivery} d
+ * @param {HTMLElement} message
+ */
+function windowForm(d, message) {
+  const since = el('input', { id: 'window-since', type: 'datetime-local', value: toLocalInput(new Date(Date.parse(d.created_at) - 3_600_000)) });
+  const until = el('input', { id: 'window-until', type: 'datetime-local', value: toLocalInput(new Date(Date.now() + 60_000)) });
+  return el(
+    'form',
+    {
+      id: 'resend-window',
+      className: 'filters',
+      on: {
+        submit: async (e) => {
+          e.preventDefault();
+          try {
+            const body = { endpoint_id: d.endpoint_id, since: new Date(since.value).toISOString(), until: new Date(until.value).toISOString() };
+            const r = await api('POST', '/deliveries/replay-failed', body);
+            message.textContent = t('failedResent')(r.replayed);
+          } catch (err) {
+            message.textContent = messageOf(err);
+          }
+        },
+      },
+    },
+    el('label', {}, word('span', 'since'), since),
+    el('label', {}, word('span', 'until'), until),
+    word('button', 'resendFailedOfEndpoint', { type: 'submit' }),
+  );
+}
 
 /** @param {HTMLElement} section @param {string} messageId @param {string} deliveryId */
 async function render(section, messageId, deliveryId) {
@@ -91,6 +125,7 @@ async function render(section, messageId, deliveryId) {
             })
           : null,
       ),
+      canOperate() ? windowForm(d, message) : null,
       message,
       word('h2', 'attemptList'),
       el(

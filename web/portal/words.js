@@ -38,6 +38,7 @@ export const portalWords = {
     message: 'event id',
     endpoint: 'endpoint',
     resend: 'Resend',
+    resendFailedOfEndpoint: 'Resend the failed ones of this endpoint in this window',
     /** @param {number} n */
     resent: (n) => `Sent again (${n}).`,
     attemptList: 'Attempts',
@@ -107,6 +108,7 @@ export const portalWords = {
     message: 'olay kimliği',
     endpoint: 'uç nokta',
     resend: 'Yeniden gönder',
+    resendFailedOfEndpoint: 'Bu uç noktanın bu aralıktaki başarısızlarını yeniden gönder',
     /** @param {number} n */
     resent: (n) => `Yeniden gönderildi (${n}).`,
     attemptList: 'Denemeler',
