@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../src/api/openapi.js';
@@ -190,10 +191,16 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect(csv.status).toBe(200);
     expect(csv.text).toContain(own.A.message);
     expect(csv.text).not.toContain(own.B.message);
-    for (const format of ['xlsx', 'pdf']) {
-      const res = await call(tokenA, 'GET', `/api/v1/deliveries/export.${format}`);
-      expect(res.status, format).toBe(200);
-    }
+    const xlsx = await app.inject({ method: 'GET', url: '/api/v1/deliveries/export.xlsx', headers: { authorization: `Bearer ${tokenA}` } });
+    expect(xlsx.statusCode).toBe(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    const cells = workbook.worksheets[0]!.getSheetValues().flat().map(String).join(' ');
+    expect(cells).toContain(own.A.message);
+    expect(cells).not.toContain(own.B.message);
+    const pdf = await call(tokenA, 'GET', '/api/v1/deliveries/export.pdf');
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
 
     // An endpoint made by A is A's, whatever the body says of the tenant (naming another is naming none).
     const made = await call(tokenA, 'POST', '/api/v1/endpoints', { url: `${sink.url}/A2` });
