@@ -331,6 +331,8 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const path = new URL(url).pathname;
 
     const sessions = await sessionCount();
+    // A HEAD (a link checker) does not spend it.
+    expect((await app.inject({ method: 'HEAD', url: path })).statusCode).toBe(404);
     const opened = await call(undefined, 'GET', path);
     expect(opened.status).toBe(303);
     expect(opened.headers.location).toBe('/portal/');
