@@ -1,6 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import ExcelJS from 'exceljs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../src/api/openapi.js';
@@ -190,10 +191,16 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect(csv.status).toBe(200);
     expect(csv.text).toContain(own.A.message);
     expect(csv.text).not.toContain(own.B.message);
-    for (const format of ['xlsx', 'pdf']) {
-      const res = await call(tokenA, 'GET', `/api/v1/deliveries/export.${format}`);
-      expect(res.status, format).toBe(200);
-    }
+    const xlsx = await app.inject({ method: 'GET', url: '/api/v1/deliveries/export.xlsx', headers: { authorization: `Bearer ${tokenA}` } });
+    expect(xlsx.statusCode).toBe(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(xlsx.rawPayload as unknown as ArrayBuffer);
+    const cells = workbook.worksheets[0]!.getSheetValues().flat().map(String).join(' ');
+    expect(cells).toContain(own.A.message);
+    expect(cells).not.toContain(own.B.message);
+    const pdf = await call(tokenA, 'GET', '/api/v1/deliveries/export.pdf');
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers['content-type']).toBe('application/pdf');
 
     // An endpoint made by A is A's, whatever the body says of the tenant (naming another is naming none).
     const made = await call(tokenA, 'POST', '/api/v1/endpoints', { url: `${sink.url}/A2` });
@@ -211,6 +218,11 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     await sink.waitFor(before + 1, 30_000);
     const pinged = await t.db.query<{ tenant_id: string }>('SELECT tenant_id FROM outbox_messages WHERE id = $1', [(ping.body as { id: string }).id]);
     expect(pinged.rows[0]?.tenant_id).toBe('m_A');
+    // The change is audited with its tenant and the token that made it.
+    const audit = await t.db.query<{ actor: string; tenant_id: string; role: string }>(
+      "SELECT actor, tenant_id, role FROM audit_events WHERE route = '/api/v1/endpoints/:id/ping' AND status = 202 ORDER BY id DESC LIMIT 1",
+    );
+    expect(audit.rows[0]).toEqual({ actor: expect.stringMatching(/^tenant:m_A\/ttk_[0-9a-f]+$/), tenant_id: 'm_A', role: 'operator' });
 
     // Replays: one message, and the failed ones of a window (none failed: zero, and B's are untouched).
     expect((await call(tokenA, 'POST', `/api/v1/messages/${own.A.message}/replay`, {})).body).toEqual({ replayed: 1 });
@@ -278,9 +290,21 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     // Revoking through another tenant's id is no token of that tenant.
     expect((await admin('POST', `/tenants/m_A/tokens/${id}/revoke`)).status).toBe(404);
 
+    // Signing in with it opens a session of its tenant, which ends with the token.
+    const signedIn = await call(undefined, 'POST', '/api/v1/session', { token });
+    expect(signedIn.status).toBe(201);
+    const asB = { cookie: String(signedIn.headers['set-cookie']).split(';')[0]! };
+    expect((await call(undefined, 'GET', '/api/v1/session', undefined, asB)).body).toMatchObject({ role: 'viewer', tenant: { id: 'm_B' } });
+    expect((await call(undefined, 'GET', `/api/v1/messages/${own.A.message}`, undefined, asB)).status).toBe(404);
+
     expect((await admin('POST', `/tenants/m_B/tokens/${id}/revoke`)).status).toBe(200);
     const refused = await call(token, 'GET', '/api/v1/messages');
     expect(refused.status).toBe(401);
+    expect((await call(undefined, 'GET', '/api/v1/session', undefined, asB)).status).toBe(401);
+    const audited = await t.db.query<{ actor: string; tenant_id: string }>(
+      "SELECT actor, tenant_id FROM audit_events WHERE status = 401 AND tenant_id IS NULL AND route = '/api/v1/messages' ORDER BY id DESC LIMIT 1",
+    );
+    expect(audited.rows[0]?.actor).toBe('unknown');
     expect((await admin('GET', '/tenants/m_B/tokens')).body).toEqual({ items: [] });
     expect((await admin('GET', '/tenants/m_nope/tokens')).status).toBe(404);
     expect((await admin('POST', '/tenants/m_nope/tokens', { role: 'viewer' })).status).toBe(404);
@@ -307,6 +331,8 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const path = new URL(url).pathname;
 
     const sessions = await sessionCount();
+    // A HEAD (a link checker) does not spend it.
+    expect((await app.inject({ method: 'HEAD', url: path })).statusCode).toBe(404);
     const opened = await call(undefined, 'GET', path);
     expect(opened.status).toBe(303);
     expect(opened.headers.location).toBe('/portal/');
@@ -360,6 +386,40 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect((await admin('POST', '/tenants/m_A/portal-links', { role: 'admin' })).status).toBe(400);
     expect((await admin('POST', '/tenants/m_nope/portal-links', {})).status).toBe(404);
   });
+
+  it("the live stream gives a tenant its own outbound deliveries, never the inbox or another tenant's", async () => {
+    const address = await app.listen({ port: 0, host: '127.0.0.1' });
+    const abort = new AbortController();
+    const res = await fetch(`${address}/api/v1/events`, { headers: { authorization: `Bearer ${tokenA}` }, signal: abort.signal });
+    expect(res.status).toBe(200);
+    const reader = res.body!.getReader();
+    let text = '';
+    // One read in flight at a time: a read left behind by a timeout still delivers its chunk.
+    let pending: ReturnType<typeof reader.read> | undefined;
+    const readUntil = async (done: () => boolean, ms: number) => {
+      const deadline = Date.now() + ms;
+      while (!done() && Date.now() < deadline) {
+        pending ??= reader.read();
+        const chunk = await Promise.race([pending, new Promise<undefined>((r) => setTimeout(() => r(undefined), 500))]);
+        if (chunk === undefined) continue;
+        pending = undefined;
+        if (chunk.value) text += new TextDecoder().decode(chunk.value);
+        if (chunk.done) return;
+      }
+    };
+    await readUntil(() => text.includes(': connected'), 10_000);
+    // Let the stream take its first look (what a page already shows), then publish for both tenants.
+    await new Promise((r) => setTimeout(r, 2_500));
+    const b = await admin('POST', '/messages', { tenant_id: 'm_B', type: 'invoice.paid', resource_id: 'inv_B_live' });
+    const a = await admin('POST', '/messages', { tenant_id: 'm_A', type: 'invoice.paid', resource_id: 'inv_A_live' });
+    const aId = (a.body as { id: string }).id;
+    await readUntil(() => text.includes(aId), 30_000);
+    abort.abort();
+    expect(text).toContain('event: outbound');
+    expect(text).toContain(aId);
+    expect(text).not.toContain((b.body as { id: string }).id);
+    expect(text).not.toContain('event: delivery');
+  }, 60_000);
 
   it('serves /portal/ with its own CSP (frame-ancestors none without embedding); the dashboard keeps its own', async () => {
     const portal = await call(undefined, 'GET', '/portal/');

@@ -117,3 +117,44 @@ describe("the panel's words", () => {
     }
   });
 });
+
+describe("the merchant portal's words", async () => {
+  const PORTAL = new URL('../web/portal/', import.meta.url);
+  // Plain modules too; words.js reads navigator only when asked for the browser's language.
+  const { portalWords } = (await import(new URL('words.js', PORTAL).href)) as { portalWords: { en: Table; tr: Table } };
+  const { en, tr } = portalWords;
+  const shape = (w: unknown) => (typeof w === 'function' ? `function/${w.length}` : typeof w);
+
+  it('has the same keys in English and Turkish, each a text or a function of the same arity, none left in English', () => {
+    expect(Object.keys(tr).sort()).toEqual(Object.keys(en).sort());
+    for (const key of Object.keys(en)) {
+      expect(shape(tr[key]), key).toBe(shape(en[key]));
+      const text = (w: unknown) => (typeof w === 'function' ? String((w as (...a: unknown[]) => unknown)(1, 2)) : String(w));
+      if (text(en[key]) === text(tr[key])) expect(['URL'], `portal.${key} is "${text(tr[key])}" in both`).toContain(text(tr[key]));
+    }
+  });
+
+  it("says every sending status the API returns, in the panel's words (iletildi, bekliyor, başarısız)", () => {
+    for (const value of outboxDeliveryStatuses) {
+      expect(en[value], value).toBe(value);
+      expect(tr[value], value).toBe(words.status!.tr[value]);
+    }
+    expect([tr.succeeded, tr.pending, tr.failed]).toEqual(['iletildi', 'bekliyor', 'başarısız']);
+  });
+
+  it('every key a portal module names is one of its words', () => {
+    const known = new Set(Object.keys(en));
+    const modules = readdirSync(PORTAL).filter((f) => f.endsWith('.js') && f !== 'words.js');
+    expect(modules.sort()).toEqual(['app.js', 'delivery.js', 'lib.js', 'settings.js', 'webhooks.js']);
+    for (const file of modules) {
+      const source = readFileSync(new URL(file, PORTAL), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '');
+      const patterns = [/\bt\('(\w+)'\)/g, /\bword\('\w+', '(\w+)'/g, /\bbutton\('(\w+)'/g, /\bi18n: '(\w+)'/g];
+      const used = patterns.flatMap((p) => [...source.matchAll(p)].map((m) => m[1]!));
+      if (file !== 'lib.js') expect(used.length, file).toBeGreaterThan(0);
+      expect(
+        used.filter((key) => !known.has(key)),
+        file,
+      ).toEqual([]);
+    }
+  });
+});

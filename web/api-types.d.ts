@@ -587,7 +587,7 @@ export interface ApiOperations {
     query: Record<string, never>;
     body: undefined;
   };
-  /** Server-sent events of inbound deliveries arriving and changing state */
+  /** Server-sent events of inbound deliveries arriving and changing state (a tenant's caller: its outbound deliveries) */
   "GET /events": {
     path: Record<string, never>;
     query: Record<string, never>;

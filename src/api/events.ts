@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { EventHub } from '../dashboard/events.js';
+import { watchTenantDeliveries } from '../dashboard/tenant-events.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 
@@ -9,7 +10,8 @@ const HEARTBEAT_MS = 15_000;
 /**
  * `GET /api/v1/events`: server-sent events of inbound deliveries as they arrive and change state
  * (`event: delivery`). Authenticated like every admin route (token or session cookie). The browser's
- * EventSource reconnects by itself; a reconnect starts from now.
+ * EventSource reconnects by itself; a reconnect starts from now. A tenant's caller gets its own
+ * outbound deliveries instead (`event: outbound`), never the inbox (src/dashboard/tenant-events.ts).
  */
 export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
   const hub = new EventHub(ctx.db, ctx.logger);
@@ -24,8 +26,9 @@ export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
       method: 'GET',
       url: '/events',
       tag: 'events',
-      summary: 'Server-sent events of inbound deliveries arriving and changing state',
+      summary: "Server-sent events of inbound deliveries arriving and changing state (a tenant's caller: its outbound deliveries)",
       permission: 'view',
+      tenant: true,
       produces: 'text/event-stream',
     },
     async (_input, req, reply) => {
@@ -39,9 +42,15 @@ export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
       });
       res.write(': connected\n\n');
       open.add(res);
-      const unsubscribe = await hub.subscribe((change) => {
-        res.write(`event: delivery\ndata: ${JSON.stringify(change)}\n\n`);
-      });
+      const tenantId = req.caller?.tenantId;
+      const unsubscribe =
+        tenantId === undefined
+          ? await hub.subscribe((change) => {
+              res.write(`event: delivery\ndata: ${JSON.stringify(change)}\n\n`);
+            })
+          : watchTenantDeliveries(ctx.db, ctx.logger, tenantId, (row) => {
+              res.write(`event: outbound\ndata: ${JSON.stringify(row)}\n\n`);
+            });
       const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), HEARTBEAT_MS);
       heartbeat.unref();
       let ended = false;

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { TekilError } from '../errors.js';
 import { addApiOptions, callApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
+import { registerTenantAccessCommands } from './tenant-access.js';
 
 interface TenantFlags extends ApiOptions {
   name?: string;
@@ -79,4 +80,6 @@ export function registerTenantsCommand(program: Command): void {
     .action(async (id: string, flags: TenantFlags) => {
       print(await callApi(resolveApiTarget(flags), 'DELETE', path(id), { confirm: flags.confirm ?? false }));
     });
+
+  registerTenantAccessCommands(tenants);
 }

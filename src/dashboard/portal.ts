@@ -91,7 +91,8 @@ export async function portalRoutes(app: FastifyInstance, options: PortalOptions)
     }
   };
 
-  app.get('/portal/link/:token', async (req, reply) => {
+  // GET only: a HEAD (a link checker, a mail scanner) must not spend the link.
+  app.get('/portal/link/:token', { exposeHeadRoute: false }, async (req, reply) => {
     const { token } = req.params as { token: string };
     const used = await usePortalLink(db, token);
     if (!used.ok) {

@@ -42,6 +42,9 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   endpoint_secrets: 'reference',
   operators: 'reference',
   dashboard_sessions: 'coordinator',
+  // A tenant's tokens and its one-time portal links (migration 019): admin data, read by the api role.
+  tenant_tokens: 'coordinator',
+  portal_links: 'coordinator',
   dashboard_jobs: 'coordinator',
   // Admin data, written by the api role only.
   audit_events: 'coordinator',

@@ -31,10 +31,13 @@ export async function signIn(page: Page, url: string, token: string): Promise<vo
   await page.locator('#nav a').first().waitFor();
 }
 
-/** `TEKIL_UPDATE_SCREENSHOTS=1` writes the run's screenshots into docs/img/ for docs/dashboard.md. */
+/**
+ * `TEKIL_UPDATE_SCREENSHOTS=1` writes the run's screenshots into docs/img/ for docs/dashboard.md (and,
+ * with `prefix: 'portal'`, docs/portal.md); otherwise nothing is written, so a run leaves the tree clean.
+ */
 const screenshotDir = process.env.TEKIL_UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/img/', import.meta.url)) : undefined;
-export const screenshot = async (page: Page, name: string, options: { fullPage?: boolean } = {}) => {
-  if (screenshotDir) await page.screenshot({ path: join(screenshotDir, `dashboard-${name}.png`), fullPage: options.fullPage ?? false });
+export const screenshot = async (page: Page, name: string, options: { fullPage?: boolean; prefix?: 'dashboard' | 'portal' } = {}) => {
+  if (screenshotDir) await page.screenshot({ path: join(screenshotDir, `${options.prefix ?? 'dashboard'}-${name}.png`), fullPage: options.fullPage ?? false });
 };
 
 /**

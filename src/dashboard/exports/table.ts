@@ -124,7 +124,13 @@ const outboxColumns: readonly ExportColumn[] = [
 export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cursor' | 'limit'>): ExportTable {
   return {
     title: 'tekil: outbound deliveries',
-    filter: describeFilter({ endpoint_id: filter.endpointId, status: filter.status, type: filter.type, resource_id: filter.resourceId }),
+    filter: describeFilter({
+      tenant_id: filter.tenantId,
+      endpoint_id: filter.endpointId,
+      status: filter.status,
+      type: filter.type,
+      resource_id: filter.resourceId,
+    }),
     period: describePeriod(filter.since, filter.until),
     columns: outboxColumns,
     rows: () =>

@@ -1,0 +1,160 @@
+// @ts-check
+// The merchant portal's shared parts: the API client (the session cookie, the CSRF header on changes),
+// the words in the chosen language, and small DOM helpers. The portal is its own small app served under
+// /portal/assets/, so it carries these few helpers itself instead of the operator panel's. Text from
+// the store is only ever set as textContent, never as HTML.
+
+import { browserLanguage, portalWords } from './words.js';
+
+/** @typedef {keyof typeof portalWords.en} WordKey */
+/** @typedef {string | ((...args: never[]) => string)} Word */
+
+/** The tenant's session: the CSRF token is kept in memory only (never in storage). */
+export const session = {
+  /** @type {string | null} */ csrfToken: null,
+  /** @type {'admin' | 'operator' | 'viewer' | null} */ role: null,
+  /** @type {{ id: string, name: string } | null} */ tenant: null,
+};
+
+const LANGUAGE_KEY = 'tekil-portal-lang';
+/** @type {'en' | 'tr'} */
+let lang = browserLanguage();
+try {
+  // The merchant's own choice, kept in this browser (a word, never anything of the session).
+  const kept = localStorage.getItem(LANGUAGE_KEY);
+  if (kept === 'en' || kept === 'tr') lang = kept;
+} catch {
+  // storage refused (a sandboxed frame): the browser's language it is
+}
+export const language = () => lang;
+/** @param {string} next */
+export function setLanguage(next) {
+  lang = next === 'tr' ? 'tr' : 'en';
+  try {
+    localStorage.setItem(LANGUAGE_KEY, lang);
+  } catch {
+    // not kept: the choice lasts until the page is left
+  }
+}
+
+/**
+ * A word in the chosen language (else the English).
+ * @template {WordKey} K
+ * @param {K} key
+ * @returns {(typeof portalWords.en)[K]}
+ */
+export const t = (key) => /** @type {never} */ (portalWords[lang][key] ?? portalWords.en[key]);
+
+/** A status value the API sent (`succeeded`, `failed` …) in the chosen language. @param {string} value */
+export const statusText = (value) => String(/** @type {Record<string, Word | undefined>} */ (portalWords[lang])[value] ?? value);
+
+/** Puts the chosen language's words into every marked element (text only). @param {ParentNode} [root] */
+export function translate(root = document) {
+  for (const node of root.querySelectorAll('[data-i18n]')) node.textContent = String(t(/** @type {WordKey} */ (node.getAttribute('data-i18n'))));
+  for (const node of root.querySelectorAll('[data-status]')) node.textContent = statusText(node.getAttribute('data-status') ?? '');
+}
+
+export class ApiError extends Error {
+  /**
+   * @param {string} message
+   * @param {number} status
+   * @param {string | undefined} code
+   */
+  constructor(message, status, code) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * Calls the API with the session cookie; every call carries the CSRF header once it is known.
+ * @param {'GET' | 'POST' | 'PATCH'} method
+ * @param {string} path below /api/v1
+ * @param {unknown} [body]
+ * @returns {Promise<any>}
+ */
+export async function api(method, path, body) {
+  /** @type {Record<string, string>} */
+  const headers = {};
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (session.csrfToken) headers['x-tekil-csrf'] = session.csrfToken;
+  const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
+  const data = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
+  if (!res.ok) throw new ApiError(data?.message ?? `HTTP ${res.status}`, res.status, data?.error);
+  return data;
+}
+
+/** Whether the merchant may change things (resend, endpoints): a viewer link may not. */
+export const canOperate = () => session.role !== null && session.role !== 'viewer';
+
+/**
+ * @typedef {{ dataset?: Record<string, string>, on?: Record<string, (event: Event) => void>, [name: string]: unknown }} Props
+ * @typedef {Node | string | number | null | undefined | false} Child
+ */
+
+/**
+ * Makes an element; children are nodes or text (text is always a text node).
+ * @template {keyof HTMLElementTagNameMap} T
+ * @param {T} tag
+ * @param {Props} [props]
+ * @param {...(Child | Child[])} children
+ * @returns {HTMLElementTagNameMap[T]}
+ */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === 'dataset') Object.assign(node.dataset, value);
+    else if (key === 'on') for (const [event, fn] of Object.entries(/** @type {Record<string, EventListener>} */ (value))) node.addEventListener(event, fn);
+    else if (key in node && key !== 'list') /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node))[key] = value;
+    else node.setAttribute(key, value === true ? '' : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+  }
+  return node;
+}
+
+/**
+ * An element whose text is a word, kept in the chosen language by translate().
+ * @template {keyof HTMLElementTagNameMap} T
+ * @param {T} tag
+ * @param {WordKey} key
+ * @param {Props} [props]
+ */
+export const word = (tag, key, props = {}) => el(tag, { ...props, dataset: { ...(props.dataset ?? {}), i18n: key } }, String(t(key)));
+
+/** A cell showing a status value in the chosen language. @param {string} value */
+export const statusCell = (value) => el('td', { className: `status status-${value}`, dataset: { status: value } }, statusText(value));
+
+/** @param {string | number | null | undefined} text @param {string} [className] */
+export const cell = (text, className) => el('td', { className }, text == null ? '' : String(text));
+
+/** @param {string | null | undefined} value */
+export const formatTime = (value) => (value ? new Date(value).toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB') : '');
+
+/** A date as a datetime-local input holds it (local time, to the minute). @param {Date} d */
+export const toLocalInput = (d) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+
+/**
+ * The fields with a value, as a query string.
+ * @param {Record<string, unknown>} params
+ * @returns {string}
+ */
+export function queryString(params) {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** @param {unknown} err */
+export const messageOf = (err) => (err instanceof Error ? err.message : String(err));
+
+/**
+ * A page of the portal, by the first part of the hash: builds its DOM into its section and stops what
+ * it runs (polling) when left.
+ * @typedef {{ id: string, nav?: WordKey, show(section: HTMLElement, args: string[], query: Record<string, string>): Promise<void>, leave?(): void }} Page
+ */
