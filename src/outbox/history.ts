@@ -2,6 +2,7 @@ import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
 import { selectAttempts, selectMessage, listDeliveriesStatement, listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
+import { listTenantDeliveriesStatement } from '../store/sql/outbox/tenant-history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
@@ -98,11 +99,15 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
     message_id: f.messageId ?? null,
     limit: limit + 1,
   };
-  // Unsettled and failed deliveries are found through the queue (see the statement).
+  // One tenant's are read per endpoint of that tenant (its portal's list: see the statement); otherwise
+  // unsettled and failed deliveries are found through the queue (see that statement).
   const queued = f.status === 'pending' || f.status === 'sending' || f.status === 'failed';
-  const { rows } = queued
-    ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
-    : await listDeliveriesStatement.run(db, values);
+  const { rows } =
+    f.tenantId !== undefined
+      ? await listTenantDeliveriesStatement.run(db, { ...values, tenant_id: f.tenantId })
+      : queued
+        ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
+        : await listDeliveriesStatement.run(db, values);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
