@@ -11,8 +11,11 @@
 //   BENCH_TENANTS             tenants (default 20000)
 //   BENCH_SAMPLES             random tenants asked per list (default 300)
 //   BENCH_EXPLAIN=1           print the plans of the tenant lists (EXPLAIN ANALYZE)
+//   BENCH_KEEP=1              keep the filled database (its name is printed) instead of dropping it
+//   BENCH_DATABASE=<name>     measure on a database kept by an earlier run (no migration, no loading)
 //   BENCH_BEFORE=0            skip timing the all-tenant delivery statement with a tenant filter (the
 //                             plan before migration 021) on a few tenants, for comparison
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import { buildApp } from '../src/app.js';
@@ -23,7 +26,7 @@ import { migrate } from '../src/store/migrate.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { listDeliveriesStatement, listMessagesStatement } from '../src/store/sql/outbox/history.js';
 import { listTenantDeliveriesStatement } from '../src/store/sql/outbox/tenant-history.js';
-import { withFreshDatabase } from './lib/database.js';
+import { adminQuery, databaseUrl, freshDatabaseName } from './lib/database.js';
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 10_000_000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 20_000);
@@ -93,14 +96,33 @@ async function load(db: Db): Promise<void> {
   console.log(`\nloaded ${MESSAGES} messages, ${MESSAGES * 2} deliveries over ${TENANTS} tenants in ${Math.round((performance.now() - started) / 1000)} s`);
 }
 
+/** A list's parameters with no filter, one page of 50 (and one row more, as the API asks). */
+const noFilter = {
+  before_id: null,
+  endpoint_id: null,
+  tenant_id: null,
+  status: null,
+  event_type: null,
+  resource_id: null,
+  since: null,
+  until: null,
+  message_id: null,
+  limit: 51,
+};
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 const randomTenant = () => `m_${Math.floor(Math.random() * TENANTS)}`;
 
-await withFreshDatabase('tekil_bench_tenant_history', async (url) => {
-  const db = createPostgresDb({ connectionString: url, max: 4 });
+const kept = process.env.BENCH_DATABASE;
+const dbName = kept ?? freshDatabaseName('tekil_bench_tenant_history');
+if (!kept) await adminQuery(`CREATE DATABASE ${dbName}`);
+try {
+  const db = createPostgresDb({ connectionString: databaseUrl(dbName), max: 4 });
   try {
-    await migrate(db);
-    await load(db);
+    if (!kept) {
+      await migrate(db);
+      await load(db);
+    }
 
     const config = parseConfig({}, {});
     const ctx = { config, settings: resolveSettings(config, {}), db, logger: pino({ level: 'silent' }), metrics: createMetricsRegistry(false) };
@@ -130,6 +152,8 @@ await withFreshDatabase('tekil_bench_tenant_history', async (url) => {
     // Warm the route and the statements (not the data: each sample asks a random tenant).
     for (const list of lists) await get(list.path(randomTenant()));
     let worst = 0;
+    const load1 = () => loadavg()[0]!.toFixed(1);
+    console.log(`machine load (1 min) before measuring: ${load1()}`);
     console.log(`\n${'tenant-scoped list (limit 50)'.padEnd(36)} ${'p50'.padStart(8)} ${'p99'.padStart(8)}   (${SAMPLES} random tenants each)`);
     for (const list of lists) {
       const times: number[] = [];
@@ -154,21 +178,31 @@ await withFreshDatabase('tekil_bench_tenant_history', async (url) => {
       );
     }
 
+    // The same first pages as statements alone (no HTTP layer, no JSON): what the store spends.
+    const storeOnly: Array<[string, (tenant: string) => Promise<unknown>]> = [
+      ['deliveries, first page', (tenant) => listTenantDeliveriesStatement.run(db, { ...noFilter, tenant_id: tenant })],
+      ['messages, first page', (tenant) => listMessagesStatement.run(db, { ...noFilter, tenant_id: tenant })],
+    ];
+    for (const [what, run] of storeOnly) {
+      const times: number[] = [];
+      for (let i = 0; i < SAMPLES; i++) {
+        const t0 = performance.now();
+        await run(randomTenant());
+        times.push(performance.now() - t0);
+      }
+      times.sort((a, b) => a - b);
+      console.log(`${`store only: ${what}`.padEnd(36)} ${percentile(times, 50).toFixed(1).padStart(5)} ms ${percentile(times, 99).toFixed(1).padStart(5)} ms`);
+    }
+    console.log(`machine load (1 min) after measuring: ${load1()}`);
+
     if (process.env.BENCH_EXPLAIN === '1') {
       const tenant = randomTenant();
-      const deliveryValues = {
-        before_id: null,
-        endpoint_id: null,
-        tenant_id: tenant,
-        status: 'failed',
-        event_type: null,
-        resource_id: null,
-        since: null,
-        until: null,
-        message_id: null,
-        limit: 51,
-      };
+      const deliveryValues = { ...noFilter, tenant_id: tenant, status: 'failed' };
       const plans = {
+        [`tenant deliveries, first page (${tenant})`]: {
+          sql: listTenantDeliveriesStatement.text,
+          params: listTenantDeliveriesStatement.bind({ ...deliveryValues, status: null }),
+        },
         [`tenant deliveries, status=failed (${tenant})`]: {
           sql: listTenantDeliveriesStatement.text,
           params: listTenantDeliveriesStatement.bind(deliveryValues),
@@ -190,18 +224,7 @@ await withFreshDatabase('tekil_bench_tenant_history', async (url) => {
       const times: number[] = [];
       for (let i = 0; i < 3; i++) {
         const t0 = performance.now();
-        await listDeliveriesStatement.run(db, {
-          before_id: null,
-          endpoint_id: null,
-          tenant_id: randomTenant(),
-          status: null,
-          event_type: null,
-          resource_id: null,
-          since: null,
-          until: null,
-          message_id: null,
-          limit: 51,
-        });
+        await listDeliveriesStatement.run(db, { ...noFilter, tenant_id: randomTenant() });
         times.push(performance.now() - t0);
       }
       console.log(`${'before: all-tenant statement + filter'.padEnd(36)} ${times.map((t) => `${Math.round(t)} ms`).join(', ')} (3 tenants, first page)`);
@@ -215,4 +238,8 @@ await withFreshDatabase('tekil_bench_tenant_history', async (url) => {
   } finally {
     await db.close();
   }
-});
+} finally {
+  if (kept) console.log(`measured on the kept database ${dbName}`);
+  else if (process.env.BENCH_KEEP === '1') console.log(`kept the database ${dbName}: BENCH_DATABASE=${dbName} measures it again`);
+  else await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+}

@@ -7,8 +7,10 @@ import type { DeliveryListParams, DeliveryListRow } from './history.js';
  * A delivery's tenant is its endpoint's (migration 021 says why), so the page is the newest `limit`
  * deliveries over the tenant's endpoints, live or deleted (endpoints_tenant_history): each endpoint
  * gives its own newest `limit` matching rows through outbox_deliveries_endpoint (endpoint_id, id), and
- * the page keeps the newest of those. A page reads at most endpoints × limit index entries, whatever
- * the size of the whole history. The message's columns are joined for the page's rows only.
+ * the page keeps the newest of those. Without a filter on the delivery's own columns that choice reads
+ * the index alone (an index-only scan: endpoints × limit entries, side by side in the index, whatever
+ * the size of the history); the delivery rows, their messages and last attempts are then read for the
+ * page's rows only.
  *
  * Filters on a delivery's status and on its message's type or resource are checked row by row within
  * one endpoint's history: adding status to an index would make every completion's update leave the
@@ -18,11 +20,9 @@ export const listTenantDeliveriesStatement = defineStatement<DeliveryListParams 
   'tekil_outbox_list_tenant_deliveries',
   `
 WITH page AS (
-  SELECT d.* FROM endpoints e
+  SELECT p.id FROM endpoints e
   CROSS JOIN LATERAL (
-    SELECT d.id, d.message_id, d.endpoint_id, d.url, d.status, d.attempts, d.next_attempt_at, d.last_status_code,
-           d.last_error, d.last_attempt_at, d.created_at, d.completed_at
-    FROM outbox_deliveries d
+    SELECT d.id FROM outbox_deliveries d
     WHERE d.endpoint_id = e.id
       AND ($before_id::bigint IS NULL OR d.id < $before_id)
       AND ($status::text IS NULL OR d.status = $status)
@@ -34,16 +34,17 @@ WITH page AS (
           AND ($event_type::text IS NULL OR m.event_type = $event_type)
           AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)))
     ORDER BY d.id DESC LIMIT $limit
-  ) d
+  ) p
   WHERE e.tenant_id = $tenant_id AND ($endpoint_id::text IS NULL OR e.id = $endpoint_id)
-  ORDER BY d.id DESC LIMIT $limit
+  ORDER BY p.id DESC LIMIT $limit
 )
 SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
   CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
   d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
   m.event_type, m.resource_id,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
-FROM page d
+FROM page
+JOIN outbox_deliveries d ON d.id = page.id
 JOIN outbox_messages m ON m.id = d.message_id
 JOIN endpoints e ON e.id = d.endpoint_id
 ORDER BY d.id DESC`,
