@@ -2,7 +2,7 @@ import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
 import { selectAttempts, selectMessage, listDeliveriesStatement, listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
-import { listTenantDeliveriesStatement } from '../store/sql/outbox/tenant-history.js';
+import { listTenantDeliveriesStatement, listTenantMessagesStatement } from '../store/sql/outbox/tenant-history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
@@ -58,7 +58,7 @@ export interface MessageSummary {
 /** Messages, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
 export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Page<MessageSummary>> {
   const limit = pageLimit(f.limit);
-  const { rows } = await listMessagesStatement.run(db, {
+  const values = {
     before_id: messageCursor(f.cursor),
     event_type: f.type ?? null,
     resource_id: f.resourceId ?? null,
@@ -68,7 +68,10 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
     tenant_id: f.tenantId ?? null,
     status: f.status ?? null,
     limit: limit + 1,
-  });
+  };
+  // One tenant's page is chosen from its own index first (see the statement).
+  const { rows } =
+    f.tenantId !== undefined ? await listTenantMessagesStatement.run(db, { ...values, tenant_id: f.tenantId }) : await listMessagesStatement.run(db, values);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }

@@ -1,5 +1,5 @@
 import { defineStatement } from '../statement.js';
-import type { DeliveryListParams, DeliveryListRow } from './history.js';
+import type { DeliveryListParams, DeliveryListRow, MessageListParams, MessageListRow } from './history.js';
 
 /**
  * One tenant's deliveries, newest first: the portal's Webhooks page and `GET /api/v1/deliveries?tenant_id=`.
@@ -48,4 +48,34 @@ JOIN outbox_deliveries d ON d.id = page.id
 JOIN outbox_messages m ON m.id = d.message_id
 JOIN endpoints e ON e.id = d.endpoint_id
 ORDER BY d.id DESC`,
+);
+
+/**
+ * One tenant's messages, newest first (`GET /api/v1/messages?tenant_id=`): the page's ids are chosen
+ * from outbox_messages_tenant (tenant_id, id) first — without a type, resource or time filter an
+ * index-only scan that stops after one page, with one an index scan that stops as soon as the page is
+ * full — and only the page's rows are then read with their delivery counts. (Left to choose, the
+ * planner read every message of the tenant and sorted them.)
+ */
+export const listTenantMessagesStatement = defineStatement<MessageListParams & { tenant_id: string }, MessageListRow>(
+  'tekil_outbox_list_tenant_messages',
+  `
+WITH page AS (
+  SELECT m.id FROM outbox_messages m
+  WHERE m.tenant_id = $tenant_id
+    AND ($before_id::text IS NULL OR m.id < $before_id)
+    AND ($event_type::text IS NULL OR m.event_type = $event_type)
+    AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
+    AND ($since::timestamptz IS NULL OR m.created_at >= $since)
+    AND ($until::timestamptz IS NULL OR m.created_at < $until)
+    AND ($endpoint_id::text IS NULL AND $status::text IS NULL OR EXISTS (
+      SELECT 1 FROM outbox_deliveries d WHERE d.message_id = m.id
+        AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id) AND ($status::text IS NULL OR d.status = $status)))
+  ORDER BY m.tenant_id DESC, m.id DESC LIMIT $limit
+)
+SELECT m.id, m.tenant_id, m.event_type, m.resource_id, m.created_at,
+  coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM
+    (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
+FROM page JOIN outbox_messages m ON m.id = page.id
+ORDER BY m.id DESC`,
 );
