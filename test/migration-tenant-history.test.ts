@@ -95,8 +95,21 @@ describe('migration 021: a tenant history over rows written before it', () => {
     expect(await allPages({ tenantId: 'm_nobody' })).toEqual([]);
   });
 
-  it('lists each tenant’s messages newest first', async () => {
+  it('lists each tenant’s messages newest first, with the type, status, endpoint and cursor filters', async () => {
     const page = await listMessages(db, { tenantId: 'm_a', limit: 50 });
     expect(page.items.map((m) => m.id)).toEqual(Array.from({ length: 10 }, (_, k) => `evt_${String(30 - 3 * k).padStart(4, '0')}`));
+    const messages = async (where: string) =>
+      (await db.query<{ id: string }>(`SELECT m.id FROM outbox_messages m WHERE m.tenant_id = 'm_a' AND ${where} ORDER BY m.id DESC`)).rows.map((r) => r.id);
+    const ids = async (filter: HistoryFilter) => (await listMessages(db, { tenantId: 'm_a', limit: 50, ...filter })).items.map((m) => m.id);
+    expect(await ids({ type: 'invoice.paid' })).toEqual(await messages(`m.event_type = 'invoice.paid'`));
+    const failed = await messages(`EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.message_id = m.id AND d.status = 'failed')`);
+    expect(failed.length).toBeGreaterThan(0);
+    expect(await ids({ status: 'failed' })).toEqual(failed);
+    expect(await ids({ endpointId: 'ep_a2' })).toEqual(await messages('true'));
+    expect(await ids({ endpointId: 'ep_b1' })).toEqual([]);
+    const first = await listMessages(db, { tenantId: 'm_a', limit: 4 });
+    const second = await listMessages(db, { tenantId: 'm_a', limit: 4, cursor: first.next_cursor ?? undefined });
+    expect([...first.items, ...second.items].map((m) => m.id)).toEqual((await messages('true')).slice(0, 8));
+    expect(await listMessages(db, { tenantId: 'm_b', limit: 50 }).then((p) => p.items.every((m) => m.tenant_id === 'm_b'))).toBe(true);
   });
 });
