@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { distributionExceptions, tablePlacement } from '../src/store/distribution.js';
+import { distributionExceptions, tablePlacement, tenantDistributedTables, tenantKeyGaps } from '../src/store/distribution.js';
 import { createTestDb, onPostgres, postgresUrl, type TestDb } from './helpers/db.js';
 
 interface UniqueIndex {
@@ -18,10 +18,11 @@ interface ForeignKey {
 
 // The rules of src/store/distribution.ts, checked over the schema the migrations actually make. The
 // schema is the same on both stores: checked once, on Postgres when the suite has one, else on PGlite.
-describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for distributing the inbox by source (Citus)', () => {
+describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for distributing on Citus: the inbox by source, the outbox by tenant', () => {
   let t: TestDb;
   let tables: string[];
   let sourceTables: Set<string>;
+  let tenantTables: Set<string>;
   let unique: UniqueIndex[];
   let foreignKeys: ForeignKey[];
 
@@ -36,6 +37,13 @@ describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for dist
       (
         await t.db.query<{ name: string }>(
           `SELECT attrelid::regclass::text AS name FROM pg_attribute WHERE attname = 'source' AND NOT attisdropped AND attnum > 0`,
+        )
+      ).rows.map((r) => r.name),
+    );
+    tenantTables = new Set(
+      (
+        await t.db.query<{ name: string }>(
+          `SELECT attrelid::regclass::text AS name FROM pg_attribute WHERE attname = 'tenant_id' AND NOT attisdropped AND attnum > 0`,
         )
       ).rows.map((r) => r.name),
     );
@@ -100,6 +108,39 @@ describe.skipIf(!onPostgres && postgresUrl !== undefined)('schema rules for dist
     );
     const wrong = foreignKeys.filter((fk) => referenceTables.has(fk.table) && !referenceTables.has(fk.referenced)).map((fk) => `${fk.table}.${fk.name}`);
     expect(wrong).toEqual([]);
+  });
+
+  /** What the schema lacks for distributing the outbox tables by tenant_id, named as tenantKeyGaps names it. */
+  const tenantGaps = () => {
+    const planned = new Set<string>(tenantDistributedTables);
+    const gaps: string[] = [];
+    for (const table of tenantDistributedTables) {
+      if (!tenantTables.has(table)) gaps.push(`${table}.tenant_id`);
+      for (const index of unique.filter((u) => u.table === table)) if (index.columns[0] !== 'tenant_id') gaps.push(`${table}.${index.name}`);
+    }
+    for (const fk of foreignKeys.filter((k) => planned.has(k.table) || planned.has(k.referenced))) {
+      const bothPlanned = planned.has(fk.table) && planned.has(fk.referenced);
+      const joinsOnTenant = fk.columns.includes('tenant_id') && fk.referencedColumns.includes('tenant_id');
+      // A planned table may point at a reference table (endpoints, tenants) without its tenant_id.
+      if (bothPlanned ? !joinsOnTenant : !(planned.has(fk.table) && tablePlacement[fk.referenced] === 'reference')) gaps.push(`${fk.table}.${fk.name}`);
+    }
+    return gaps.sort();
+  };
+
+  it('the outbox tables planned for distribution by tenant_id lack exactly the keys and columns written in tenantKeyGaps', () => {
+    expect(tenantGaps()).toEqual(Object.keys(tenantKeyGaps).sort());
+  });
+
+  it('the outbox tables stay on the coordinator while any gap of the tenant plan is open, and become by-tenant only when none is', () => {
+    for (const table of tenantDistributedTables) {
+      const open = tenantGaps().filter((gap) => gap.startsWith(`${table}.`));
+      expect({ table, placement: tablePlacement[table] }).toEqual({ table, placement: open.length > 0 ? 'coordinator' : 'by-tenant' });
+    }
+  });
+
+  it('the tables the outbox reads with every publish and claim (tenants, endpoints, their secrets) are reference tables, joinable on any shard', () => {
+    const placements = ['tenants', 'endpoints', 'endpoint_secrets'].map((table) => `${table}: ${tablePlacement[table]}`);
+    expect(placements).toEqual(['tenants: reference', 'endpoints: reference', 'endpoint_secrets: reference']);
   });
 
   it('every written exception still names a real index or constraint (stale entries are removed)', () => {

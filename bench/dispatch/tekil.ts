@@ -23,6 +23,8 @@ export interface TekilDispatch {
   guard: DestinationGuard;
   /** The published messages' payloads, in id order: what every side sends. */
   bodies: Buffer[];
+  /** Deliveries a run sends, when a message fans out to more than one (default: one per body). */
+  deliveries?: number;
 }
 
 /** One run of the dispatcher: deliveries a second, CPU per delivery (µs) of this process and of Postgres. */
@@ -82,7 +84,7 @@ export async function runTekilDispatch(
   setup: TekilDispatch,
   around?: { started(): Promise<void>; finished(): Promise<void> },
 ): Promise<TekilDispatchRun> {
-  const messages = setup.bodies.length;
+  const messages = setup.deliveries ?? setup.bodies.length;
   await resetDeliveries(db);
   const dispatcher = new Dispatcher({ db, sending: setup.config.sending, box: setup.box, guard: setup.guard, logger: createLogger({ level: 'warn' }) });
   await around?.started();

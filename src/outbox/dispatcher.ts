@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { WakeLoop, Wakeup } from '../store/wake-loop.js';
-import { claimDeliveries } from '../store/sql/outbox/claim-deliveries.js';
+import { claimDeliveriesAfter } from '../store/sql/outbox/claim-deliveries.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, probeDelay, type AttemptOutcome } from './attempt-decision.js';
@@ -93,6 +93,8 @@ export class Dispatcher implements Service {
   /** Wakes stop() while it waits for the last attempts and writes: each of them ends in kick(). */
   private readonly settled = new Wakeup();
   private claimSeq = 0;
+  /** Where the next claim's round robin over endpoints starts: the last endpoint claimed from. */
+  private claimAfter = '';
   private pumpScheduled = false;
   /** Completion writers running; two overlap so recording never waits a full round trip. */
   private flushing = 0;
@@ -197,14 +199,16 @@ export class Dispatcher implements Service {
       const lease = `${this.id}:${++this.claimSeq}`;
       let rows: OutboxClaimedDelivery[];
       try {
-        rows = await claimDeliveries(
-          this.sql,
+        const claim = await claimDeliveriesAfter(this.sql, {
           limit,
           lease,
-          lease_margin,
-          this.options.sending.circuit_breaker.failures,
-          this.options.sending.rate_limit_margin,
-        );
+          leaseMarginMs: lease_margin,
+          breakerFailures: this.options.sending.circuit_breaker.failures,
+          paceMarginMs: this.options.sending.rate_limit_margin,
+          after: this.claimAfter,
+        });
+        rows = claim.rows;
+        this.claimAfter = claim.nextAfter;
       } catch (err) {
         this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
         return false;

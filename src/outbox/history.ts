@@ -2,6 +2,7 @@ import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
 import { selectAttempts, selectMessage, listDeliveriesStatement, listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
+import { listTenantDeliveriesStatement, listTenantMessagesStatement } from '../store/sql/outbox/tenant-history.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
@@ -57,7 +58,7 @@ export interface MessageSummary {
 /** Messages, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
 export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Page<MessageSummary>> {
   const limit = pageLimit(f.limit);
-  const { rows } = await listMessagesStatement.run(db, {
+  const values = {
     before_id: messageCursor(f.cursor),
     event_type: f.type ?? null,
     resource_id: f.resourceId ?? null,
@@ -67,7 +68,10 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
     tenant_id: f.tenantId ?? null,
     status: f.status ?? null,
     limit: limit + 1,
-  });
+  };
+  // One tenant's page is chosen from its own index first (see the statement).
+  const { rows } =
+    f.tenantId !== undefined ? await listTenantMessagesStatement.run(db, { ...values, tenant_id: f.tenantId }) : await listMessagesStatement.run(db, values);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
@@ -98,11 +102,15 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
     message_id: f.messageId ?? null,
     limit: limit + 1,
   };
-  // Unsettled and failed deliveries are found through the queue (see the statement).
+  // One tenant's are read per endpoint of that tenant (its portal's list: see the statement); otherwise
+  // unsettled and failed deliveries are found through the queue (see that statement).
   const queued = f.status === 'pending' || f.status === 'sending' || f.status === 'failed';
-  const { rows } = queued
-    ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
-    : await listDeliveriesStatement.run(db, values);
+  const { rows } =
+    f.tenantId !== undefined
+      ? await listTenantDeliveriesStatement.run(db, { ...values, tenant_id: f.tenantId })
+      : queued
+        ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
+        : await listDeliveriesStatement.run(db, values);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }

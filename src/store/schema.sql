@@ -390,6 +390,7 @@ CREATE INDEX audit_events_at ON public.audit_events USING btree (at, id);
 CREATE INDEX dashboard_sessions_expires ON public.dashboard_sessions USING btree (expires_at);
 CREATE INDEX endpoint_secrets_endpoint ON public.endpoint_secrets USING btree (endpoint_id);
 CREATE INDEX endpoints_tenant ON public.endpoints USING btree (tenant_id) WHERE (deleted_at IS NULL);
+CREATE INDEX endpoints_tenant_history ON public.endpoints USING btree (tenant_id, id);
 CREATE INDEX inbox_attempt_history_delivery ON public.inbox_attempt_history USING hash (event_id);
 CREATE INDEX inbox_deliveries_received ON public.inbox_deliveries USING btree (received_at);
 CREATE INDEX inbox_deliveries_resource ON public.inbox_deliveries USING btree (resource_id);

@@ -57,37 +57,82 @@ export interface OutboxClaimRow {
   traceparent: string | null;
 }
 
+/** A row of the statement: a claimed delivery and the cursor, or (nothing claimed) the cursor alone. */
+type ClaimStatementRow = (OutboxClaimRow | { [K in keyof OutboxClaimRow]: null }) & { next_after: string };
+
 const claimStatement = defineStatement<
-  { limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number },
-  OutboxClaimRow
+  { limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number; after: string },
+  ClaimStatementRow
 >(
   'tekil_outbox_claim',
   `
-WITH eps AS (
+-- The endpoints to claim from come from the queue, not from the endpoints table: with 20,000 tenants
+-- of two endpoints each, starting from every enabled endpoint cost 40,000 probes a claim while a
+-- handful had due rows (bench:tenants). \`walk\` is a loose index scan of the due index
+-- (outbox_queue_due): each step is one probe for the next endpoint id that has unsettled rows, so a
+-- claim reads only endpoints with work queued. It starts after $after (the last endpoint this
+-- dispatcher claimed from, '' at first), runs to the end of the index, then wraps around from its
+-- start up to $after: a round robin over the endpoints with due rows, so a long backlog early in the
+-- id order cannot keep later endpoints waiting. It stops once $limit endpoints qualify (each gives at
+-- least one row, unless its in-flight cap is full) or when it is back at $after, so a claim costs
+-- about one step per claimed endpoint plus one per endpoint whose rows are not due, leased, paused or
+-- waiting (a retry later, a disabled tenant, an open breaker, a paced endpoint): never one per
+-- endpoint that has nothing queued.
+WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
+  SELECT $after::text, 0, false, 0, false
+  UNION ALL
+  SELECT step.endpoint_id, w.pos + 1, step.wrapped, w.found + step.qualifies::int, step.qualifies
+  FROM walk w CROSS JOIN LATERAL (
+    SELECT nxt.endpoint_id, nxt.wrapped,
+      -- Today's tests of an endpoint that may be claimed from, read in this statement's snapshot; the
+      -- endpoint row's own tests are checked again under its lock (eps).
+      coalesce((
+        SELECT e.enabled AND e.deleted_at IS NULL
+          -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
+          AND NOT (SELECT t.disabled FROM tenants t WHERE t.id = e.tenant_id)
+          AND (e.send_interval_ms IS NULL OR e.next_send_at IS NULL OR e.next_send_at <= now() + interval '1 second')
+          AND ($breaker_failures::int = 0 OR e.probe_at IS NULL OR e.probe_at <= now())
+          -- The endpoint's first due row that is not leased, from the due index (a scalar subquery:
+          -- one probe).
+          AND (SELECT q.next_attempt_at FROM outbox_queue q
+               WHERE q.endpoint_id = e.id AND NOT q.failed AND q.next_attempt_at <= now()
+                 AND (q.lease_until IS NULL OR q.lease_until <= now())
+               ORDER BY q.next_attempt_at LIMIT 1) IS NOT NULL
+        FROM endpoints e WHERE e.id = nxt.endpoint_id), false) AS qualifies
+    FROM (
+      -- The next endpoint id in the due index; past its end, the first one again, up to $after.
+      -- (An Append under LIMIT 1 runs its second branch only when the first finds nothing.)
+      (SELECT q.endpoint_id, w.wrapped AS wrapped FROM outbox_queue q
+       WHERE NOT q.failed AND q.endpoint_id > w.endpoint_id AND (NOT w.wrapped OR q.endpoint_id <= $after::text)
+       ORDER BY q.endpoint_id LIMIT 1)
+      UNION ALL
+      (SELECT q.endpoint_id, true FROM outbox_queue q
+       WHERE NOT w.wrapped AND NOT q.failed AND q.endpoint_id <= $after::text
+       ORDER BY q.endpoint_id LIMIT 1)
+      LIMIT 1
+    ) nxt
+  ) step
+  WHERE w.found < $limit::int
+), eps AS (
   -- The gap between two send times: the limit's period shared by its count, plus the safety margin
   -- shared by the count too (sending.rate_limit_margin): that many requests then span the period and the
   -- margin, so a request up to the margin late still leaves every period within the limit.
-  SELECT e.id, e.timeout_ms, (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int) AS send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
+  SELECT e.id, walk.pos, e.timeout_ms, (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int) AS send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
     -- An open breaker lets one probe through at a time.
     CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END AS max_in_flight,
     -- Send times the rate limit has free within the horizon (1 s): this claim may take no more.
     CASE WHEN e.send_interval_ms IS NULL THEN $limit::int
       ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int))::int + 1 END AS allowed
-  FROM endpoints e
-  WHERE e.enabled AND e.deleted_at IS NULL
-    -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
-    AND NOT (SELECT t.disabled FROM tenants t WHERE t.id = e.tenant_id)
+  FROM walk JOIN endpoints e ON e.id = walk.endpoint_id
+  WHERE walk.qualifies
+    -- Checked again on the locked row: another dispatcher's claim may have moved its send time or a
+    -- change disabled it since this statement's snapshot.
+    AND e.enabled AND e.deleted_at IS NULL
     AND (e.send_interval_ms IS NULL OR e.next_send_at IS NULL OR e.next_send_at <= now() + interval '1 second')
     AND ($breaker_failures::int = 0 OR e.probe_at IS NULL OR e.probe_at <= now())
-    -- The endpoint's first due row that is not leased, from the due index (a scalar subquery, one
-    -- probe per endpoint: an EXISTS may be planned as a join that reads the whole queue).
-    AND (SELECT q.next_attempt_at FROM outbox_queue q
-         WHERE q.endpoint_id = e.id AND NOT q.failed AND q.next_attempt_at <= now()
-           AND (q.lease_until IS NULL OR q.lease_until <= now())
-         ORDER BY q.next_attempt_at LIMIT 1) IS NOT NULL
-  FOR NO KEY UPDATE SKIP LOCKED
+  FOR NO KEY UPDATE OF e SKIP LOCKED
 ), due AS (
-  SELECT eps.id AS endpoint_id, eps.max_in_flight, eps.timeout_ms, eps.send_interval_ms, eps.send_base, eps.allowed, w.delivery_id, w.next_attempt_at,
+  SELECT eps.id AS endpoint_id, eps.pos, eps.max_in_flight, eps.timeout_ms, eps.send_interval_ms, eps.send_base, eps.allowed, w.delivery_id, w.next_attempt_at,
     coalesce(w.lease_until > now(), false) AS leased
   FROM eps CROSS JOIN LATERAL (
     SELECT q.delivery_id, q.next_attempt_at, q.lease_until FROM outbox_queue q
@@ -96,7 +141,7 @@ WITH eps AS (
     LIMIT eps.max_in_flight + $limit::int
   ) w
 ), candidates AS (
-  SELECT c.delivery_id, c.endpoint_id, c.timeout_ms, c.send_interval_ms, c.send_base, c.n FROM (
+  SELECT c.delivery_id, c.endpoint_id, c.pos, c.timeout_ms, c.send_interval_ms, c.send_base, c.n FROM (
     SELECT due.*,
       -- The row's place among its endpoint's due rows that are not leased, and the endpoint's free slots.
       count(*) FILTER (WHERE NOT due.leased) OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.delivery_id ROWS UNBOUNDED PRECEDING) AS n,
@@ -112,7 +157,7 @@ WITH eps AS (
   -- next_attempt_at is its due time while pending and its lease's end while sending, so testing it here,
   -- on the latest version, keeps a live lease (or a retry not yet due) from being claimed twice.
   -- (LATERAL: one primary-key probe per candidate; a join may be planned as a scan of every record.)
-  SELECT d.id, d.message_id, candidates.endpoint_id, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at,
+  SELECT d.id, d.message_id, candidates.endpoint_id, candidates.pos, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at,
     candidates.send_interval_ms, candidates.send_base,
     -- The delivery's send time, its place among the endpoint's picked rows (a row cut by the LIMIT below
     -- leaves its time unused: slower, never faster).
@@ -124,6 +169,8 @@ WITH eps AS (
     WHERE d.id = candidates.delivery_id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
     FOR UPDATE SKIP LOCKED
   ) d
+  -- The walk's order: what the LIMIT cuts is the end of the round robin, which the next claim starts at.
+  ORDER BY candidates.pos, candidates.n
   LIMIT $limit
 ), leased AS (
   UPDATE outbox_queue q SET lease_until = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
@@ -135,27 +182,65 @@ WITH eps AS (
           max(picked.wait_ms) - extract(epoch FROM max(picked.send_base) - now()) * 1000 AS wait_ms_max
         FROM picked WHERE picked.send_interval_ms IS NOT NULL GROUP BY picked.endpoint_id) p
   WHERE e.id = p.endpoint_id
+), claimed AS (
+  UPDATE outbox_deliveries d
+  SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),
+      next_attempt_at = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
+  FROM picked
+  JOIN outbox_messages m ON m.id = picked.message_id
+  JOIN endpoints e ON e.id = picked.endpoint_id
+  WHERE d.id = picked.id
+  -- Every returned value is decoded for every row: the endpoint's values come in forms that are cheap to
+  -- read (numbers, text), and a timestamp only where it is used.
+  RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
+    picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
+    m.payload, m.event_type, m.traceparent, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
+    (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
+    CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms,
+    picked.pos
 )
-UPDATE outbox_deliveries d
-SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),
-    next_attempt_at = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
-FROM picked
-JOIN outbox_messages m ON m.id = picked.message_id
-JOIN endpoints e ON e.id = picked.endpoint_id
-WHERE d.id = picked.id
--- Every returned value is decoded for every row: the endpoint's values come in forms that are cheap to
--- read (numbers, text), and a timestamp only where it is used.
-RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
-  picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
-  m.payload, m.event_type, m.traceparent, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
-  (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
-  CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms`,
+-- One row per claimed delivery, each carrying where the next claim's walk starts: the last endpoint
+-- claimed from, else (nothing claimed) the walk's last step, so a stretch of endpoints that could not
+-- be claimed from is stepped over, not read again. The outer join keeps that one row when nothing was
+-- claimed (its delivery columns are null).
+SELECT claimed.*, cursor.next_after FROM (
+  SELECT coalesce((SELECT claimed.endpoint_id FROM claimed ORDER BY claimed.pos DESC LIMIT 1),
+                  (SELECT walk.endpoint_id FROM walk ORDER BY walk.pos DESC LIMIT 1)) AS next_after
+) cursor LEFT JOIN claimed ON true`,
   // Its best plan depends on the queue's size (QueryOptions.sizeDependentPlan).
   'prepared-replanned',
 );
 
-/** `breakerFailures`: failed attempts in a row that open an endpoint's circuit breaker; 0 turns it off. */
-/** `paceMarginMs`: the rate limit's safety margin (`sending.rate_limit_margin`), shared among each period's send times. */
+/** What one claim returns: its deliveries, and where the next claim's round robin over endpoints starts. */
+export interface OutboxClaim {
+  rows: OutboxClaimRow[];
+  nextAfter: string;
+}
+
+/**
+ * Claims up to `limit` due deliveries, walking the endpoints with queued rows from after `after` (the
+ * previous claim's `nextAfter`; '' starts at the first). `breakerFailures`: failed attempts in a row
+ * that open an endpoint's circuit breaker; 0 turns it off. `paceMarginMs`: the rate limit's safety margin
+ * (`sending.rate_limit_margin`), shared among each period's send times.
+ */
+export async function claimDeliveriesAfter(
+  db: Queryable,
+  options: { limit: number; lease: string; leaseMarginMs: number; breakerFailures: number; paceMarginMs: number; after: string },
+): Promise<OutboxClaim> {
+  const { rows } = await claimStatement.run(db, {
+    limit: options.limit,
+    lease: options.lease,
+    lease_margin_ms: options.leaseMarginMs,
+    breaker_failures: options.breakerFailures,
+    pace_margin_ms: options.paceMarginMs,
+    after: options.after,
+  });
+  const nextAfter = rows[0]?.next_after ?? options.after;
+  // With nothing claimed, the one row carries only the cursor.
+  return { rows: rows[0]?.id === null ? [] : (rows as OutboxClaimRow[]), nextAfter };
+}
+
+/** A claim that starts its walk at the first endpoint (tests, the store-only bench). */
 export async function claimDeliveries(
   db: Queryable,
   limit: number,
@@ -164,12 +249,5 @@ export async function claimDeliveries(
   breakerFailures = 0,
   paceMarginMs = 0,
 ): Promise<OutboxClaimRow[]> {
-  const { rows } = await claimStatement.run(db, {
-    limit,
-    lease,
-    lease_margin_ms: leaseMarginMs,
-    breaker_failures: breakerFailures,
-    pace_margin_ms: paceMarginMs,
-  });
-  return rows;
+  return (await claimDeliveriesAfter(db, { limit, lease, leaseMarginMs, breakerFailures, paceMarginMs, after: '' })).rows;
 }
