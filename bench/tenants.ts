@@ -125,7 +125,8 @@ async function publishRun(d: Database): Promise<Run> {
   const cpu = process.cpuUsage(cpu0);
   const pgSeconds = cpuBetween(pg0, await backendCpu(d.db, d.name));
   const { rows } = await d.db.query<{ n: number }>('SELECT count(*)::int AS n FROM outbox_queue');
-  if (rows[0]!.n !== MESSAGES * ENDPOINTS_PER_TENANT) throw new Error(`${d.side}: ${rows[0]!.n} deliveries queued, expected ${MESSAGES * ENDPOINTS_PER_TENANT}`);
+  if (rows[0]!.n !== MESSAGES * ENDPOINTS_PER_TENANT)
+    throw new Error(`${d.side}: ${rows[0]!.n} deliveries queued, expected ${MESSAGES * ENDPOINTS_PER_TENANT}`);
   return { rate: MESSAGES / seconds, nodeUs: (cpu.user + cpu.system) / MESSAGES, postgresUs: (pgSeconds * 1e6) / MESSAGES };
 }
 

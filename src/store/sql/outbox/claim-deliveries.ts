@@ -53,6 +53,8 @@ export interface OutboxClaimRow {
   send_at_ms: number;
   /** The gap the endpoint's rate limit makes between two requests; null without one. */
   send_interval_ms: number | null;
+  /** The endpoint's event id mode (migration 020): `message` or `delivery`. */
+  event_id_mode: string;
 }
 
 /** A row of the statement: a claimed delivery and the cursor, or (nothing claimed) the cursor alone. */
@@ -188,6 +190,7 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
     picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
     m.payload, m.event_type, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
     (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
+    e.event_id AS event_id_mode,
     CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms,
     picked.pos
 )
