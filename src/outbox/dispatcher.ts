@@ -215,6 +215,7 @@ export class Dispatcher implements Service {
           abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
         ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
       }
+      this.caches.prefetchSecrets(rows);
       for (const row of rows) {
         if (row.send_at_ms > 0) this.pace(row, lease);
         else this.queue.push({ row, lease });

@@ -16,7 +16,7 @@ import {
   type EndpointUpdateParams,
   type UpdatableColumn,
 } from '../store/sql/outbox/endpoints.js';
-import { selectSigningSecrets } from '../store/sql/outbox/signing-secrets.js';
+import { selectSigningSecrets, selectSigningSecretsMany } from '../store/sql/outbox/signing-secrets.js';
 import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
@@ -245,7 +245,21 @@ export type EndpointStore = ReturnType<typeof endpointStore>;
 
 /** The secrets that sign a request now: the current one first, then any still inside a rotation window. */
 export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<{ secrets: string[]; validUntil: number }> {
-  const rows = await selectSigningSecrets(db, endpointId);
+  return openSecrets(box, await selectSigningSecrets(db, endpointId));
+}
+
+function openSecrets(box: SecretBox, rows: ReadonlyArray<{ secret_enc: string; expires_at: Date | null }>): { secrets: string[]; validUntil: number } {
   const expiries = rows.map((r) => r.expires_at?.getTime()).filter((t): t is number => t !== undefined);
   return { secrets: rows.map((r) => box.decrypt(r.secret_enc)), validUntil: expiries.length ? Math.min(...expiries) : Infinity };
+}
+
+/** signingSecrets for many endpoints in one query; an endpoint without a secret gets none. */
+export async function signingSecretsMany(
+  db: Queryable,
+  box: SecretBox,
+  endpointIds: string[],
+): Promise<Map<string, { secrets: string[]; validUntil: number }>> {
+  const byEndpoint = new Map<string, Array<{ secret_enc: string; expires_at: Date | null }>>(endpointIds.map((id) => [id, []]));
+  for (const row of await selectSigningSecretsMany(db, endpointIds)) byEndpoint.get(row.endpoint_id)?.push(row);
+  return new Map([...byEndpoint].map(([id, rows]) => [id, openSecrets(box, rows)]));
 }
