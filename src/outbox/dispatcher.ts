@@ -328,7 +328,7 @@ export class Dispatcher implements Service {
     try {
       const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
       const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: eventId });
-      Object.assign(headers, schemeExtraHeaders({ ...row, message_id: eventId }));
+      Object.assign(headers, schemeExtraHeaders({ scheme: row.scheme, event_type: row.event_type, message_id: eventId }));
       // Checked last before the request is written, so that nothing in between adds to its lateness.
       if (sendAt !== undefined && Date.now() - sendAt > Math.max(PACE_LATE_MS, row.send_interval_ms ?? 0)) return undefined;
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
