@@ -31,6 +31,7 @@ export interface ApiOperations {
       };
       secret?: string;
       enabled?: boolean;
+      event_id?: "message" | "delivery";
     };
   };
   /** List endpoints (of one tenant with `tenant_id`) */
@@ -77,6 +78,7 @@ export interface ApiOperations {
         secret_encoding?: "utf8" | "base64";
       };
       enabled?: boolean;
+      event_id?: "message" | "delivery";
     } | undefined;
   };
   /** Delete an endpoint */

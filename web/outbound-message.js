@@ -7,7 +7,7 @@ import { $, api, canOperate, cell, el, formatTime, statusText, wordsOf } from '.
 /**
  * A message's delivery to one endpoint, with every attempt (GET /messages/{id}).
  * @typedef {{ attempt: number, started_at: string, status_code: number | null, duration_ms: number, error: string | null, response_body: string | null, succeeded: boolean }} SendAttempt
- * @typedef {{ endpoint_id: string, status: string, attempt_history: SendAttempt[] }} MessageDelivery
+ * @typedef {{ endpoint_id: string, event_id: string, status: string, attempt_history: SendAttempt[] }} MessageDelivery
  * @typedef {{ id: string, event_type: string, payload: unknown, payload_trimmed_at: string | null, deliveries: MessageDelivery[] }} Message
  */
 
@@ -61,7 +61,8 @@ export function messageDetail(page) {
     detail.hidden = false;
     detail.dataset.message = m.id;
     $('message-title').textContent = `${m.event_type} · ${m.id}`;
-    $('message-status').textContent = delivery ? `${t('status')}: ${statusText(delivery.status)}` : '';
+    // The event id this endpoint saw: the message's, or the delivery's own (endpoint option event_id: delivery).
+    $('message-status').textContent = delivery ? `${t('status')}: ${statusText(delivery.status)} · ${t('eventId')}: ${delivery.event_id}` : '';
     $('message-status').dataset.status = delivery?.status ?? '';
     $('message-attempts').replaceChildren(
       ...(delivery?.attempt_history ?? []).map((a) =>

@@ -15,10 +15,11 @@ interface EndpointFlags extends ApiOptions {
   hmac?: string;
   description?: string;
   tenant?: string;
+  eventId?: string;
   json?: boolean;
 }
 
-const COLUMNS = ['id', 'url', 'enabled', 'event_types', 'ladder', 'timeout_ms', 'max_in_flight', 'rate_limit', 'scheme', 'consecutive_failures'];
+const COLUMNS = ['id', 'url', 'enabled', 'event_types', 'ladder', 'timeout_ms', 'max_in_flight', 'rate_limit', 'scheme', 'event_id', 'consecutive_failures'];
 
 /** `--ladder paymos` names a preset; `--ladder 30s,2m,1h` lists gaps. */
 function parseLadder(text: string): string | string[] {
@@ -42,6 +43,7 @@ function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   if (flags.hmac !== undefined) body.hmac = parseHmacOption(flags.hmac);
   if (flags.description !== undefined) body.description = flags.description;
   if (flags.tenant !== undefined) body.tenant_id = flags.tenant;
+  if (flags.eventId !== undefined) body.event_id = flags.eventId;
   return body;
 }
 
@@ -54,7 +56,8 @@ function settingOptions(cmd: Command): Command {
     .option('--rate-limit <rate>', 'most requests per second, minute or hour, across all dispatchers, e.g. 20/s or 600/m (none: no limit)')
     .option('--scheme <scheme>', `signature scheme: ${endpointSchemes.join(', ')}`)
     .option('--hmac <json>', 'for --scheme hmac: its options as JSON, e.g. {"signature_header":"X-Signature","encoding":"base64"}')
-    .option('--description <text>', 'a note for operators');
+    .option('--description <text>', 'a note for operators')
+    .option('--event-id <mode>', 'the event id receivers see: message (the message id, the same at every endpoint) or delivery (one per delivery)');
 }
 
 const print = (value: unknown): void => {

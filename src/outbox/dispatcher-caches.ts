@@ -1,6 +1,6 @@
 import { createScheme, hmacSchemeOptions, type SignatureScheme } from '../signing/index.js';
 import type { Queryable } from '../store/db.js';
-import { signingSecrets } from './endpoints.js';
+import { signingSecrets, signingSecretsMany } from './endpoints.js';
 import { ladderGapsMs } from './ladders.js';
 import type { SecretBox } from './secrets.js';
 import type { EndpointScheme, OutboxClaimedDelivery } from './types.js';
@@ -53,6 +53,41 @@ export class DispatcherCaches {
     if (this.ladders.size >= 1_000) this.ladders.clear();
     this.ladders.set(json, gaps);
     return gaps;
+  }
+
+  /**
+   * Fetches, in one query, the secrets of every endpoint of a claim that misses the cache, so a claim
+   * over many endpoints (one per merchant) costs one round trip, not one per endpoint. secretsFor then
+   * finds them cached. One missing endpoint is left to secretsFor's own query.
+   */
+  prefetchSecrets(rows: ReadonlyArray<Pick<OutboxClaimedDelivery, 'endpoint_id' | 'endpoint_updated_ms'>>): void {
+    const now = Date.now();
+    const missing = new Map<string, number>();
+    for (const { endpoint_id: id, endpoint_updated_ms: updatedAt } of rows) {
+      if (missing.has(id)) continue;
+      const cached = this.secrets.get(id);
+      if (cached && cached.updatedAt === updatedAt && cached.expiresAt > now) continue;
+      missing.set(id, updatedAt);
+    }
+    if (missing.size < 2) return;
+    const fetched = signingSecretsMany(this.sql, this.box, [...missing.keys()]);
+    for (const [id, updatedAt] of missing) {
+      const entry: CachedSecrets = { updatedAt, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
+      entry.secrets = fetched.then(
+        (all) => {
+          const { secrets, validUntil } = all.get(id) ?? { secrets: [], validUntil: Infinity };
+          entry.expiresAt = Math.min(entry.expiresAt, validUntil);
+          return secrets;
+        },
+        (err: unknown) => {
+          if (this.secrets.get(id) === entry) this.secrets.delete(id);
+          throw err;
+        },
+      );
+      // Each claimed row's attempt awaits its entry; one never attempted (a stop) must not go unhandled.
+      entry.secrets.catch(() => {});
+      this.secrets.set(id, entry);
+    }
   }
 
   /** The endpoint's signing secrets; a rotation (a new updated_at) or the end of a window refetches them. */

@@ -13,6 +13,7 @@ import { nextStep, probeDelay, type AttemptOutcome } from './attempt-decision.js
 import type { DestinationGuard } from '../http/destination-guard.js';
 import { DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
+import { deliveryEventId, withEventId } from './ids.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import { CompletionsNotRecorded, recordCompletions } from './record-completions.js';
 import type { SecretBox } from './secrets.js';
@@ -221,6 +222,7 @@ export class Dispatcher implements Service {
           abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
         ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
       }
+      this.caches.prefetchSecrets(rows);
       for (const row of rows) {
         if (row.send_at_ms > 0) this.pace(row, lease);
         else this.queue.push({ row, lease });
@@ -325,14 +327,17 @@ export class Dispatcher implements Service {
   private async attempt(row: OutboxClaimedDelivery, lease: string): Promise<OutboxCompletion | undefined> {
     const sendAt = this.sendAt.get(row.id);
     this.sendAt.delete(row.id);
-    const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
+    const stored = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
+    // An endpoint with `event_id: delivery` sees this delivery's own id, in the headers and the body.
+    const eventId = row.event_id_mode === 'delivery' ? deliveryEventId(row.message_id, row.id) : row.message_id;
+    const body = eventId === row.message_id ? stored : withEventId(stored, row.message_id, eventId);
     const t = tracing();
     let outcome: AttemptOutcome;
     let span: Span | undefined;
     try {
       const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
-      const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: row.message_id });
-      Object.assign(headers, schemeExtraHeaders(row));
+      const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: eventId });
+      Object.assign(headers, schemeExtraHeaders({ scheme: row.scheme, event_type: row.event_type, message_id: eventId }));
       // Checked last before the request is written, so that nothing in between adds to its lateness.
       if (sendAt !== undefined && Date.now() - sendAt > this.options.sending.rate_limit_margin) return undefined;
       if (t) {

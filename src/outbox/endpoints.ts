@@ -16,14 +16,14 @@ import {
   type EndpointUpdateParams,
   type UpdatableColumn,
 } from '../store/sql/outbox/endpoints.js';
-import { selectSigningSecrets } from '../store/sql/outbox/signing-secrets.js';
+import { selectSigningSecrets, selectSigningSecretsMany } from '../store/sql/outbox/signing-secrets.js';
 import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
-import { newEndpointId } from './ids.js';
+import { eventIdModes, newEndpointId } from './ids.js';
 import { DEFAULT_TENANT_ID } from './publish.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
@@ -76,6 +76,12 @@ export const endpointCreateSchema = z
       .regex(/^whsec_[A-Za-z0-9+/]{24,}={0,2}$/, 'a secret is "whsec_" and at least 18 bytes of base64')
       .optional(),
     enabled: z.boolean().optional(),
+    /**
+     * The event id its receivers see (webhook-id and the body's event_id): `message` (default) is the
+     * message's, the same at every endpoint; `delivery` gives each delivery its own, kept in its retries
+     * and replays.
+     */
+    event_id: z.enum(eventIdModes).optional(),
   })
   .strict();
 export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
@@ -151,6 +157,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         enabled: input.enabled ?? true,
         rate_limit: input.rate_limit ?? null,
         send_interval_ms: input.rate_limit ? sendIntervalMs(input.rate_limit) : null,
+        event_id: input.event_id ?? 'message',
       });
       if (!rows[0]) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${tenantId}`, { hint: 'create it first: POST /api/v1/tenants (tekil tenants create)' });
       await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
@@ -193,6 +200,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         set('send_interval_ms', input.rate_limit === null ? null : sendIntervalMs(input.rate_limit));
       }
       if (hmac !== undefined) set('scheme_options', hmac ? JSON.stringify(hmac) : null);
+      if (input.event_id !== undefined) set('event_id', input.event_id);
       if (input.enabled !== undefined) {
         set('enabled', input.enabled);
         if (input.enabled) resetStreak = true;
@@ -237,7 +245,21 @@ export type EndpointStore = ReturnType<typeof endpointStore>;
 
 /** The secrets that sign a request now: the current one first, then any still inside a rotation window. */
 export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<{ secrets: string[]; validUntil: number }> {
-  const rows = await selectSigningSecrets(db, endpointId);
+  return openSecrets(box, await selectSigningSecrets(db, endpointId));
+}
+
+function openSecrets(box: SecretBox, rows: ReadonlyArray<{ secret_enc: string; expires_at: Date | null }>): { secrets: string[]; validUntil: number } {
   const expiries = rows.map((r) => r.expires_at?.getTime()).filter((t): t is number => t !== undefined);
   return { secrets: rows.map((r) => box.decrypt(r.secret_enc)), validUntil: expiries.length ? Math.min(...expiries) : Infinity };
+}
+
+/** signingSecrets for many endpoints in one query; an endpoint without a secret gets none. */
+export async function signingSecretsMany(
+  db: Queryable,
+  box: SecretBox,
+  endpointIds: string[],
+): Promise<Map<string, { secrets: string[]; validUntil: number }>> {
+  const byEndpoint = new Map<string, Array<{ secret_enc: string; expires_at: Date | null }>>(endpointIds.map((id) => [id, []]));
+  for (const row of await selectSigningSecretsMany(db, endpointIds)) byEndpoint.get(row.endpoint_id)?.push(row);
+  return new Map([...byEndpoint].map(([id, rows]) => [id, openSecrets(box, rows)]));
 }

@@ -3,6 +3,7 @@ import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
 import { selectAttempts, selectMessage, listDeliveriesStatement, listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
 import { listTenantDeliveriesStatement, listTenantMessagesStatement } from '../store/sql/outbox/tenant-history.js';
+import { eventIdFor } from './ids.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
 /** Filters shared by the message and delivery lists. Times bound the creation time. */
@@ -111,7 +112,8 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
       : queued
         ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
         : await listDeliveriesStatement.run(db, values);
-  const items = rows.slice(0, limit);
+  // The id the receiver saw: the message's, or the delivery's own (an endpoint with `event_id: delivery`).
+  const items = rows.slice(0, limit).map(({ event_id_mode, ...d }) => ({ ...d, event_id: eventIdFor(event_id_mode, d.message_id, d.id) }));
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
 

@@ -1,4 +1,5 @@
 import type { HmacSchemeOptions, SchemeName } from '../signing/index.js';
+import type { EventIdMode } from './ids.js';
 import type { LadderSpec } from './ladders.js';
 
 export const outboxDeliveryStatuses = ['pending', 'sending', 'succeeded', 'failed', 'cancelled'] as const;
@@ -29,6 +30,8 @@ export interface Endpoint {
   rate_limit: string | null;
   /** Failed attempts in a row; at `sending.circuit_breaker.failures` the breaker is open. */
   failed_attempts_in_row: number;
+  /** The event id its receivers see: the message's (`message`, the default) or the delivery's own (`delivery`). */
+  event_id: EventIdMode;
   created_at: Date;
   updated_at: Date;
 }
@@ -45,6 +48,8 @@ export interface OutboxMessage {
 export interface OutboxDelivery {
   id: number;
   message_id: string;
+  /** The event id this delivery's receiver sees: the message id, or its own (endpoint option `event_id: delivery`). */
+  event_id: string;
   endpoint_id: string;
   url: string;
   status: OutboxDeliveryStatus;
@@ -106,6 +111,8 @@ export interface OutboxClaimedDelivery {
   send_interval_ms: number | null;
   /** The publish span's traceparent (migration 022): the attempt's span is its child. Null when published untraced. */
   traceparent: string | null;
+  /** The endpoint's event id mode: `delivery` gives this delivery its own id (ids.ts, eventIdFor). */
+  event_id_mode: string;
 }
 
 /** One finished attempt and what happens to its delivery next. */

@@ -86,6 +86,8 @@ CREATE TABLE endpoints (
     next_send_at timestamp with time zone,
     failed_attempts_in_row integer DEFAULT 0 NOT NULL,
     probe_at timestamp with time zone,
+    event_id text DEFAULT 'message'::text NOT NULL,
+    CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
 );

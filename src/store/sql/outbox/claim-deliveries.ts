@@ -55,6 +55,8 @@ export interface OutboxClaimRow {
   send_interval_ms: number | null;
   /** The publish span's traceparent (migration 022): the attempt's span is its child. Null when published untraced. */
   traceparent: string | null;
+  /** The endpoint's event id mode (migration 020): `message` or `delivery`. */
+  event_id_mode: string;
 }
 
 /** A row of the statement: a claimed delivery and the cursor, or (nothing claimed) the cursor alone. */
@@ -73,32 +75,36 @@ const claimStatement = defineStatement<
 -- claim reads only endpoints with work queued. It starts after $after (the last endpoint this
 -- dispatcher claimed from, '' at first), runs to the end of the index, then wraps around from its
 -- start up to $after: a round robin over the endpoints with due rows, so a long backlog early in the
--- id order cannot keep later endpoints waiting. It stops once $limit endpoints qualify (each gives at
--- least one row, unless its in-flight cap is full) or when it is back at $after, so a claim costs
+-- id order cannot keep later endpoints waiting. It stops once the endpoints it found may give $limit
+-- rows (counting each one's due rows up to 8 and its cap; fewer when its in-flight slots are taken) or
+-- when it is back at $after, so a claim costs
 -- about one step per claimed endpoint plus one per endpoint whose rows are not due, leased, paused or
 -- waiting (a retry later, a disabled tenant, an open breaker, a paced endpoint): never one per
 -- endpoint that has nothing queued.
 WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
   SELECT $after::text, 0, false, 0, false
   UNION ALL
-  SELECT step.endpoint_id, w.pos + 1, step.wrapped, w.found + step.qualifies::int, step.qualifies
+  SELECT step.endpoint_id, w.pos + 1, step.wrapped, w.found + step.takes, step.takes > 0
   FROM walk w CROSS JOIN LATERAL (
     SELECT nxt.endpoint_id, nxt.wrapped,
-      -- Today's tests of an endpoint that may be claimed from, read in this statement's snapshot; the
-      -- endpoint row's own tests are checked again under its lock (eps).
+      -- How many rows the endpoint may give this claim, at most: its due rows that are not leased (up
+      -- to 8), no more than its cap; 0 when it may not be claimed from. Today's tests of an endpoint,
+      -- read in this statement's snapshot; the endpoint row's own are checked again under its lock (eps).
       coalesce((
-        SELECT e.enabled AND e.deleted_at IS NULL
+        SELECT CASE WHEN e.enabled AND e.deleted_at IS NULL
           -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
           AND NOT (SELECT t.disabled FROM tenants t WHERE t.id = e.tenant_id)
           AND (e.send_interval_ms IS NULL OR e.next_send_at IS NULL OR e.next_send_at <= now() + interval '1 second')
           AND ($breaker_failures::int = 0 OR e.probe_at IS NULL OR e.probe_at <= now())
-          -- The endpoint's first due row that is not leased, from the due index (a scalar subquery:
-          -- one probe).
-          AND (SELECT q.next_attempt_at FROM outbox_queue q
+          THEN least(
+            -- The endpoint's first due rows that are not leased, from the due index (one probe).
+            (SELECT count(*) FROM (SELECT 1 FROM outbox_queue q
                WHERE q.endpoint_id = e.id AND NOT q.failed AND q.next_attempt_at <= now()
                  AND (q.lease_until IS NULL OR q.lease_until <= now())
-               ORDER BY q.next_attempt_at LIMIT 1) IS NOT NULL
-        FROM endpoints e WHERE e.id = nxt.endpoint_id), false) AS qualifies
+               LIMIT 8) d)::int,
+            CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END)
+          ELSE 0 END
+        FROM endpoints e WHERE e.id = nxt.endpoint_id), 0) AS takes
     FROM (
       -- The next endpoint id in the due index; past its end, the first one again, up to $after.
       -- (An Append under LIMIT 1 runs its second branch only when the first finds nothing.)
@@ -196,6 +202,7 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
     picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
     m.payload, m.event_type, m.traceparent, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
     (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
+    e.event_id AS event_id_mode,
     CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms,
     picked.pos
 )
@@ -225,14 +232,14 @@ export interface OutboxClaim {
  */
 export async function claimDeliveriesAfter(
   db: Queryable,
-  options: { limit: number; lease: string; leaseMarginMs: number; breakerFailures: number; paceMarginMs: number; after: string },
+  options: { limit: number; lease: string; leaseMarginMs: number; breakerFailures: number; paceMarginMs?: number; after: string },
 ): Promise<OutboxClaim> {
   const { rows } = await claimStatement.run(db, {
     limit: options.limit,
     lease: options.lease,
     lease_margin_ms: options.leaseMarginMs,
     breaker_failures: options.breakerFailures,
-    pace_margin_ms: options.paceMarginMs,
+    pace_margin_ms: options.paceMarginMs ?? 0,
     after: options.after,
   });
   const nextAfter = rows[0]?.next_after ?? options.after;

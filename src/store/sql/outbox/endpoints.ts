@@ -4,7 +4,7 @@ import { defineStatement, type Statement } from '../statement.js';
 
 /** The columns an endpoint is shown with (never its secrets). */
 const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
-  consecutive_failures, rate_limit, failed_attempts_in_row, created_at, updated_at`;
+  consecutive_failures, rate_limit, failed_attempts_in_row, event_id, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
 export interface EndpointRow {
@@ -23,6 +23,7 @@ export interface EndpointRow {
   consecutive_failures: number;
   rate_limit: string | null;
   failed_attempts_in_row: number;
+  event_id: string;
   created_at: Date;
   updated_at: Date;
 }
@@ -52,12 +53,13 @@ export const insertEndpoint = defineStatement<
     enabled: boolean;
     rate_limit: string | null;
     send_interval_ms: number | null;
+    event_id: string;
   },
   EndpointRow
 >(
   'tekil_outbox_insert_endpoint',
-  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms)
-   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms
+  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms, event_id)
+   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms, $event_id
    FROM tenants t WHERE t.id = $tenant_id AND t.deleted_at IS NULL
    RETURNING ${COLUMNS}`,
 );
@@ -76,6 +78,7 @@ export const UPDATABLE_COLUMNS = {
   disabled_reason: '',
   rate_limit: '',
   send_interval_ms: '::double precision',
+  event_id: '',
 } as const;
 export type UpdatableColumn = keyof typeof UPDATABLE_COLUMNS;
 

@@ -29,6 +29,8 @@ export interface DeliveryListRow {
   event_type: string;
   resource_id: string | null;
   last_duration_ms: number | null;
+  /** The endpoint's event id mode: the id its receiver sees is derived from it (src/outbox/ids.ts). */
+  event_id_mode: string;
 }
 
 export interface AttemptRow {
@@ -100,7 +102,7 @@ const deliveriesFrom = (source: string, extra: string) => `
 SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
   CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
   d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
-  m.event_type, m.resource_id,
+  m.event_type, m.resource_id, e.event_id AS event_id_mode,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM ${source}
 JOIN outbox_messages m ON m.id = d.message_id

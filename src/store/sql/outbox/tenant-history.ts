@@ -41,7 +41,7 @@ WITH page AS (
 SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
   CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
   d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
-  m.event_type, m.resource_id,
+  m.event_type, m.resource_id, e.event_id AS event_id_mode,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM page
 JOIN outbox_deliveries d ON d.id = page.id
