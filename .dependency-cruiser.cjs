@@ -44,9 +44,15 @@ const rooms = [
   { label: 'reconcile/', path: '^src/reconcile/', uses: ['audit/', 'receiver/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: "compare a source with the provider's own API: adapters (stripe, generic, github), runs, findings, the schedule" },
   { label: 'audit/', path: '^src/audit/', uses: ['store/', 'settings.ts service.ts', 'kernel'], says: 'the audit trail: one row per operator action (the admin API\'s hooks, and the CLI\'s own store actions), the sign-in limit, what a row may say' },
   { label: 'provider/', path: '^src/provider/', uses: ['receiver/', 'signing/', 'kernel'], says: "a provider's invoices and each scheme's natural envelope (shared by simulate and prove)" },
-  { label: 'receiver/', path: '^src/receiver/', uses: ['config/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
-  { label: 'worker/', path: '^src/worker/', uses: ['config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },
-  { label: 'outbox/', path: '^src/outbox/', uses: ['retention/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'publish, endpoints and secrets, the dispatcher and its decisions, ladders, history' },
+  { label: 'receiver/', path: '^src/receiver/', uses: ['telemetry/', 'config/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
+  { label: 'worker/', path: '^src/worker/', uses: ['telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },
+  { label: 'outbox/', path: '^src/outbox/', uses: ['retention/', 'telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'publish, endpoints and secrets, the dispatcher and its decisions, ladders, history' },
+  {
+    label: 'telemetry/',
+    path: '^src/telemetry/',
+    uses: ['config/', 'kernel'],
+    says: 'opt-in OpenTelemetry tracing: tracing.ts, the one check a traced spot makes and the span helpers (types only); start.ts, loading the SDK on demand',
+  },
   { label: 'retention/', path: '^src/retention/', uses: ['config/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'the retention sweeper (worker role): trims bodies, deletes old settled records, in small batches' },
   {
     label: 'settings.ts service.ts',

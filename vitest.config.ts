@@ -27,6 +27,7 @@ const endToEnd = [
   'test/prove-schemes.test.ts',
   'test/prove-receivers.test.ts',
   'test/multi-process.test.ts',
+  'test/outbox-rate-limit-processes.test.ts',
   'test/supervisor.test.ts',
   'test/shutdown.test.ts',
   'test/worker-crash.test.ts',
@@ -34,6 +35,7 @@ const endToEnd = [
   'test/worker-pg-restart.test.ts',
   'test/pgbouncer.test.ts',
   'test/memory.test.ts',
+  'test/tracing.test.ts',
 ];
 
 export default defineConfig(({ mode }) => {

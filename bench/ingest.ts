@@ -25,14 +25,19 @@
  *   BENCH_ROUNDS         rounds (default 3)          BENCH_SECONDS  measured seconds per run (default 15)
  *   BENCH_WARMUP         warm-up seconds (default 3) BENCH_CONNECTIONS  wrk connections (default 64)
  *   BENCH_PAYLOADS       signed requests prepared (default 250000)
- *   BENCH_SERVERS        comma list of ceiling,hmac,naive,http,httpnow,tekil,store (default: all that apply but hmac
- *                        and httpnow)
+ *   BENCH_SERVERS        comma list of ceiling,hmac,naive,http,httpnow,tekil,traced,baseline,store (default: all that
+ *                        apply but hmac, httpnow, traced and baseline)
+ *                        traced: tekil with tracing on (TEKIL_OTLP_ENDPOINT), its spans posted to a local OTLP/HTTP
+ *                        sink in a process of its own (bench/ingest/otlp-sink.ts); printed against tekil as a ratio
+ *                        baseline: tekil as another checkout runs it (BENCH_BASELINE=<its directory>, e.g. main's),
+ *                        printed against tekil: what a change costs with telemetry off
  *   BENCH_MAX_IN_FLIGHT  tekil's receiver.max_in_flight (default: tekil's default)
  *   BENCH_NODE_ARGS      extra node flags for the servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"
  *   BENCH_PROCESSES      processes per server: 1 (default), N or auto (one per core), for the ceiling (node:cluster)
  *                        and tekil (its own supervisor, as `tekil start --processes N`); Postgres only for tekil
  *                        (the HTTP-only lines always run one process)
  */
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,7 +112,7 @@ interface Run extends WrkResult {
 }
 
 interface Server {
-  key: 'ceiling' | 'hmac' | 'naive' | 'http' | 'httpnow' | 'tekil';
+  key: 'ceiling' | 'hmac' | 'naive' | 'http' | 'httpnow' | 'tekil' | 'traced' | 'baseline';
   name: string;
   args: string[];
   env: NodeJS.ProcessEnv;
@@ -115,10 +120,13 @@ interface Server {
 }
 
 let port = 18_400 + Math.floor(Math.random() * 500);
+/** The traced line's collector (a process of its own), when BENCH_SERVERS names traced. */
+let otlpSink: ChildProcess | undefined;
+const OTLP_SINK = 'http://127.0.0.1:18390';
 let round = 0;
 
 async function measure(s: Server): Promise<void> {
-  const stores = s.key === 'naive' || s.key === 'tekil';
+  const stores = s.key === 'naive' || s.key === 'tekil' || s.key === 'traced' || s.key === 'baseline';
   const dataDir = join(dir, `data-${s.key}-${round}`);
   if (store === 'postgres' && stores) await onBenchDb(async (c) => c.query('TRUNCATE inbox_deliveries').then(() => c.query('CHECKPOINT')));
   port++;
@@ -131,7 +139,7 @@ async function measure(s: Server): Promise<void> {
     const r = await runWrk({ port, script: join(dir, 'requests.lua'), seconds, connections, offset: warm.requests + round * 997 });
     const nodeUs = (((processTreeCpu(child.pid!) ?? 0) - node0) * 1e6) / r.requests;
     const postgresUs = pg0 ? (cpuBetween(pg0, await onBenchDb((c) => backendCpu(c, dbName))) * 1e6) / r.requests : undefined;
-    const batchRows = s.key === 'tekil' ? await tekilBatchRows(port) : undefined;
+    const batchRows = s.key === 'tekil' || s.key === 'traced' || s.key === 'baseline' ? await tekilBatchRows(port) : undefined;
     s.runs.push({ ...r, nodeUs, postgresUs, batchRows });
     const pgText = postgresUs === undefined ? '' : `, Postgres ${postgresUs.toFixed(0)} µs`;
     process.stdout.write(
@@ -204,6 +212,21 @@ async function main(): Promise<void> {
       { key: 'tekil', name: store === 'pglite' ? 'tekil (all roles, embedded)' : 'tekil (receiver)', args: ['bench/ingest/tekil.ts'], env: tekilEnv, runs: [] },
     ];
     const wanted = (process.env.BENCH_SERVERS ?? 'ceiling,naive,http,tekil,store').split(',');
+    if (wanted.includes('traced')) {
+      otlpSink = await startServer('otlp sink', ['bench/ingest/otlp-sink.ts'], { PORT: String(18_390) }, /otlp sink ready/);
+      all.push({
+        key: 'traced',
+        name: 'tekil traced (OTLP on)',
+        args: ['bench/ingest/tekil.ts'],
+        env: { ...tekilEnv, TEKIL_OTLP_ENDPOINT: OTLP_SINK },
+        runs: [],
+      });
+    }
+    if (wanted.includes('baseline')) {
+      const baseline = process.env.BENCH_BASELINE;
+      if (!baseline) throw new Error('BENCH_SERVERS names baseline: set BENCH_BASELINE to the checkout to compare with (e.g. /path/to/main)');
+      all.push({ key: 'baseline', name: 'tekil baseline checkout', args: [join(baseline, 'bench/ingest/tekil.ts')], env: tekilEnv, runs: [] });
+    }
     const servers = all.filter((s) => wanted.includes(s.key) && !(s.key === 'naive' && store === 'pglite'));
     const tekilServer = servers.find((s) => s.key === 'tekil');
     const withStore = wanted.includes('store') && tekilServer !== undefined;
@@ -255,6 +278,15 @@ async function main(): Promise<void> {
     if (httpNow && ceiling) process.stdout.write(`tekil HTTP only, at once / HTTP ceiling = ${(httpNow.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && ceiling) process.stdout.write(`tekil / HTTP ceiling = ${(tekil.rps / ceiling.rps).toFixed(2)}\n`);
     if (tekil && storeRate) process.stdout.write(`tekil / store-only = ${(tekil.rps / storeRate).toFixed(2)}\n`);
+    const traced = med.get('traced');
+    if (tekil && traced) {
+      const spans = Number(await (await fetch(`${OTLP_SINK}/count`)).text());
+      process.stdout.write(
+        `tekil traced / tekil = ${(traced.rps / tekil.rps).toFixed(2)} (req/s), server CPU per request ${traced.nodeUs.toFixed(0)} vs ${tekil.nodeUs.toFixed(0)} µs; ${spans} spans reached the sink\n`,
+      );
+    }
+    const baselineRun = med.get('baseline');
+    if (tekil && baselineRun) process.stdout.write(`tekil / baseline checkout = ${(tekil.rps / baselineRun.rps).toFixed(2)} (req/s; telemetry off in both)\n`);
     if (tekil && med.get('naive')) process.stdout.write(`tekil / naive = ${(tekil.rps / med.get('naive')!.rps).toFixed(2)}\n`);
     if (tekil && store === 'postgres' && ceiling) {
       const ok = tekil.rps >= 0.5 * ceiling.rps && tekil.p99ms < 25 && tekil.non2xx === 0;
@@ -265,6 +297,7 @@ async function main(): Promise<void> {
       process.stdout.write(`target (tekil >= 0.5 x store-only, p99 < 50 ms, no non-2xx): ${ok ? 'met' : 'NOT met'}\n`);
     }
   } finally {
+    if (otlpSink) await stopServer(otlpSink);
     if (store === 'postgres') await adminQuery(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
     rmSync(dir, { recursive: true, force: true });
   }

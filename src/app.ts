@@ -1,3 +1,4 @@
+import { storeOutages } from './alerts/store-outages.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { TekilError, isTekilError, toClientError } from './errors.js';
 import type { Context, Role } from './service.js';
@@ -78,6 +79,8 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
     if (!isTekilError(err) && error.code === 'BODY_TOO_LARGE') {
       error = new TekilError('BODY_TOO_LARGE', `body exceeds the limit of ${ctx.config.server.body_limit} bytes`, { cause: err });
     }
+    // Counted in memory: the store cannot record its own outage (the store_unreachable alert, docs/alerts.md).
+    if (error.code === 'STORE_UNAVAILABLE') storeOutages(ctx.metrics).note();
     if (error.statusCode >= 500) {
       if (error.code === 'INTERNAL' && !isTekilError(err)) req.log.error({ err }, 'unhandled error');
       else req.log.warn({ code: error.code, err: error.cause ?? error }, error.message);

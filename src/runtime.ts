@@ -18,7 +18,10 @@ import { registerReconcileMetrics } from './reconcile/metrics.js';
 import { createReconcileScheduler } from './reconcile/scheduler.js';
 import { createRetentionSweeper } from './retention/sweeper.js';
 import { createAlertEvaluator } from './alerts/evaluator.js';
+import { createStoreOutageReporter } from './alerts/store-outages.js';
 import { createSignatureFailureFlusher } from './receiver/signature-failures.js';
+import { startTelemetry } from './telemetry/start.js';
+import type { Tracing } from './telemetry/tracing.js';
 
 export interface StartOptions {
   config: TekilConfig;
@@ -72,7 +75,10 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   const db = options.db ?? (await openConfiguredStore(settings, config));
   const ctx: Context = { config, settings, db, logger, metrics: createMetricsRegistry() };
   const services: Service[] = [];
+  let telemetry: Tracing | undefined;
   try {
+    // Off (no endpoint): nothing is loaded and `telemetry` stays undefined.
+    telemetry = await startTelemetry(config, settings.otlpEndpoint, logger);
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
     // Started before listen and stopped after app.close(), so every answered request was flushed.
@@ -90,6 +96,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     if (roles.has('worker') && ctx.config.alerts.enabled) services.push(createAlertEvaluator(ctx));
     if (roles.has('receiver') && ctx.config.alerts.enabled && ctx.config.alerts.rules.signature_failures.enabled)
       services.push(createSignatureFailureFlusher(ctx));
+    // Every role: whichever process saw the store fail reports the outage once it answers again.
+    if (ctx.config.alerts.enabled && ctx.config.alerts.rules.store_unreachable.enabled) services.push(createStoreOutageReporter(ctx));
     registerReconcileMetrics(ctx);
     const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
     const readMetrics = options.metricsReader?.(ctx.metrics);
@@ -117,6 +125,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
             await s.stop().catch((err: unknown) => logger.error({ err, service: s.name }, 'service stop failed'));
           }
           if (ownsDb) await db.close();
+          // Last: the spans of the work the services finished while stopping are exported too.
+          await telemetry?.shutdown();
         })();
         return closing;
       },
@@ -124,6 +134,7 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
   } catch (err) {
     for (const s of services.reverse()) await s.stop().catch(() => {});
     if (ownsDb) await db.close().catch(() => {});
+    await telemetry?.shutdown();
     throw err;
   }
 }

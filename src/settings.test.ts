@@ -18,6 +18,7 @@ describe('resolveSettings', () => {
       secretKey: { from: 'file', dataDir: './.tekil' },
       adminToken: undefined,
       logLevel: 'info',
+      otlpEndpoint: undefined,
     });
   });
 

@@ -24,6 +24,8 @@ export interface TekilSettings {
   /** The admin API's bearer token when the operator set one; otherwise one is generated into `dataDir`. */
   adminToken: string | undefined;
   logLevel: LogLevel;
+  /** Where spans go (TEKIL_OTLP_ENDPOINT, else telemetry.otlp_endpoint); undefined: tracing is off. */
+  otlpEndpoint: string | undefined;
 }
 
 export const DEFAULT_DATA_DIR = './.tekil';
@@ -38,6 +40,7 @@ export function resolveSettings(config: TekilConfig, env: NodeJS.ProcessEnv): Te
     secretKey: secretKey ? { from: 'env', key: secretKey } : { from: 'file', dataDir },
     adminToken: env.TEKIL_ADMIN_TOKEN || undefined,
     logLevel: parseLogLevel(env.TEKIL_LOG_LEVEL),
+    otlpEndpoint: env.TEKIL_OTLP_ENDPOINT || config.telemetry.otlp_endpoint || undefined,
   };
 }
 

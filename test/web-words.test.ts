@@ -25,6 +25,7 @@ const MODULES: Record<string, string> = {
   'overview.js': 'overview',
   'incidents.js': 'incidents',
   'audit.js': 'audit',
+  'tenants.js': 'tenants',
 };
 
 /** Word keys a module names literally: t('key'), word(tag, 'key'), column labels, empty rows, data-i18n. */

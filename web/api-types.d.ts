@@ -441,6 +441,17 @@ export interface ApiOperations {
     };
     body: undefined;
   };
+  /** Tenants in id order (`q` searches id and name, `after` pages on, at most 100), each with its endpoints, failing endpoints, success rate of the deliveries attempted in the window, and deliveries pending and failed */
+  "GET /stats/tenants": {
+    path: Record<string, never>;
+    query: {
+      q?: string;
+      after?: string;
+      limit?: number;
+      window?: number | string;
+    };
+    body: undefined;
+  };
   /** Export inbound deliveries matching the filter as CSV */
   "GET /inbox/export.csv": {
     path: Record<string, never>;
@@ -726,6 +737,8 @@ export type ApiPath =
   | `/stats/inbox?${string}`
   | "/stats/outbox"
   | `/stats/outbox?${string}`
+  | "/stats/tenants"
+  | `/stats/tenants?${string}`
   | "/inbox/export.csv"
   | `/inbox/export.csv?${string}`
   | "/inbox/export.xlsx"

@@ -12,6 +12,7 @@ import { reviewPage } from './review.js';
 import { timelinePage } from './timeline.js';
 import { incidentsPage } from './incidents.js';
 import { auditPage } from './audit.js';
+import { tenantsPage } from './tenants.js';
 
 /** @typedef {import('./lib.js').Page} Page */
 
@@ -31,6 +32,7 @@ const pages = [
   // Outbound side
   outboundPage,
   overviewPage,
+  tenantsPage,
   // Operating
   incidentsPage,
   auditPage,

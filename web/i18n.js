@@ -13,6 +13,7 @@ import { statusWords } from './words-status.js';
 import { timelineWords } from './words-timeline.js';
 import { incidentsWords } from './words-incidents.js';
 import { auditWords } from './words-audit.js';
+import { tenantsWords } from './words-tenants.js';
 
 const common = {
   en: {
@@ -32,6 +33,7 @@ const common = {
     overview: 'Overview',
     incidents: 'Incidents',
     audit: 'Audit',
+    tenants: 'Tenants',
   },
   tr: {
     signIn: 'Giriş yap',
@@ -50,6 +52,7 @@ const common = {
     overview: 'Özet',
     incidents: 'Olaylar',
     audit: 'Denetim',
+    tenants: 'Üye işyerleri',
   },
 };
 
@@ -64,6 +67,7 @@ export const words = {
   overview: overviewWords,
   incidents: incidentsWords,
   audit: auditWords,
+  tenants: tenantsWords,
   status: statusWords,
 };
 

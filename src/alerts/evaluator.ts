@@ -3,9 +3,12 @@ import type { Logger } from '../logger.js';
 import { publish } from '../outbox/publish.js';
 import type { Context, Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
+import { endpointTenant } from '../store/sql/alerts/probes.js';
 import { closeIncident, openIncident, openIncidents, touchIncident, type IncidentRow } from '../store/sql/alerts/incidents.js';
 import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { toClientError } from '../errors.js';
 import { chatBody } from './format.js';
+import { storeOutages } from './store-outages.js';
 import { incidentView } from './list.js';
 import { observe, type Observation } from './rules.js';
 
@@ -39,9 +42,13 @@ async function announce(tx: Queryable, config: AlertsConfig, row: IncidentRow): 
       idempotencyKey: `${key}:${format}`,
     });
   }
-  if (row.rule === 'endpoint_failing') {
+  // To the tenant the endpoint belongs to (its own endpoints subscribed to the type), not the default
+  // tenant's: an endpoint deleted meanwhile, or whose tenant is being deleted, has no one left to tell.
+  const tenantId = row.rule === 'endpoint_failing' ? (await endpointTenant.run(tx, { endpointId: row.subject })).rows[0]?.tenant_id : undefined;
+  if (tenantId !== undefined) {
     const type = incident.state === 'open' ? 'endpoint.failing' : 'endpoint.recovered';
     await publish(tx, {
+      tenantId,
       type,
       resourceId: row.subject,
       data: { endpoint_id: row.subject, incident_id: row.id, ...incident.details },
@@ -108,6 +115,7 @@ export function createAlertEvaluator(ctx: Context): Service {
       for (const r of opened) log.warn({ incident: r.id, rule: r.rule, subject: r.subject, value: r.last_value }, 'incident opened');
       for (const r of closed) log.info({ incident: r.id, rule: r.rule, subject: r.subject }, 'incident closed');
     } catch (err) {
+      if (toClientError(err).code === 'STORE_UNAVAILABLE') storeOutages(ctx.metrics).note();
       log.warn({ err }, 'alert evaluation failed; it runs again at the next interval');
     }
   }

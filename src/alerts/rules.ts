@@ -1,5 +1,6 @@
 import type { AlertsConfig } from '../config/alerts.js';
 import type { Queryable } from '../store/db.js';
+import { forgetStoreOutages, recentStoreOutages } from '../store/sql/alerts/store-outages.js';
 import { forgetSignatureFailures, signatureFailuresInWindow } from '../store/sql/alerts/signature-failures.js';
 import {
   deadPerSource,
@@ -10,7 +11,15 @@ import {
   outboxOldestDue,
 } from '../store/sql/alerts/probes.js';
 
-export const ruleNames = ['endpoint_failing', 'review_queue', 'signature_failures', 'reconcile_findings', 'dispatcher_stalled', 'worker_stalled'] as const;
+export const ruleNames = [
+  'endpoint_failing',
+  'review_queue',
+  'signature_failures',
+  'reconcile_findings',
+  'store_unreachable',
+  'dispatcher_stalled',
+  'worker_stalled',
+] as const;
 export type RuleName = (typeof ruleNames)[number];
 
 /** One problem seen in this round: which rule, about what, how bad, and what an operator needs to know. */
@@ -125,6 +134,31 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
         details: { source: r.source, run_id: r.run_id, findings: r.findings },
       }));
     return { rule: 'reconcile_findings', firing, holding: new Set() };
+  },
+  async store_unreachable(q, rules) {
+    // Seen only afterwards: the processes report an outage once the store answers again (src/alerts/store-outages.ts).
+    const { quiet_for } = rules.store_unreachable;
+    await forgetStoreOutages.run(q);
+    const r = (await recentStoreOutages.run(q, { quietMs: quiet_for })).rows[0]!;
+    const firing: Observation[] =
+      r.outages > 0
+        ? [
+            {
+              rule: 'store_unreachable',
+              subject: 'store',
+              value: r.failures,
+              summary: `the store was unreachable from ${r.first_failure_at!.toISOString()} to ${r.recovered_at!.toISOString()}: ${r.failures} failed store calls in ${r.processes!.length} process(es)`,
+              details: {
+                failures: r.failures,
+                first_failure_at: r.first_failure_at!.toISOString(),
+                recovered_at: r.recovered_at!.toISOString(),
+                processes: r.processes,
+                quiet_for_s: quiet_for / 1000,
+              },
+            },
+          ]
+        : [];
+    return { rule: 'store_unreachable', firing, holding: new Set() };
   },
   async dispatcher_stalled(q, rules) {
     const age = (await outboxOldestDue.run(q)).rows[0]?.age_s ?? null;

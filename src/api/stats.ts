@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { durationMs } from '../config/units.js';
 import { endpointHealth, failedOutboxDeliveries, inboxPerMinute, receiverSnapshot, reviewQueueSize } from '../dashboard/stats.js';
+import { tenantHealthPage } from '../dashboard/tenant-health.js';
+import { tenantId } from '../outbox/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 
@@ -9,6 +11,14 @@ const DAY_MS = 86_400_000;
 const windowField = durationMs.pipe(z.number().min(60_000, 'expected at least 1m').max(DAY_MS, 'expected at most 24h')).default(3_600_000);
 const inboxStatsQuery = z.object({ window: windowField, source: z.string().min(1).max(255).optional() }).strict();
 const windowQuery = z.object({ window: windowField }).strict();
+const tenantsQuery = z
+  .object({
+    q: z.string().max(255).optional(),
+    after: tenantId.optional(),
+    limit: z.coerce.number().int().positive().max(100).default(50),
+    window: windowField,
+  })
+  .strict();
 
 /** The numbers the dashboard's overview shows, from the store (and this process's metrics where only they know). */
 export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
@@ -48,5 +58,22 @@ export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
       endpoints: await endpointHealth(ctx.db, query.window),
       failed_deliveries: await failedOutboxDeliveries(ctx.db),
     }),
+  );
+  routes.add(
+    {
+      method: 'GET',
+      url: '/stats/tenants',
+      tag,
+      summary:
+        'Tenants in id order (`q` searches id and name, `after` pages on, at most 100), each with its endpoints, failing endpoints, success rate of the deliveries attempted in the window, and deliveries pending and failed',
+      permission: 'view',
+      query: tenantsQuery,
+    },
+    async ({ query }) =>
+      tenantHealthPage(
+        ctx.db,
+        { q: query.q, after: query.after, limit: query.limit, windowMs: query.window },
+        { endpointFailing: ctx.config.alerts.rules.endpoint_failing, breakerFailures: ctx.config.sending.circuit_breaker.failures },
+      ),
   );
 }

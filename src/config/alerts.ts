@@ -45,6 +45,14 @@ const rulesSchema = z
       .object({ ...onOff })
       .strict()
       .prefault({}),
+    /**
+     * The store was unreachable: processes count its failures in memory and report each outage once it
+     * answers again; the incident opens then and closes once no outage ended within `quiet_for`.
+     */
+    store_unreachable: z
+      .object({ ...onOff, quiet_for: durationMs.pipe(z.number().min(1_000, 'expected at least 1s')).default(300_000) })
+      .strict()
+      .prefault({}),
     /** A due delivery of an enabled endpoint waiting longer than `after` (the dispatcher is stalled or far behind). */
     dispatcher_stalled: z
       .object({ ...onOff, after: stallAfter })

@@ -4,6 +4,7 @@ import { sourceSchema } from './source.js';
 import { sendingSchema } from './sending.js';
 import { retentionSweepSchema } from './retention.js';
 import { alertsSchema } from './alerts.js';
+import { telemetrySchema } from './telemetry.js';
 import { auditSchema } from './audit.js';
 import { portalSchema } from './portal.js';
 
@@ -118,6 +119,7 @@ export const configSchema = z
     retention: retentionSweepSchema.default(retentionSweepSchema.parse({})),
     alerts: alertsSchema.default(alertsSchema.parse({})),
     audit: auditSchema.default(auditSchema.parse({})),
+    telemetry: telemetrySchema.default(telemetrySchema.parse({})),
     portal: portalSchema.default(portalSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),

@@ -71,6 +71,13 @@ export const sendingSchema = z
     disable_after_failures: z.number().int().nonnegative().default(0),
     /** Stop sending to an endpoint after this many failed attempts in a row, then probe one at a time. */
     circuit_breaker: circuitBreakerSchema.default(circuitBreakerSchema.parse({})),
+    /**
+     * The rate limit's safety margin: each period's `count` send times are spread over the period plus
+     * this, and a paced request that cannot start within this of its send time is given back unsent
+     * (pending again, its attempt count unchanged). So no period at the receiver holds more than the
+     * limit, provided the way there (network, the receiver's own queue) adds less jitter than this.
+     */
+    rate_limit_margin: durationMs.pipe(z.number().min(5, 'expected at least 5ms').max(60_000, 'expected at most 1m')).default(50),
     /** A `410 Gone` answer fails the delivery at once, without the rest of its ladder. */
     gone_is_permanent: z.boolean().default(true),
     /** Longest Retry-After honoured; a longer one is cut to this. */

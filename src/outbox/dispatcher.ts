@@ -17,6 +17,9 @@ import { OUTBOX_CHANNEL } from './publish.js';
 import { CompletionsNotRecorded, recordCompletions } from './record-completions.js';
 import type { SecretBox } from './secrets.js';
 import { Sender } from './sender.js';
+import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
+import { traceparentOf, tracing } from '../telemetry/tracing.js';
+import type { Span } from '@opentelemetry/api';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
 
 export interface DispatcherOptions {
@@ -27,6 +30,8 @@ export interface DispatcherOptions {
   guard: DestinationGuard;
   logger: Logger;
   metrics?: Registry | undefined;
+  /** Publish `message.attempts_exhausted` to the tenant for each delivery given up (alerts turned on). */
+  announceExhausted?: boolean | undefined;
 }
 
 /**
@@ -49,11 +54,12 @@ const CLAIM_AHEAD = 4;
 const NOTIFY_FOLLOW_UP_MS = 50;
 const NOTIFY_FOLLOW_UP_WINDOW_MS = 1_000;
 /**
- * A paced request (rate limit) whose timer fires later than its send time by more than this (or one
- * interval, if longer) is not sent but given back: sent late, it would crowd the next send times,
- * its own and other dispatchers'. So a receiver sees each request within this of its send time.
+ * The default of `sending.rate_limit_margin`: a paced request (rate limit) that cannot start within it
+ * of its send time is not sent but given back: sent late, it would crowd the next send times, its own
+ * and other dispatchers'. The claim spreads each period's send times over the period plus this margin,
+ * so requests up to this late still leave every period within the limit.
  */
-export const PACE_LATE_MS = 20;
+export const PACE_LATE_MS = 50;
 /** Longest wait for in-flight requests on shutdown; unfinished ones are retried after their lease. */
 const STOP_GRACE_MS = 5_000;
 
@@ -191,7 +197,14 @@ export class Dispatcher implements Service {
       const lease = `${this.id}:${++this.claimSeq}`;
       let rows: OutboxClaimedDelivery[];
       try {
-        rows = await claimDeliveries(this.sql, limit, lease, lease_margin, this.options.sending.circuit_breaker.failures);
+        rows = await claimDeliveries(
+          this.sql,
+          limit,
+          lease,
+          lease_margin,
+          this.options.sending.circuit_breaker.failures,
+          this.options.sending.rate_limit_margin,
+        );
       } catch (err) {
         this.options.logger.warn({ err }, 'dispatcher: claim failed; retrying at the next poll');
         return false;
@@ -309,13 +322,20 @@ export class Dispatcher implements Service {
     const sendAt = this.sendAt.get(row.id);
     this.sendAt.delete(row.id);
     const body = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
+    const t = tracing();
     let outcome: AttemptOutcome;
+    let span: Span | undefined;
     try {
       const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
       const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: row.message_id });
       Object.assign(headers, schemeExtraHeaders(row));
       // Checked last before the request is written, so that nothing in between adds to its lateness.
-      if (sendAt !== undefined && Date.now() - sendAt > Math.max(PACE_LATE_MS, row.send_interval_ms ?? 0)) return undefined;
+      if (sendAt !== undefined && Date.now() - sendAt > this.options.sending.rate_limit_margin) return undefined;
+      if (t) {
+        // Started here, so a paced delivery that waited is not counted; its traceparent goes with the request.
+        span = startDispatchSpan(t, row);
+        headers.traceparent = traceparentOf(span);
+      }
       outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
     } catch (err) {
       outcome = {
@@ -329,6 +349,7 @@ export class Dispatcher implements Service {
         unsendable: false,
       };
     }
+    if (t && span) endDispatchSpan(t, span, outcome);
     const { next, delayMs } = nextStep({
       outcome,
       gapsMs: outcome.succeeded ? [] : this.caches.ladder(row.ladder_json),
@@ -389,6 +410,7 @@ export class Dispatcher implements Service {
             dispatcher: this.id,
             disableAfter: this.options.sending.disable_after_failures,
             breakerFailures: this.options.sending.circuit_breaker.failures,
+            announceExhausted: this.options.announceExhausted ?? false,
             onRefused: (c, err) =>
               this.options.logger.error(
                 { err, deliveryId: c.deliveryId, endpointId: c.endpointId },

@@ -32,5 +32,13 @@ export function outboxParts(ctx: Context): OutboxParts {
 /** The dispatcher role's service. */
 export function createDispatcherService(ctx: Context): Service {
   const { box, guard } = outboxParts(ctx);
-  return new Dispatcher({ db: ctx.db, sending: ctx.config.sending, box, guard, logger: ctx.logger, metrics: ctx.metrics });
+  return new Dispatcher({
+    db: ctx.db,
+    sending: ctx.config.sending,
+    box,
+    guard,
+    logger: ctx.logger,
+    metrics: ctx.metrics,
+    announceExhausted: ctx.config.alerts.enabled,
+  });
 }

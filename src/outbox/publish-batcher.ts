@@ -7,7 +7,17 @@ import { GroupCommitQueue, type Queued } from '../store/group-commit.js';
 import { isStoreUnavailable } from '../store/pg-error.js';
 import { publishMessages, type PublishMessagesParams } from '../store/sql/outbox/publish-message.js';
 import { packBytes } from '../store/sql/statement.js';
-import { prepareMessage, publishFailure, publishPrepared, type PreparedMessage, type PublishInput, type PublishResult } from './publish.js';
+import {
+  prepareMessage,
+  publishFailure,
+  publishPrepared,
+  storeTraceparents,
+  tracedPublish,
+  type PreparedMessage,
+  type PublishInput,
+  type PublishResult,
+} from './publish.js';
+import { tracing } from '../telemetry/tracing.js';
 
 /** The API publishing's metrics, named like the receiver's batch metrics; one set per registry. */
 export class PublishBatchMetrics {
@@ -97,7 +107,12 @@ export class PublishBatcher {
   /** Resolves once the message is committed (or found published before under its idempotency key). */
   async publish(input: PublishInput): Promise<PublishResult> {
     // Validation and the envelope happen here, in the caller's turn: a bad input never joins a batch.
-    const message = prepareMessage(input);
+    const t = tracing();
+    if (t) return tracedPublish(t, input, (message) => this.enqueue(message));
+    return this.enqueue(prepareMessage(input));
+  }
+
+  private enqueue(message: PreparedMessage): Promise<PublishResult> {
     return new Promise<PublishResult>((resolve, reject) => this.queue.add({ message, bytes: message.params.payload.length, resolve, reject }));
   }
 
@@ -105,8 +120,10 @@ export class PublishBatcher {
     this.options.metrics?.batchMessages.observe(batch.length);
     if (batch.length === 1) {
       const p = batch[0]!;
-      // Alone: the single-message statement, exactly publish() on the pool.
-      return publishPrepared(this.db, p.message).then(
+      // Alone: the single-message statement, exactly publish() on the pool (in a transaction with its
+      // traceparent when tracing is on).
+      const published = p.message.traceparent ? this.db.transaction((tx) => publishPrepared(tx, p.message)) : publishPrepared(this.db, p.message);
+      return published.then(
         (result) => () => p.resolve(result),
         (err: unknown) => () => p.reject(asTekilError(err, p.message)),
       );
@@ -192,7 +209,22 @@ export class PublishBatcher {
       }
     }
     ({ bytes: params.payloads, starts: params.payload_starts, lengths: params.payload_lengths } = packBytes(payloads));
-    const res = await publishMessages.run(this.db, params);
+    const traced = ordered.filter((p) => p.message.traceparent !== undefined);
+    const res =
+      traced.length === 0
+        ? await publishMessages.run(this.db, params)
+        : await this.db.transaction(async (tx) => {
+            const published = await publishMessages.run(tx, params);
+            const fresh = new Set(published.rows.filter((r) => !r.duplicate).map((r) => r.id));
+            const mine = traced.filter((p) => fresh.has(p.message.params.id));
+            await storeTraceparents(
+              tx,
+              mine.map((p) => p.message.params.id),
+              mine.map((p) => p.message.traceparent!),
+              `${mine.length} messages`,
+            );
+            return published;
+          });
     const answers = new Map<Pending, PublishResult>();
     for (const row of res.rows) answers.set(ordered[row.n - 1]!, { id: row.id, deliveries: Number(row.deliveries), duplicate: row.duplicate });
     return answers;
@@ -203,7 +235,7 @@ export class PublishBatcher {
     for (let i = 0; i < batch.length; i++) {
       const p = batch[i]!;
       try {
-        p.resolve(await publishPrepared(this.db, p.message));
+        p.resolve(await (p.message.traceparent ? this.db.transaction((tx) => publishPrepared(tx, p.message)) : publishPrepared(this.db, p.message)));
       } catch (err) {
         const failure = asTekilError(err, p.message);
         if (failure.code === 'STORE_UNAVAILABLE') {

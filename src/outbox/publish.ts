@@ -1,6 +1,13 @@
 import { TekilError } from '../errors.js';
 import { PG_FOREIGN_KEY_VIOLATION, PG_NO_DATA_FOUND, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
-import { messageByIdempotencyKey, OUTBOX_CHANNEL, publishMessage, type PublishMessageParams } from '../store/sql/outbox/publish-message.js';
+import {
+  messageByIdempotencyKey,
+  OUTBOX_CHANNEL,
+  publishMessage,
+  setMessageTraceparents,
+  type PublishMessageParams,
+} from '../store/sql/outbox/publish-message.js';
+import { failSpan, traceparentOf, tracing, type Tracing } from '../telemetry/tracing.js';
 import { newEventId } from './ids.js';
 import { acceptsQueryOptions } from '../store/db.js';
 
@@ -120,6 +127,8 @@ export interface PreparedMessage {
   params: PublishMessageParams;
   /** The validated input's type, for error messages. */
   type: string;
+  /** With tracing on: the publish span's, stored on the message (migration 022) for its dispatch spans. */
+  traceparent?: string;
 }
 
 /** Validates the input and builds the message (id, payload): everything publishing does before the store. */
@@ -164,7 +173,36 @@ export function publishFailure(err: unknown, what: string): TekilError {
  * change that never happened.
  */
 export async function publish(tx: SqlExecutor, input: PublishInput): Promise<PublishResult> {
-  return publishPrepared(tx, prepareMessage(input));
+  const t = tracing();
+  if (!t) return publishPrepared(tx, prepareMessage(input));
+  return tracedPublish(t, input, (message) => publishPrepared(tx, message));
+}
+
+/**
+ * Publishing inside a `tekil.publish` span (a child of the caller's current span, if it traces): the
+ * message carries the span's traceparent to the store, and each dispatch attempt's span is its child.
+ */
+export async function tracedPublish(t: Tracing, input: PublishInput, run: (message: PreparedMessage) => Promise<PublishResult>): Promise<PublishResult> {
+  const span = t.tracer.startSpan(
+    'tekil.publish',
+    { kind: t.kind.producer, attributes: { 'tekil.event_type': String(input.type), 'tekil.tenant_id': input.tenantId ?? DEFAULT_TENANT_ID } },
+    t.active(),
+  );
+  try {
+    const message = prepareMessage(input);
+    message.traceparent = traceparentOf(span);
+    span.setAttribute('tekil.message_id', message.params.id);
+    const result = await run(message);
+    // A repeat of an idempotency key publishes nothing: the first message keeps its own trace.
+    if (result.duplicate) span.setAttributes({ 'tekil.message_id': result.id, 'tekil.duplicate': true });
+    span.setAttribute('tekil.deliveries', result.deliveries);
+    return result;
+  } catch (err) {
+    failSpan(t, span, err);
+    throw err;
+  } finally {
+    span.end();
+  }
 }
 
 /** publish() for a message already prepared (the API's group commit falls back to this one by one). */
@@ -178,8 +216,19 @@ export async function publishPrepared(tx: SqlExecutor, message: PreparedMessage)
     throw publishFailure(err, message.type);
   }
   const row = rows[0];
+  if (row && message.traceparent) await storeTraceparents(tx, [row.id], [message.traceparent], message.type);
   if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
   const firstRow = (await messageByIdempotencyKey.runForeign(tx, { idempotencyKey: message.params.idempotency_key }))[0];
   if (!firstRow) throw new TekilError('INTERNAL', 'idempotency key conflict without a stored message');
   return { id: firstRow.id, deliveries: 0, duplicate: true };
+}
+
+/** Tracing on: the publish spans' traceparents on their messages, in the publishing transaction. */
+export async function storeTraceparents(tx: SqlExecutor, ids: string[], traceparents: string[], what: string): Promise<void> {
+  try {
+    if (acceptsQueryOptions(tx)) await setMessageTraceparents.run(tx, { ids, traceparents });
+    else await setMessageTraceparents.runForeign(tx, { ids, traceparents });
+  } catch (err) {
+    throw publishFailure(err, what);
+  }
 }

@@ -19,6 +19,8 @@ export interface RecordCompletionsOptions {
   disableAfter: number;
   /** Failed attempts in a row that open an endpoint's circuit breaker; 0 turns it off. */
   breakerFailures?: number;
+  /** Publish `message.attempts_exhausted` for each delivery given up (docs/alerts.md). */
+  announceExhausted?: boolean;
   /** Told about each completion the store refused, with the store's error. */
   onRefused(completion: OutboxCompletion, err: unknown): void;
 }
@@ -32,7 +34,7 @@ export interface RecordCompletionsOptions {
  */
 export async function recordCompletions(sql: Queryable, batch: readonly OutboxCompletion[], options: RecordCompletionsOptions): Promise<OutboxCompletion[]> {
   try {
-    await writeCompletions(sql, batch, options.dispatcher, options.disableAfter, options.breakerFailures);
+    await writeCompletions(sql, batch, options.dispatcher, options.disableAfter, options.breakerFailures, options.announceExhausted);
     return [...batch];
   } catch (err) {
     if (!isValueRefusal(err)) throw new CompletionsNotRecorded([...batch], err);
@@ -57,7 +59,7 @@ export async function recordCompletions(sql: Queryable, batch: readonly OutboxCo
  */
 async function writeOne(sql: Queryable, completion: OutboxCompletion, options: RecordCompletionsOptions): Promise<OutboxCompletion | undefined> {
   try {
-    await writeCompletions(sql, [completion], options.dispatcher, options.disableAfter, options.breakerFailures);
+    await writeCompletions(sql, [completion], options.dispatcher, options.disableAfter, options.breakerFailures, options.announceExhausted);
     return completion;
   } catch (err) {
     if (!isValueRefusal(err)) throw err;
@@ -77,7 +79,7 @@ async function writeOne(sql: Queryable, completion: OutboxCompletion, options: R
         ),
     };
     try {
-      await writeCompletions(sql, [failed], options.dispatcher, options.disableAfter, options.breakerFailures);
+      await writeCompletions(sql, [failed], options.dispatcher, options.disableAfter, options.breakerFailures, options.announceExhausted);
     } catch (again) {
       if (!isValueRefusal(again)) throw again;
       options.onRefused(failed, again);

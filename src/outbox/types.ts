@@ -104,6 +104,8 @@ export interface OutboxClaimedDelivery {
   send_at_ms: number;
   /** The gap the endpoint's rate limit makes between two requests; null without one. */
   send_interval_ms: number | null;
+  /** The publish span's traceparent (migration 022): the attempt's span is its child. Null when published untraced. */
+  traceparent: string | null;
 }
 
 /** One finished attempt and what happens to its delivery next. */

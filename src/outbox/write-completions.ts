@@ -1,6 +1,7 @@
 import type { Queryable } from '../store/db.js';
 import { completeAttempts } from '../store/sql/outbox/complete-attempts.js';
 import { endpointStreaks } from './attempt-decision.js';
+import { newEventId } from './ids.js';
 import type { OutboxCompletion } from './types.js';
 
 /** Writes one group of finished attempts (src/store/sql/outbox/complete-attempts.ts: one statement). */
@@ -10,7 +11,10 @@ export async function writeCompletions(
   dispatcher: string,
   disableAfter: number,
   breakerFailures = 0,
+  announceExhausted = false,
 ): Promise<void> {
+  // Rare (a delivery given up), so the common group pays one filter and eight empty arrays.
+  const exhausted = announceExhausted ? batch.filter((c) => c.next === 'failed') : [];
   const streaks = endpointStreaks(batch);
   const streakIds = [...streaks.keys()];
   await completeAttempts.run(db, {
@@ -37,5 +41,13 @@ export async function writeCompletions(
     streak_attempt_failures: streakIds.map((id) => streaks.get(id)!.attemptFailed),
     streak_probe_delays_ms: streakIds.map((id) => streaks.get(id)!.probeDelayMs),
     breaker_failures: breakerFailures,
+    exhausted_ids: exhausted.map((c) => c.deliveryId),
+    exhausted_event_ids: exhausted.map(() => newEventId()),
+    exhausted_message_ids: exhausted.map((c) => c.messageId),
+    exhausted_endpoint_ids: exhausted.map((c) => c.endpointId),
+    exhausted_attempts: exhausted.map((c) => c.attempt),
+    exhausted_urls: exhausted.map((c) => c.url),
+    exhausted_status_codes: exhausted.map((c) => c.statusCode),
+    exhausted_errors: exhausted.map((c) => c.error),
   });
 }

@@ -7,6 +7,8 @@ import { compileSources } from './sources.js';
 import { withinDeadline } from './deadline.js';
 import type { IncomingHeaders } from '../signing/types.js';
 import { BodiesInFlight } from './body.js';
+import { failSpan, startChild, traceparentOf, tracing, type Tracing } from '../telemetry/tracing.js';
+import type { Span } from '@opentelemetry/api';
 
 export interface ReceiverRoutesOptions {
   ctx: Context;
@@ -83,46 +85,96 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     if (!source) throw new TekilError('SOURCE_NOT_FOUND', `no source named "${req.params.source}" is configured`);
     // The handler runs once the whole body is in: the acknowledgement deadline counts from here.
     const bodyReceivedAt = performance.now();
-    const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
-    const headers = req.headers;
-    const contentType = sentContentType.get(req);
-    if (contentType === undefined) delete headers['content-type'];
-    else headers['content-type'] = contentType;
-    // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
-    // list in the wrong place (a proxy or a provider may send webhook-signature twice).
-    const verified = source.scheme.verify({
-      body,
-      headers: headerLines(req),
-      secrets: source.secrets,
-      namedSecrets: source.namedSecrets,
-      toleranceSec: source.toleranceSec,
-    });
-    const fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
-    let outcome;
+    const t = tracing();
+    // Tracing off: one check. On: a receive span (child of the sender's traceparent, if any) with verify
+    // and store under it; its traceparent is stored with the delivery, so the worker's spans join it.
+    let span: Span | undefined;
+    if (t) span = startReceiveSpan(t, req, source.name);
     try {
-      // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
-      // sender on a slow link is answered as soon as its row commits, and so is its retry.
-      outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
-        batcher.enqueue({
-          source: source.name,
-          eventId: fields.eventId,
-          resourceId: fields.resourceId,
-          eventType: fields.eventType,
-          occurredAt: fields.occurredAt,
+      const body = Buffer.isBuffer(req.body) ? req.body : EMPTY;
+      const headers = req.headers;
+      const contentType = sentContentType.get(req);
+      if (contentType === undefined) delete headers['content-type'];
+      else headers['content-type'] = contentType;
+      // Each line of a repeated header on its own: Node joins them with ", ", which splits a signature
+      // list in the wrong place (a proxy or a provider may send webhook-signature twice).
+      const verifySpan = t && span ? startChild(t, span, 'tekil.verify') : undefined;
+      let fields;
+      try {
+        const verified = source.scheme.verify({
           body,
-          contentType: contentType?.trim() ? contentType : null,
-          headers: source.pickHeaders(headers),
-        }),
-      );
+          headers: headerLines(req),
+          secrets: source.secrets,
+          namedSecrets: source.namedSecrets,
+          toleranceSec: source.toleranceSec,
+        });
+        fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
+      } catch (err) {
+        if (t && verifySpan) failSpan(t, verifySpan, err);
+        throw err;
+      } finally {
+        verifySpan?.end();
+      }
+      span?.setAttribute('tekil.event_id', fields.eventId);
+      const storeSpan = t && span ? startChild(t, span, 'tekil.store') : undefined;
+      let outcome;
+      try {
+        // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
+        // sender on a slow link is answered as soon as its row commits, and so is its retry.
+        outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
+          batcher.enqueue({
+            source: source.name,
+            eventId: fields.eventId,
+            resourceId: fields.resourceId,
+            eventType: fields.eventType,
+            occurredAt: fields.occurredAt,
+            body,
+            contentType: contentType?.trim() ? contentType : null,
+            headers: span ? withTraceparent(source.pickHeaders(headers), traceparentOf(span)) : source.pickHeaders(headers),
+          }),
+        );
+      } catch (err) {
+        if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
+        if (t && storeSpan) failSpan(t, storeSpan, err);
+        throw err;
+      } finally {
+        storeSpan?.end();
+      }
+      span?.setAttribute('tekil.outcome', outcome);
+      metrics.count(source.name, outcome);
+      metrics.observeAck(source.name, reply.elapsedTime / 1000);
+      // A provider that wants its own answer (PayTR: the text `OK`) gets it for a copy too, or it keeps sending.
+      if (source.ack) return reply.code(source.ack.status).type(source.ack.content_type).send(source.ack.body);
+      reply.type('application/json');
+      return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
     } catch (err) {
-      if (isTekilError(err) && err.statusCode === 503) reply.header('retry-after', retryAfter);
+      if (t && span) failSpan(t, span, err);
       throw err;
+    } finally {
+      span?.end();
     }
-    metrics.count(source.name, outcome);
-    metrics.observeAck(source.name, reply.elapsedTime / 1000);
-    // A provider that wants its own answer (PayTR: the text `OK`) gets it for a copy too, or it keeps sending.
-    if (source.ack) return reply.code(source.ack.status).type(source.ack.content_type).send(source.ack.body);
-    reply.type('application/json');
-    return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
   });
 };
+
+function startReceiveSpan(t: Tracing, req: FastifyRequest, source: string): Span {
+  const sent = req.headers.traceparent;
+  return t.tracer.startSpan(
+    'tekil.receive',
+    {
+      kind: t.kind.server,
+      attributes: { 'tekil.source': source, 'http.request.method': 'POST', 'http.route': '/in/:source', 'url.path': req.url.split('?')[0] ?? '' },
+    },
+    t.contextFrom(typeof sent === 'string' ? sent : undefined),
+  );
+}
+
+/**
+ * The stored header subset (JSON text) with the receive span's traceparent added: the worker reads it
+ * back as the parent of its spans, and a handler sees it in `event.headers.traceparent`. A sender's own
+ * traceparent is the receive span's parent, so the stored one belongs to the same trace.
+ */
+function withTraceparent(picked: string, traceparent: string): string {
+  const entry = `"traceparent":${JSON.stringify(traceparent)}`;
+  // A repeated key in jsonb keeps the last: the receive span's wins over a kept header of that name.
+  return picked === '{}' ? `{${entry}}` : `${picked.slice(0, -1)},${entry}}`;
+}

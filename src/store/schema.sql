@@ -215,6 +215,7 @@ CREATE TABLE outbox_messages (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     trimmed_at timestamp with time zone,
     tenant_id text DEFAULT 'default'::text NOT NULL,
+    traceparent text,
     CONSTRAINT outbox_messages_pkey PRIMARY KEY (id),
     CONSTRAINT outbox_messages_idempotency_key_key UNIQUE (idempotency_key)
 );
@@ -311,6 +312,16 @@ CREATE TABLE sim_invoices (
     CONSTRAINT sim_invoices_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE store_outages (
+    id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+    process text NOT NULL,
+    first_failure_at timestamp with time zone NOT NULL,
+    last_failure_at timestamp with time zone NOT NULL,
+    recovered_at timestamp with time zone DEFAULT now() NOT NULL,
+    failures integer NOT NULL,
+    CONSTRAINT store_outages_pkey PRIMARY KEY (id)
+);
+
 CREATE TABLE tekil_migrations (
     id integer NOT NULL,
     name text NOT NULL,
@@ -405,6 +416,7 @@ CREATE INDEX reconcile_findings_run ON public.reconcile_findings USING btree (ru
 CREATE INDEX reconcile_findings_source_kind ON public.reconcile_findings USING btree (source, kind, id);
 CREATE INDEX reconcile_runs_source ON public.reconcile_runs USING btree (source, id);
 CREATE INDEX sim_invoices_status ON public.sim_invoices USING btree (status, id);
+CREATE INDEX store_outages_recovered ON public.store_outages USING btree (recovered_at);
 CREATE INDEX tenant_tokens_tenant ON public.tenant_tokens USING btree (tenant_id, created_at);
 
 CREATE OR REPLACE FUNCTION public.tekil_inbox_dequeue_deleted()

@@ -33,8 +33,9 @@ export class Forwarder {
     this.poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64, ...(proxy ? { proxy } : {}) });
   }
 
-  forward(delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
-    return forwardDelivery(this.config, this.poster, this.retryAfterMaxMs, delivery);
+  /** `traceparent`: the forward span's, sent on (tracing on only). */
+  forward(delivery: InboxClaimedDelivery, traceparent?: string): Promise<ForwardOutcome> {
+    return forwardDelivery(this.config, this.poster, this.retryAfterMaxMs, delivery, traceparent);
   }
 
   /** Closes idle connections; with `abort`, also cuts requests still in flight. */
@@ -67,7 +68,13 @@ export function createForwarders(config: TekilConfig): Map<string, Forwarder> {
  * `worker.retry_after_max`), 3xx.
  * Permanent: other 4xx, a destination the forward policy refuses, a request that cannot be built.
  */
-async function forwardDelivery(config: ForwardConfig, poster: HttpPoster, retryAfterMaxMs: number, delivery: InboxClaimedDelivery): Promise<ForwardOutcome> {
+async function forwardDelivery(
+  config: ForwardConfig,
+  poster: HttpPoster,
+  retryAfterMaxMs: number,
+  delivery: InboxClaimedDelivery,
+  traceparent: string | undefined,
+): Promise<ForwardOutcome> {
   const body = Buffer.from(delivery.body);
   const idempotencyKey = headerValue(`${delivery.source}:${delivery.event_id}`);
   const signature = scheme.sign({ body, secrets: [config.secret], id: idempotencyKey });
@@ -81,6 +88,7 @@ async function forwardDelivery(config: ForwardConfig, poster: HttpPoster, retryA
   };
   if (delivery.resource_id) headers['x-tekil-resource-id'] = headerValue(delivery.resource_id);
   if (delivery.event_type) headers['x-tekil-event-type'] = headerValue(delivery.event_type);
+  if (traceparent) headers.traceparent = traceparent;
 
   // The answer's body is never stored (it may echo the payload): it is read to its end and dropped.
   const result = await poster.post({ url: config.url, headers, body, timeoutMs: config.timeout, keepBytes: 0 });

@@ -14,6 +14,9 @@ import { LazySavepoint } from './savepoint.js';
 import { BatchBackend, HandlerClock, runWithTimeout } from './handler-timeout.js';
 import { lockBatchResources } from './lock-resources.js';
 import type { WorkerMetrics } from './metrics.js';
+import { failSpan, startChild, traceparentOf, tracing, type Tracing } from '../telemetry/tracing.js';
+import { BatchTrace } from './batch-trace.js';
+import type { Span } from '@opentelemetry/api';
 
 export interface BatchDeps {
   db: Db;
@@ -37,6 +40,9 @@ class Job {
   readonly body: Buffer;
   startedAt = Date.now();
   verdict?: Extract<GuardVerdict, { kind: 'apply' }>;
+  /** With tracing on: this delivery's processing span (a child of its receive span), and how it ended. */
+  span?: Span;
+  outcome?: InboxCompletion['status'];
   #parsed = false;
   #payload: unknown;
 
@@ -112,8 +118,23 @@ class Event implements InboxEvent {
 export async function processBatch(deps: BatchDeps, token: string): Promise<number> {
   const { db, config } = deps;
   const deadline = Date.now() + config.worker.lease / 2;
+  const t = tracing();
+  const claimStarted = t ? Date.now() : 0;
   const rows = await claimDueDeliveries(db, { limit: deps.claimLimit, leaseMs: config.worker.lease, token });
   if (rows.length === 0) return 0;
+  const traced = t ? new BatchTrace(t, claimStarted) : undefined;
+  try {
+    await runBatch(deps, token, rows, deadline, traced);
+  } catch (err) {
+    traced?.fail(err);
+    throw err;
+  }
+  traced?.end();
+  return rows.length;
+}
+
+async function runBatch(deps: BatchDeps, token: string, rows: InboxClaimedDelivery[], deadline: number, traced: BatchTrace | undefined): Promise<void> {
+  const { db, config } = deps;
   await db.transaction(async (tx) => {
     // First, before any work: waits while another batch still holds one of these resources.
     await lockBatchResources(tx, rows);
@@ -123,6 +144,7 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
 
     for (const row of rows) {
       const job = new Job(row, config.sources[row.source]);
+      traced?.claimed(job);
       if (row.was_lost) deps.metrics.attempt(row.source, 'lost', 0);
       // A delivery whose attempts all ended with a dead worker (e.g. it crashes the process every
       // time) must not loop forever: once the lost attempts used up the budget, it is dead.
@@ -169,11 +191,12 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<numb
         completions.push(failure(deps, job, new Error(outcome.error), outcome.permanent, outcome.notBeforeMs, true));
       }
     }
+    const completeStarted = traced ? Date.now() : 0;
     await completeDeliveries(tx, completions, deps.workerId, token, (c, err) => {
       deps.logger.error({ err, rowRef: c.row_ref, status: c.status }, 'the store refused a delivery outcome; recorded without it (a retry becomes dead)');
     });
+    traced?.completed(completeStarted);
   });
-  return rows.length;
 }
 
 async function runInProcess(
@@ -188,7 +211,17 @@ async function runInProcess(
   try {
     for (const { job, registered } of jobs) {
       job.startedAt = Date.now();
-      out.push(job.startedAt > deadline ? release(deps, job) : await runHandler(deps, tx, backend, clock, job, registered));
+      if (job.startedAt > deadline) {
+        out.push(release(deps, job));
+        continue;
+      }
+      const t = job.span ? tracing() : undefined;
+      const span = t && job.span ? startChild(t, job.span, 'tekil.handler') : undefined;
+      const completion = span
+        ? await t!.within(span, () => runHandler(deps, tx, backend, clock, job, registered))
+        : await runHandler(deps, tx, backend, clock, job, registered);
+      if (span) endWithOutcome(t!, span, completion);
+      out.push(completion);
     }
   } finally {
     clock.stop();
@@ -248,14 +281,27 @@ async function runForwards(deps: BatchDeps, jobs: readonly Job[], deadline: numb
       }
       const forwarder = deps.forwarders.get(job.row.source);
       // Built from the same configuration as the batch's sources, so never missing; a failure if it were.
+      const t = job.span ? tracing() : undefined;
+      // The forward span's traceparent goes with the request: the application's own spans join the trace.
+      const span = t && job.span ? startChild(t, job.span, 'tekil.forward', { kind: t.kind.client, attributes: { 'http.request.method': 'POST' } }) : undefined;
       const outcome: ForwardOutcome = forwarder
-        ? await forwarder.forward(job.row)
+        ? await forwarder.forward(job.row, span ? traceparentOf(span) : undefined)
         : { ok: false, permanent: false, error: `forward: no forwarder built for source ${job.row.source}` };
+      if (span) {
+        if (!outcome.ok) failSpan(t!, span, new Error(outcome.error));
+        span.end();
+      }
       results.push({ job, outcome });
     }
   };
   await Promise.all(Array.from({ length: Math.min(deps.config.worker.forward_concurrency, jobs.length) }, lane));
   return results;
+}
+
+/** A handler's span: failed when the delivery is retried or dead. */
+function endWithOutcome(t: Tracing, span: Span, completion: InboxCompletion): void {
+  if (completion.status === 'pending' || completion.status === 'dead') failSpan(t, span, new Error(completion.error ?? completion.status));
+  span.end();
 }
 
 function resultRefOf(result: HandlerResult): string | null {
@@ -273,6 +319,7 @@ function complete(
   nextAttemptMs: number | null = null,
 ): InboxCompletion {
   const duration = Date.now() - job.startedAt;
+  job.outcome = status;
   deps.metrics.attempt(job.row.source, status === 'pending' ? 'retry' : status, duration);
   return {
     row_ref: job.row.row_ref,
@@ -290,6 +337,7 @@ function complete(
 /** Back to the queue unstarted: the claim's attempt is given back. */
 function release(deps: BatchDeps, job: Job): InboxCompletion {
   deps.metrics.released.inc();
+  job.outcome = 'release';
   return {
     row_ref: job.row.row_ref,
     record_ref: job.row.record_ref,

@@ -11,7 +11,7 @@ export interface OutboxHarness {
   sending: SendingConfig;
   box: SecretBox;
   endpoints: EndpointStore;
-  newDispatcher(): Dispatcher;
+  newDispatcher(options?: { announceExhausted?: boolean }): Dispatcher;
 }
 
 /** The sending side wired for tests: loopback allowed, ladders scaled down, fast polling. */
@@ -30,6 +30,7 @@ export function outboxHarness(db: Db, sending: Record<string, unknown> = {}): Ou
     sending: config.sending,
     box,
     endpoints: endpointStore({ sending: config.sending, box, guard }),
-    newDispatcher: () => new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'silent' }) }),
+    newDispatcher: (options = {}) =>
+      new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'silent' }), announceExhausted: options.announceExhausted }),
   };
 }

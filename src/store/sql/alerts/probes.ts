@@ -63,3 +63,9 @@ export const inboxOldestDue = defineStatement<NoParams, { age_s: number | null }
   `SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 AS age_s
    FROM inbox_queue WHERE NOT dead AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())`,
 );
+
+/** The tenant an endpoint belongs to, unless it is being deleted: `endpoint.*` announcements go to it. */
+export const endpointTenant = defineStatement<{ endpointId: string }, { tenant_id: string }>(
+  'tekil_alerts_endpoint_tenant',
+  `SELECT e.tenant_id FROM endpoints e JOIN tenants t ON t.id = e.tenant_id AND t.deleted_at IS NULL WHERE e.id = $endpointId`,
+);

@@ -53,18 +53,26 @@ export interface OutboxClaimRow {
   send_at_ms: number;
   /** The gap the endpoint's rate limit makes between two requests; null without one. */
   send_interval_ms: number | null;
+  /** The publish span's traceparent (migration 022): the attempt's span is its child. Null when published untraced. */
+  traceparent: string | null;
 }
 
-const claimStatement = defineStatement<{ limit: number; lease: string; lease_margin_ms: number; breaker_failures: number }, OutboxClaimRow>(
+const claimStatement = defineStatement<
+  { limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number },
+  OutboxClaimRow
+>(
   'tekil_outbox_claim',
   `
 WITH eps AS (
-  SELECT e.id, e.timeout_ms, e.send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
+  -- The gap between two send times: the limit's period shared by its count, plus the safety margin
+  -- shared by the count too (sending.rate_limit_margin): that many requests then span the period and the
+  -- margin, so a request up to the margin late still leaves every period within the limit.
+  SELECT e.id, e.timeout_ms, (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int) AS send_interval_ms, greatest(e.next_send_at, now()) AS send_base,
     -- An open breaker lets one probe through at a time.
     CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END AS max_in_flight,
     -- Send times the rate limit has free within the horizon (1 s): this claim may take no more.
     CASE WHEN e.send_interval_ms IS NULL THEN $limit::int
-      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / e.send_interval_ms)::int + 1 END AS allowed
+      ELSE floor((extract(epoch FROM now() - greatest(e.next_send_at, now())) * 1000 + 1000) / (e.send_interval_ms + $pace_margin_ms::double precision / split_part(e.rate_limit, '/', 1)::int))::int + 1 END AS allowed
   FROM endpoints e
   WHERE e.enabled AND e.deleted_at IS NULL
     -- A disabled tenant's deliveries wait, as a disabled endpoint's do (one primary-key probe).
@@ -139,7 +147,7 @@ WHERE d.id = picked.id
 -- read (numbers, text), and a timestamp only where it is used.
 RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
   picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
-  m.payload, m.event_type, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
+  m.payload, m.event_type, m.traceparent, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
   (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,
   CASE WHEN picked.send_interval_ms IS NULL THEN 0 ELSE extract(epoch FROM now()) * 1000 + picked.wait_ms END::double precision AS send_at_ms`,
   // Its best plan depends on the queue's size (QueryOptions.sizeDependentPlan).
@@ -147,7 +155,21 @@ RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.at
 );
 
 /** `breakerFailures`: failed attempts in a row that open an endpoint's circuit breaker; 0 turns it off. */
-export async function claimDeliveries(db: Queryable, limit: number, lease: string, leaseMarginMs: number, breakerFailures = 0): Promise<OutboxClaimRow[]> {
-  const { rows } = await claimStatement.run(db, { limit, lease, lease_margin_ms: leaseMarginMs, breaker_failures: breakerFailures });
+/** `paceMarginMs`: the rate limit's safety margin (`sending.rate_limit_margin`), shared among each period's send times. */
+export async function claimDeliveries(
+  db: Queryable,
+  limit: number,
+  lease: string,
+  leaseMarginMs: number,
+  breakerFailures = 0,
+  paceMarginMs = 0,
+): Promise<OutboxClaimRow[]> {
+  const { rows } = await claimStatement.run(db, {
+    limit,
+    lease,
+    lease_margin_ms: leaseMarginMs,
+    breaker_failures: breakerFailures,
+    pace_margin_ms: paceMarginMs,
+  });
   return rows;
 }

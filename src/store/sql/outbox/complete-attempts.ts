@@ -30,6 +30,19 @@ export interface CompleteAttemptsParams extends Record<string, unknown> {
   streak_attempt_failures: number[];
   streak_probe_delays_ms: number[];
   breaker_failures: number;
+  /**
+   * The completions that give their delivery up (`failed`), when they are announced: each becomes a
+   * `message.attempts_exhausted` message to the tenant concerned, published by this same statement
+   * (so only if the completion is written), with the event id given here. Empty on the hot path.
+   */
+  exhausted_ids: number[];
+  exhausted_event_ids: string[];
+  exhausted_message_ids: string[];
+  exhausted_endpoint_ids: string[];
+  exhausted_attempts: number[];
+  exhausted_urls: string[];
+  exhausted_status_codes: Array<number | null>;
+  exhausted_errors: Array<string | null>;
 }
 
 export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(
@@ -71,6 +84,29 @@ WITH r AS (
     $streak_attempt_resets::boolean[], $streak_attempt_failures::int[], $streak_probe_delays_ms::double precision[])
     AS x (id, reset, failed, attempt_reset, attempt_failed, probe_delay_ms)
   WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0 OR x.attempt_failed > 0 OR e.failed_attempts_in_row > 0)
+), exhausted AS (
+  -- message.attempts_exhausted (docs/alerts.md), for a delivery this statement gave up (upd: the lease
+  -- was still this attempt's), once per delivery (the idempotency key), to its message's tenant, if that
+  -- tenant is not being deleted. Never about a message.attempts_exhausted itself, or one failing
+  -- endpoint would announce its own announcements for ever. Published through tekil's own function, so
+  -- it is signed, retried and kept like any message.
+  -- (Its own arrays, not a join with r: r read twice would be materialized, and upd's plan lose sight
+  -- of its size.)
+  SELECT p.id FROM unnest($exhausted_ids::bigint[], $exhausted_event_ids::text[], $exhausted_message_ids::text[],
+      $exhausted_endpoint_ids::text[], $exhausted_attempts::int[], $exhausted_urls::text[], $exhausted_status_codes::int[], $exhausted_errors::text[])
+      AS x (id, event_id, message_id, endpoint_id, attempt, url, status_code, error)
+    JOIN upd ON upd.id = x.id AND upd.next = 'failed'
+    JOIN outbox_messages m ON m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted'
+    JOIN tenants t ON t.id = m.tenant_id AND t.deleted_at IS NULL
+    CROSS JOIN LATERAL (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at) w
+    CROSS JOIN LATERAL tekil_outbox_publish(m.tenant_id, x.event_id, 'message.attempts_exhausted', m.resource_id,
+      convert_to(json_build_object(
+        'event_id', x.event_id, 'event_type', 'message.attempts_exhausted', 'type', 'message.attempts_exhausted',
+        'occurred_at', w.at, 'timestamp', w.at, 'resource_id', m.resource_id,
+        'data', json_build_object('delivery_id', x.id, 'message_id', m.id, 'event_type', m.event_type, 'resource_id', m.resource_id,
+          'endpoint_id', x.endpoint_id, 'url', x.url, 'attempts', x.attempt, 'last_status_code', x.status_code, 'last_error', x.error)
+      )::text, 'UTF8'),
+      'tekil-attempts-exhausted:' || x.id, '{}'::text[], '{}'::text[]) AS p
 )
 INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
   status_code, error, response_body, dispatcher)
@@ -78,6 +114,9 @@ SELECT a.id, a.message_id, a.endpoint_id, a.attempt, a.url, to_timestamp(a.start
   a.status_code, a.error, a.response_body, $dispatcher::text
 FROM unnest($ids::bigint[], $message_ids::text[], $endpoint_ids::text[], $attempts::int[], $urls::text[], $started_ms::double precision[], $durations_ms::int[],
   $succeeded::boolean[], $status_codes::int[], $errors::text[], $response_bodies::text[])
-  AS a (id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)`,
+  AS a (id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)
+-- Referenced, so the announcements are made (a plain SELECT in WITH runs only as far as it is read);
+-- one evaluation for the statement, over nothing when no delivery was given up.
+WHERE (SELECT count(*) FROM exhausted) >= 0`,
   'prepared',
 );

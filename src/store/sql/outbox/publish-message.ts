@@ -73,3 +73,14 @@ export const messageByIdempotencyKey = defineStatement<{ idempotencyKey: string 
   'tekil_outbox_message_by_idempotency_key',
   'SELECT id FROM outbox_messages WHERE idempotency_key = $idempotencyKey',
 );
+
+/**
+ * Tracing on only (migration 022): the publish span's traceparent on the messages just published, in
+ * their publishing transaction, so a dispatcher never claims one of them without it.
+ */
+export const setMessageTraceparents = defineStatement<{ ids: string[]; traceparents: string[] }>(
+  'tekil_outbox_set_traceparents',
+  `UPDATE outbox_messages m SET traceparent = x.traceparent
+   FROM unnest($ids::text[], $traceparents::text[]) AS x (id, traceparent)
+   WHERE m.id = x.id`,
+);
