@@ -41,6 +41,7 @@ export const errorCatalogue = {
   SIGN_IN_LIMITED: { status: 429, message: 'too many refused sign-ins from this address or token, retry later' },
   NOT_FOUND: { status: 404, message: 'not found' },
   TENANT_NOT_FOUND: { status: 404, message: 'no such tenant' },
+  PORTAL_LINK_GONE: { status: 410, message: 'the portal link was used before, has expired, or does not exist' },
   CONFIRMATION_REQUIRED: { status: 400, message: 'this operation removes data and must be confirmed' },
   CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
   BODY_TRIMMED: { status: 409, message: 'the body was trimmed by retention; there is nothing left to replay' },
