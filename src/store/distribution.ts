@@ -53,6 +53,8 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   tekil_migrations: 'coordinator',
   // Alerts' incidents: a handful of rows, written by one evaluator at a time.
   incidents: 'coordinator',
+  // Store outages reported by each process once the store answers again (store_unreachable): a few rows.
+  store_outages: 'coordinator',
   // The provider simulator's own invoices (`tekil simulate`): test traffic, never a production table.
   sim_invoices: 'coordinator',
 };
