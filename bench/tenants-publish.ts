@@ -136,7 +136,7 @@ async function main(): Promise<void> {
       const hits = (s: Side) => median(runs.get(key(variant, s))!.map((r) => r.bufferHits));
       process.stdout.write(
         `  ${variant}: Postgres CPU a message ${Math.round(cpu('single'))} µs (1 tenant), ${Math.round(cpu('tenants'))} µs (${TENANTS} tenants): ` +
-          `+${Math.round(cpu('tenants') - cpu('single'))} µs, tenants/single = ${(cpu('tenants') / cpu('single')).toFixed(2)}; ` +
+          `${cpu('tenants') >= cpu('single') ? '+' : ''}${Math.round(cpu('tenants') - cpu('single'))} µs, tenants/single = ${(cpu('tenants') / cpu('single')).toFixed(2)}; ` +
           `buffer hits ${hits('single').toFixed(1)} and ${hits('tenants').toFixed(1)}\n`,
       );
     }
