@@ -174,6 +174,16 @@ async function main(): Promise<void> {
         .map((r, i) => (r.rate / runs[what].get('single')![i]!.rate).toFixed(2))
         .join(', ');
       process.stdout.write(`tenants/single (${what}) = ${(many.rate / single.rate).toFixed(2)} (target >= 0.90; per round: ${perRound})\n`);
+      // Throughput moves with the machine's load; the Postgres CPU an item costs hardly does: a gap that
+      // is the tenants' doing shows here in every round (bench:tenants-publish breaks publishing down).
+      const extraCpu = runs[what]
+        .get('tenants')!
+        .map(
+          (r, i) =>
+            `${r.postgresUs - runs[what].get('single')![i]!.postgresUs >= 0 ? '+' : ''}${Math.round(r.postgresUs - runs[what].get('single')![i]!.postgresUs)}`,
+        )
+        .join(', ');
+      process.stdout.write(`Postgres CPU per item, tenants - single (${what}): ${extraCpu} µs per round\n`);
     }
   } finally {
     sink.stop();

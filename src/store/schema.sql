@@ -460,8 +460,14 @@ CREATE OR REPLACE FUNCTION public.tekil_outbox_publish(p_tenant_id text, p_id te
  LANGUAGE plpgsql
 AS $function$
 #variable_conflict use_column
+DECLARE
+  extra_endpoint_id text;
 BEGIN
-  PERFORM tekil_outbox_require_tenants(ARRAY[p_tenant_id]);
+  -- A tenant that does not exist or is being deleted: no_data_found, as tekil_outbox_require_tenants.
+  PERFORM 1 FROM tenants t WHERE t.id = p_tenant_id AND t.deleted_at IS NULL;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION 'no tenant %', p_tenant_id USING ERRCODE = 'no_data_found';
+  END IF;
   RETURN QUERY
   WITH msg AS (
     INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload, idempotency_key)
@@ -488,9 +494,13 @@ BEGIN
   IF NOT FOUND THEN
     RETURN;
   END IF;
-  IF cardinality(p_extra_endpoint_ids) > 0 THEN
-    PERFORM tekil_outbox_require_tenant_endpoints(array_fill(p_tenant_id, ARRAY[cardinality(p_extra_endpoint_ids)]), p_extra_endpoint_ids);
-  END IF;
+  -- Each extra destination names an endpoint of this tenant (a message has one or two of them).
+  FOREACH extra_endpoint_id IN ARRAY p_extra_endpoint_ids LOOP
+    PERFORM 1 FROM endpoints e WHERE e.id = extra_endpoint_id AND e.tenant_id = p_tenant_id;
+    IF NOT FOUND THEN
+      RAISE EXCEPTION 'an extra destination names an endpoint that does not exist' USING ERRCODE = 'foreign_key_violation';
+    END IF;
+  END LOOP;
   IF pg_try_advisory_xact_lock(7628139, 1) THEN
     PERFORM pg_notify('tekil_outbox', '');
   END IF;
