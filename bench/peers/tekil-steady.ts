@@ -29,6 +29,7 @@ export function processPayload(i: number, t0: number): string {
 export async function tekilProcessSteady(url: string, options: { batch: number; loops: number; load: SteadyLoad }): Promise<LatencyResult> {
   const db = createPostgresDb({ connectionString: url, max: options.loops + 2 });
   const pool = new pg.Pool({ connectionString: url, max: 10 });
+  pool.on('error', () => {}); // the database is dropped WITH (FORCE) after the run
   const end = new CompletionEnd();
   const batchBodies = new AsyncLocalStorage<string[]>();
   // The store as the worker sees it, but each transaction() tells `end` of the items handled inside it

@@ -77,6 +77,7 @@ export async function benchGraphile(url: string, dbName: string, options: { n: n
   const { n: N, concurrency: GRAPHILE_CONCURRENCY } = options;
   await migrateGraphile({ connectionString: url, logger: new GraphileLogger(() => () => {}) });
   const pool = new pg.Pool({ connectionString: url, max: 2 });
+  pool.on('error', () => {}); // the database is dropped WITH (FORCE) after the run
   try {
     for (let from = 1; from <= N; from += 10_000) {
       await pool.query(
