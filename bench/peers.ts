@@ -186,4 +186,14 @@ async function main(): Promise<number> {
   }
 }
 
+// Each run's database is dropped WITH (FORCE) as soon as the run ends, and the peers' own pools
+// (graphile-worker's, pg-boss's) may still hold an idle client to it: Postgres ends that client with
+// 57P01 (admin_shutdown), which a pool without an 'error' listener raises as an uncaught error. That one
+// is expected here; anything else still stops the bench.
+process.on('uncaughtException', (err: Error & { code?: string }) => {
+  if (err.code === '57P01') return;
+  process.stderr.write(`${err.stack ?? String(err)}\n`);
+  process.exit(1);
+});
+
 process.exit(await main()); // queue clients and agents may hold the event loop open
