@@ -63,9 +63,9 @@ async function load(db: Db): Promise<void> {
       [lo, hi, TENANTS, TYPES, MESSAGES],
     );
     await db.query(
-      `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, next_attempt_at, last_status_code, last_error,
+      `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts, next_attempt_at, last_status_code, last_error,
                                       last_attempt_at, created_at, completed_at)
-       SELECT 'evt_' || lpad(i::text, 12, '0'), 'ep_' || ((i::int8 * 7919) % $3) || '_' || j, s.status,
+       SELECT 'm_' || ((i::int8 * 7919) % $3), 'evt_' || lpad(i::text, 12, '0'), 'ep_' || ((i::int8 * 7919) % $3) || '_' || j, s.status,
               CASE s.status WHEN 'pending' THEN 0 WHEN 'cancelled' THEN 0 WHEN 'failed' THEN 3 ELSE 1 END,
               CASE s.status WHEN 'pending' THEN now() + interval '1 day' ELSE c.at END,
               CASE s.status WHEN 'succeeded' THEN 200 WHEN 'failed' THEN 503 END,
@@ -82,12 +82,12 @@ async function load(db: Db): Promise<void> {
     const from = `'evt_' || lpad(${lo}::text, 12, '0')`;
     const to = `'evt_' || lpad(${hi}::text, 12, '0')`;
     await db.exec(
-      `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, error)
-       SELECT d.id, d.message_id, d.endpoint_id, d.attempts, 'http://127.0.0.1:9/hook', d.last_attempt_at - interval '80 milliseconds',
+      `INSERT INTO outbox_attempts (tenant_id, delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, error)
+       SELECT d.tenant_id, d.id, d.message_id, d.endpoint_id, d.attempts, 'http://127.0.0.1:9/hook', d.last_attempt_at - interval '80 milliseconds',
               20 + d.id % 400, d.status = 'succeeded', d.last_status_code, d.last_error
        FROM outbox_deliveries d WHERE d.message_id BETWEEN ${from} AND ${to} AND d.status IN ('succeeded', 'failed');
-       INSERT INTO outbox_queue (delivery_id, endpoint_id, next_attempt_at, failed)
-       SELECT d.id, d.endpoint_id, d.next_attempt_at, d.status = 'failed'
+       INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, next_attempt_at, failed)
+       SELECT d.tenant_id, d.id, d.endpoint_id, d.next_attempt_at, d.status = 'failed'
        FROM outbox_deliveries d WHERE d.message_id BETWEEN ${from} AND ${to} AND d.status IN ('pending', 'failed')`,
     );
     process.stdout.write(`\rloaded ${Math.min(hi * 2, DELIVERIES)} / ${DELIVERIES} deliveries (${Math.round((performance.now() - started) / 1000)} s)`);

@@ -46,19 +46,19 @@ await withFreshDatabase('tekil_bench_tenants_page', async (url) => {
       [TENANTS],
     );
     await db.query(
-      `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, last_attempt_at, created_at)
-       SELECT 'msg_' || i, 'ep_' || (i % (2 * $2::int)),
+      `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts, last_attempt_at, created_at)
+       SELECT e.tenant_id, 'msg_' || i, e.id,
               CASE WHEN i % 100 = 0 THEN 'failed' WHEN i % 200 = 1 THEN 'pending' ELSE 'succeeded' END, 1,
               now() - ((i % 86400) * interval '1 second'), now() - ((i % 86400) * interval '1 second')
-       FROM generate_series(1, $1::int) i`,
+       FROM generate_series(1, $1::int) i JOIN endpoints e ON e.id = 'ep_' || (i % (2 * $2::int))`,
       [N, TENANTS],
     );
     await db.query(
-      `INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) SELECT id, endpoint_id, status = 'failed' FROM outbox_deliveries WHERE status <> 'succeeded'`,
+      `INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) SELECT tenant_id, id, endpoint_id, status = 'failed' FROM outbox_deliveries WHERE status <> 'succeeded'`,
     );
     await db.query(
-      `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded)
-       SELECT id, message_id, endpoint_id, 1, 'https://merchant.example/', last_attempt_at, 40, status = 'succeeded' FROM outbox_deliveries`,
+      `INSERT INTO outbox_attempts (tenant_id, delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded)
+       SELECT tenant_id, id, message_id, endpoint_id, 1, 'https://merchant.example/', last_attempt_at, 40, status = 'succeeded' FROM outbox_deliveries`,
     );
     await db.query('ANALYZE');
     console.log(

@@ -46,13 +46,35 @@ interface Run {
   bufferHits: number;
 }
 
-/** Migration 016's publishing function, under another name, as the baseline. */
+/**
+ * Migration 016's publishing function, under another name, as the baseline: its tenant check as it was,
+ * writing the columns and keys of today's tables (migration 025: each delivery and queue row carries the
+ * tenant, and an idempotency key is the tenant's), so the two differ only in how they check.
+ */
 function baselineFunction(): string {
   const migration = readFileSync(new URL('../src/store/migrations/016_tenants.sql', import.meta.url), 'utf8');
   const start = migration.indexOf('CREATE FUNCTION tekil_outbox_publish(');
   const end = migration.indexOf('END $fn$;', start) + 'END $fn$;'.length;
   if (start < 0 || end < start) throw new Error('migration 016 has no tekil_outbox_publish');
-  return migration.slice(start, end).replace('CREATE FUNCTION tekil_outbox_publish(', `CREATE FUNCTION ${FUNCTIONS.baseline}(`);
+  const replacements: Array<[string, string]> = [
+    ['CREATE FUNCTION tekil_outbox_publish(', `CREATE FUNCTION ${FUNCTIONS.baseline}(`],
+    ['ON CONFLICT (idempotency_key)', 'ON CONFLICT (tenant_id, idempotency_key)'],
+    [
+      'INSERT INTO outbox_deliveries (message_id, endpoint_id, url)\n    SELECT msg.id,',
+      'INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, url)\n    SELECT p_tenant_id, msg.id,',
+    ],
+    ['SELECT msg.id, x.endpoint_id, x.url FROM msg', 'SELECT p_tenant_id, msg.id, x.endpoint_id, x.url FROM msg'],
+    [
+      'INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT f.id,',
+      'INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT p_tenant_id, f.id,',
+    ],
+  ];
+  let text = migration.slice(start, end);
+  for (const [from, to] of replacements) {
+    if (!text.includes(from)) throw new Error(`migration 016's tekil_outbox_publish no longer holds: ${from}`);
+    text = text.replace(from, to);
+  }
+  return text;
 }
 
 async function setUpDatabase(side: Side, tenantCount: number): Promise<Database> {

@@ -27,12 +27,16 @@ describe.skipIf(!browserRunnable)('panel: the tenants page', () => {
     );
     // Alpha's deliveries all succeeded; Beta's first endpoint failed its last ones.
     await db.query(
-      `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, last_attempt_at)
-       SELECT 'msg_a' || g, 'ep_alpha', 'succeeded', 1, now() FROM generate_series(1, 8) g
-       UNION ALL SELECT 'msg_b' || g, 'ep_beta_down', 'failed', 5, now() FROM generate_series(1, 3) g
-       UNION ALL SELECT 'msg_c' || g, 'ep_beta_up', 'succeeded', 1, now() FROM generate_series(1, 1) g`,
+      `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts, last_attempt_at)
+       SELECT e.tenant_id, x.* FROM (
+         SELECT 'msg_a' || g, 'ep_alpha', 'succeeded', 1, now() FROM generate_series(1, 8) g
+         UNION ALL SELECT 'msg_b' || g, 'ep_beta_down', 'failed', 5, now() FROM generate_series(1, 3) g
+         UNION ALL SELECT 'msg_c' || g, 'ep_beta_up', 'succeeded', 1, now() FROM generate_series(1, 1) g
+       ) x (message_id, endpoint_id, status, attempts, last_attempt_at) JOIN endpoints e ON e.id = x.endpoint_id`,
     );
-    await db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) SELECT id, endpoint_id, true FROM outbox_deliveries WHERE status = 'failed'`);
+    await db.query(
+      `INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) SELECT tenant_id, id, endpoint_id, true FROM outbox_deliveries WHERE status = 'failed'`,
+    );
     page = (await panel.newPage()).page;
     await panel.signIn(page);
   }, 60_000);

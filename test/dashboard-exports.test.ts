@@ -85,12 +85,12 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
       `INSERT INTO outbox_messages (id, event_type, payload) SELECT 'msg_export_' || i, 'invoice.paid', '\\x7b7d' FROM generate_series(1, 3) AS i`,
     );
     await t.db.query(
-      `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, last_status_code)
-       SELECT 'msg_export_' || i, 'ep_export', CASE WHEN i = 1 THEN 'failed' ELSE 'succeeded' END, i, CASE WHEN i = 1 THEN 500 ELSE 200 END
+      `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts, last_status_code)
+       SELECT 'default', 'msg_export_' || i, 'ep_export', CASE WHEN i = 1 THEN 'failed' ELSE 'succeeded' END, i, CASE WHEN i = 1 THEN 500 ELSE 200 END
        FROM generate_series(1, 3) AS i`,
     );
     await t.db.query(
-      `INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) SELECT id, endpoint_id, true FROM outbox_deliveries WHERE endpoint_id = 'ep_export' AND status = 'failed'`,
+      `INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) SELECT tenant_id, id, endpoint_id, true FROM outbox_deliveries WHERE endpoint_id = 'ep_export' AND status = 'failed'`,
     );
     const xlsx = await download(app, '/api/v1/deliveries/export.xlsx?endpoint_id=ep_export&status=succeeded');
     const workbook = new ExcelJS.Workbook();

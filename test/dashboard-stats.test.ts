@@ -75,9 +75,9 @@ describe('dashboard stats and alerting gauges', () => {
     await t.db.query(`INSERT INTO endpoints (id, url, timeout_ms, max_in_flight) VALUES ('ep_stats', 'https://example.com/h', 5000, 4)`);
     await t.db.query(`INSERT INTO outbox_messages (id, event_type, payload) VALUES ('msg_stats', 'invoice.paid', '\\x7b7d')`);
     const { rows } = await t.db.query<{ id: string }>(
-      `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts) VALUES ('msg_stats', 'ep_stats', 'failed', 4) RETURNING id`,
+      `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts) VALUES ('default', 'msg_stats', 'ep_stats', 'failed', 4) RETURNING id`,
     );
-    await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) VALUES ($1, 'ep_stats', true)`, [rows[0]!.id]);
+    await t.db.query(`INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) VALUES ('default', $1, 'ep_stats', true)`, [rows[0]!.id]);
     // ep_stats: a success 5 minutes ago, then failures from 4 minutes ago on. ep_healthy: failed, then recovered.
     const attempts: Array<[string, number, number, boolean]> = [
       ['ep_stats', 5, 10, true],
@@ -92,8 +92,8 @@ describe('dashboard stats and alerting gauges', () => {
     const now = (await t.db.query<{ now: Date }>(`SELECT date_trunc('second', now()) AS now`)).rows[0]!.now;
     for (const [i, [endpoint, minutesAgo, ms, ok]] of attempts.entries()) {
       await t.db.query(
-        `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code)
-         VALUES ($1, 'msg_stats', $2, $3, 'https://example.com/h', $8::timestamptz - $4 * interval '1 minute', $5, $6, $7)`,
+        `INSERT INTO outbox_attempts (tenant_id, delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code)
+         VALUES ('default', $1, 'msg_stats', $2, $3, 'https://example.com/h', $8::timestamptz - $4 * interval '1 minute', $5, $6, $7)`,
         [rows[0]!.id, endpoint, i + 1, minutesAgo, ms, ok, ok ? 200 : 500, now],
       );
     }

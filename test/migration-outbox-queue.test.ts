@@ -52,7 +52,7 @@ describe('migration 013: upgrading an outbox that holds deliveries', () => {
     const { rows } = await db.query<QueueRow>(
       `SELECT d.message_id, q.next_attempt_at <= now() AS due, coalesce(q.lease_until > now(), false) AS leased,
               coalesce(q.lease_until <= now(), false) AS lease_ran_out, q.failed
-       FROM outbox_queue q JOIN outbox_deliveries d ON d.id = q.delivery_id ORDER BY d.message_id`,
+       FROM outbox_queue q JOIN outbox_deliveries d ON d.tenant_id = q.tenant_id AND d.id = q.delivery_id ORDER BY d.message_id`,
     );
     expect(rows).toEqual([
       { message_id: 'msg_abandoned', due: true, leased: false, lease_ran_out: true, failed: false },
@@ -65,7 +65,12 @@ describe('migration 013: upgrading an outbox that holds deliveries', () => {
       `SELECT indexname FROM pg_indexes WHERE tablename = 'outbox_deliveries' ORDER BY indexname`,
     );
     // No index of the record names a column the dispatcher changes.
-    expect(indexes.map((i) => i.indexname)).toEqual(['outbox_deliveries_destination', 'outbox_deliveries_endpoint', 'outbox_deliveries_pkey']);
+    expect(indexes.map((i) => i.indexname)).toEqual([
+      'outbox_deliveries_destination',
+      'outbox_deliveries_endpoint',
+      'outbox_deliveries_id',
+      'outbox_deliveries_pkey',
+    ]);
     expect(await failedOutboxDeliveries(db)).toBe(1);
   });
 

@@ -136,17 +136,18 @@ describe('retention', () => {
     ] as const) {
       await t.db.query(`INSERT INTO outbox_messages (id, event_type, payload) VALUES ($1, 'invoice.paid', $2)`, [id, Buffer.from(`{"id":"${id}"}`)]);
       const d = await t.db.query<{ id: string }>(
-        `INSERT INTO outbox_deliveries (message_id, endpoint_id, status, next_attempt_at) VALUES ($1, 'ep_ret', $2, now() + interval '1 day') RETURNING id`,
+        `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, next_attempt_at) VALUES ('default', $1, 'ep_ret', $2, now() + interval '1 day') RETURNING id`,
         [id, status],
       );
       if (status === 'pending') {
-        await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id, next_attempt_at) VALUES ($1, 'ep_ret', now() + interval '1 day')`, [
-          d.rows[0]!.id,
-        ]);
+        await t.db.query(
+          `INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, next_attempt_at) VALUES ('default', $1, 'ep_ret', now() + interval '1 day')`,
+          [d.rows[0]!.id],
+        );
       }
       await t.db.query(
-        `INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, response_body)
-         VALUES ($1, $2, 'ep_ret', 1, 'http://127.0.0.1:9/', now(), 5, true, 200, 'thanks')`,
+        `INSERT INTO outbox_attempts (tenant_id, delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, response_body)
+         VALUES ('default', $1, $2, 'ep_ret', 1, 'http://127.0.0.1:9/', now(), 5, true, 200, 'thanks')`,
         [d.rows[0]!.id, id],
       );
     }

@@ -233,12 +233,10 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
 
   it('replay-failed of a tenant re-queues its own failed deliveries only', async () => {
     await t.db.query("UPDATE outbox_deliveries SET status = 'failed' WHERE id IN ($1, $2)", [own.A.delivery, own.B.delivery]);
-    await t.db.query('INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) VALUES ($1, $2, true), ($3, $4, true) ON CONFLICT DO NOTHING', [
-      own.A.delivery,
-      own.A.endpoint,
-      own.B.delivery,
-      own.B.endpoint,
-    ]);
+    await t.db.query(
+      'INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) SELECT d.tenant_id, d.id, d.endpoint_id, true FROM outbox_deliveries d WHERE (d.id, d.endpoint_id) IN (($1, $2), ($3, $4)) ON CONFLICT DO NOTHING',
+      [own.A.delivery, own.A.endpoint, own.B.delivery, own.B.endpoint],
+    );
     await t.db.query('UPDATE outbox_queue SET failed = true WHERE delivery_id IN ($1, $2)', [own.A.delivery, own.B.delivery]);
     const res = await call(tokenA, 'POST', '/api/v1/deliveries/replay-failed', {});
     expect(res.body).toEqual({ replayed: 1 });

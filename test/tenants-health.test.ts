@@ -33,10 +33,10 @@ describe('GET /api/v1/stats/tenants: health per tenant', () => {
   const deliveries = async (endpointId: string, n: number, status: 'succeeded' | 'pending' | 'failed', agoMs = 0) => {
     await t.db.query(
       `WITH d AS (
-         INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, last_attempt_at)
-         SELECT 'msg_' || $1 || '_' || $3 || '_' || $4 || '_' || g, $1::text, $3::text, 1, now() - $4::int * interval '1 millisecond' FROM generate_series(1, $2::int) g
-         RETURNING id, endpoint_id, status)
-       INSERT INTO outbox_queue (delivery_id, endpoint_id, failed) SELECT id, endpoint_id, status = 'failed' FROM d WHERE status <> 'succeeded'`,
+         INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts, last_attempt_at)
+         SELECT (SELECT tenant_id FROM endpoints WHERE id = $1), 'msg_' || $1 || '_' || $3 || '_' || $4 || '_' || g, $1::text, $3::text, 1, now() - $4::int * interval '1 millisecond' FROM generate_series(1, $2::int) g
+         RETURNING tenant_id, id, endpoint_id, status)
+       INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) SELECT tenant_id, id, endpoint_id, status = 'failed' FROM d WHERE status <> 'succeeded'`,
       [endpointId, n, status, agoMs],
     );
   };
@@ -76,7 +76,10 @@ describe('GET /api/v1/stats/tenants: health per tenant', () => {
     await deliveries('ep_gone', 7, 'failed');
     // More than the sample, and more waiting than are counted.
     await deliveries('ep_big', HEALTH_SAMPLE + 50, 'succeeded');
-    await t.db.query(`INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT 1000000 + g, 'ep_big' FROM generate_series(1, $1::int) g`, [PENDING_CAP + 5]);
+    await t.db.query(
+      `INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT (SELECT tenant_id FROM endpoints WHERE id = 'ep_big'), 1000000 + g, 'ep_big' FROM generate_series(1, $1::int) g`,
+      [PENDING_CAP + 5],
+    );
   }, 60_000);
   afterAll(async () => {
     await app?.close();

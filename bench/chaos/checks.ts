@@ -86,7 +86,7 @@ export async function checkChaos(db: Queryable, load: LoadResult, sinks: { outbo
 
   const messages = await column<{ id: string; statuses: string }>(
     db,
-    `SELECT m.id, string_agg(d.status, ',') AS statuses FROM outbox_messages m JOIN outbox_deliveries d ON d.message_id = m.id GROUP BY m.id`,
+    `SELECT m.id, string_agg(d.status, ',') AS statuses FROM outbox_messages m JOIN outbox_deliveries d ON d.tenant_id = m.tenant_id AND d.message_id = m.id GROUP BY m.id`,
   );
   const unsent = messages.filter((m) => !sinks.outbox.seen.has(m.id)).map((m) => `${m.id} (${m.statuses})`);
   const mixedIds = [...sinks.outbox.seen].filter(([id, ids]) => ids.size !== 1 || !ids.has(id)).map(([id, ids]) => `${id}: ${[...ids].join(' | ')}`);

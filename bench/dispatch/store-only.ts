@@ -33,6 +33,7 @@ export async function dispatchStoreOnly(sql: Queryable, options: { batchSize: nu
     statements++;
     if (rows.length === 0) break;
     const completions: OutboxCompletion[] = rows.map((r) => ({
+      tenantId: r.tenant_id,
       deliveryId: Number(r.id),
       lease,
       messageId: r.message_id,

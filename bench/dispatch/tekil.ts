@@ -69,7 +69,7 @@ export async function resetDeliveries(db: PostgresDb): Promise<void> {
        last_status_code = NULL, last_error = NULL, last_attempt_at = NULL, completed_at = NULL`,
   );
   await db.query('TRUNCATE outbox_attempts, outbox_queue');
-  await db.query('INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM outbox_deliveries');
+  await db.query('INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT tenant_id, id, endpoint_id FROM outbox_deliveries');
   await db.query('UPDATE endpoints SET consecutive_failures = 0');
   await db.exec('VACUUM ANALYZE outbox_deliveries, outbox_queue, outbox_attempts, endpoints');
 }

@@ -37,12 +37,12 @@ export async function fillHistory(db: Db, source: string, n: number, log: (line:
               LATERAL (SELECT now() - (i::float8 / $3::float8) * ($4::float8 * interval '1 millisecond') AS t) AS tt
          RETURNING id, created_at
        ), d AS (
-         INSERT INTO outbox_deliveries (message_id, endpoint_id, status, attempts, next_attempt_at, last_status_code, last_attempt_at, created_at, completed_at)
-         SELECT id, 'ep_growth', 'succeeded', 1, created_at, 200, created_at, created_at, created_at FROM m
+         INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status, attempts, next_attempt_at, last_status_code, last_attempt_at, created_at, completed_at)
+         SELECT 'default', id, 'ep_growth', 'succeeded', 1, created_at, 200, created_at, created_at, created_at FROM m
          RETURNING id, message_id, created_at
        )
-       INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, response_body)
-       SELECT id, message_id, 'ep_growth', 1, 'http://127.0.0.1:9/', created_at, 40, true, 200, 'ok' FROM d`,
+       INSERT INTO outbox_attempts (tenant_id, delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded, status_code, response_body)
+       SELECT 'default', id, message_id, 'ep_growth', 1, 'http://127.0.0.1:9/', created_at, 40, true, 200, 'ok' FROM d`,
       [from, to, n, spreadMs],
     );
     log(`  filled ${to.toLocaleString('en')} / ${n.toLocaleString('en')} of each (${((Date.now() - started) / 1000).toFixed(0)} s for this chunk)`);

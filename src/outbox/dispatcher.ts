@@ -298,7 +298,7 @@ export class Dispatcher implements Service {
     if (queued.length === 0) return;
     await releaseUnstarted(
       this.sql,
-      queued.map((q) => ({ id: q.row.id, lease: q.lease })),
+      queued.map((q) => ({ tenantId: q.row.tenant_id, id: q.row.id, lease: q.lease })),
     ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: releasing unstarted deliveries failed; their leases will expire'));
   }
 
@@ -309,7 +309,7 @@ export class Dispatcher implements Service {
       this.pumpAtEndOfTurn();
       if (completion === undefined) {
         // Given back unsent (too late for its send time): pending again, its attempt count as it was.
-        void releaseUnstarted(this.sql, [{ id: row.id, lease }])
+        void releaseUnstarted(this.sql, [{ tenantId: row.tenant_id, id: row.id, lease }])
           .catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: giving back a late paced delivery failed; its lease will expire'))
           .finally(() => this.kick());
         return;
@@ -368,6 +368,7 @@ export class Dispatcher implements Service {
       goneIsPermanent: this.options.sending.gone_is_permanent,
     });
     return {
+      tenantId: row.tenant_id,
       deliveryId: Number(row.id),
       lease,
       messageId: row.message_id,

@@ -1,7 +1,14 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
-import { selectAttempts, selectMessage, listDeliveriesStatement, listQueuedDeliveriesStatement, listMessagesStatement } from '../store/sql/outbox/history.js';
+import {
+  type DeliveryListParams,
+  selectAttempts,
+  selectMessage,
+  listDeliveriesStatement,
+  listQueuedDeliveriesStatement,
+  listMessagesStatement,
+} from '../store/sql/outbox/history.js';
 import { listTenantDeliveriesStatement, listTenantMessagesStatement } from '../store/sql/outbox/tenant-history.js';
 import { eventIdFor } from './ids.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
@@ -91,7 +98,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   if (cursor !== null && (!/^\d{1,19}$/.test(cursor) || BigInt(cursor) > 9_223_372_036_854_775_807n)) {
     throw invalidCursor('its key is not a delivery id');
   }
-  const values = {
+  const values: DeliveryListParams = {
     before_id: cursor,
     endpoint_id: f.endpointId ?? null,
     tenant_id: f.tenantId ?? null,
@@ -103,12 +110,18 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
     message_id: f.messageId ?? null,
     limit: limit + 1,
   };
-  // One tenant's are read per endpoint of that tenant (its portal's list: see the statement); otherwise
+  // A message's deliveries are its tenant's: the tenant leads every outbox key (migration 025).
+  if (values.message_id !== null && values.tenant_id === null) {
+    const message = (await selectMessage.run(db, { id: values.message_id })).rows[0];
+    if (!message) return { items: [], next_cursor: null };
+    values.tenant_id = message.tenant_id;
+  }
+  // One tenant's are read along its own key (its portal's list: see the statement); otherwise
   // unsettled and failed deliveries are found through the queue (see that statement).
   const queued = f.status === 'pending' || f.status === 'sending' || f.status === 'failed';
   const { rows } =
-    f.tenantId !== undefined
-      ? await listTenantDeliveriesStatement.run(db, { ...values, tenant_id: f.tenantId })
+    values.tenant_id !== null
+      ? await listTenantDeliveriesStatement.run(db, { ...values, tenant_id: values.tenant_id })
       : queued
         ? await listQueuedDeliveriesStatement.run(db, { ...values, failed: f.status === 'failed' })
         : await listDeliveriesStatement.run(db, values);
@@ -136,7 +149,7 @@ export async function getMessage(db: Queryable, id: string): Promise<MessageDeta
   const { rows } = await selectMessage.run(db, { id });
   const m = rows[0];
   if (!m) throw new TekilError('NOT_FOUND', `no message ${id}`);
-  const deliveries = await listDeliveries(db, { messageId: id, limit: MAX_PAGE });
+  const deliveries = await listDeliveries(db, { tenantId: m.tenant_id, messageId: id, limit: MAX_PAGE });
   const attempts = await selectAttempts.run(db, { deliveryIds: deliveries.items.map((d) => d.id) });
   const text = Buffer.from(m.payload).toString('utf8');
   let payload: unknown = text;

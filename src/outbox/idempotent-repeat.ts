@@ -13,17 +13,21 @@ export interface PublishRequest {
 }
 
 /**
- * A repeated Idempotency-Key must come with the same request: the same tenant, type, resource id, `data`
+ * A repeated Idempotency-Key must come with the same request: the same type, resource id, `data`
  * (compared as JSON, key order aside) and extra destinations. A different one is a client mistake,
  * and answering it with the first message would hide it (as Stripe does, it is refused with 422
  * IDEMPOTENCY_KEY_REUSED). The message's stored envelope is the record of its request; once retention
- * has trimmed it, only the type, resource id and extra destinations are compared.
+ * has trimmed it, only the type, resource id and extra destinations are compared. A key is its tenant's
+ * (migration 025): the first message is looked up under the request's tenant, so the tenant always matches.
  */
 export async function checkIdempotentRepeat(db: Queryable, messageId: string, key: string, request: PublishRequest): Promise<void> {
-  const row = (await db.query<PublishedRequestRow>(publishedRequest.text, publishedRequest.bind({ id: messageId }), { name: publishedRequest.name })).rows[0];
+  const row = (
+    await db.query<PublishedRequestRow>(publishedRequest.text, publishedRequest.bind({ tenantId: request.tenantId, id: messageId }), {
+      name: publishedRequest.name,
+    })
+  ).rows[0];
   if (!row) return; // deleted by retention meanwhile: nothing left to differ from
   const differs: string[] = [];
-  if (row.tenant_id !== request.tenantId) differs.push('tenant_id');
   if (row.event_type !== request.type) differs.push('type');
   if (row.resource_id !== request.resourceId) differs.push('resource_id');
   const stored = row.trimmed ? undefined : storedData(row.payload);

@@ -27,19 +27,21 @@ async function requireEndpoint(db: Queryable, endpointId: string): Promise<void>
 export async function replayMessage(db: Queryable, messageId: string, endpointId?: string): Promise<{ replayed: number }> {
   const msg = await messageExists.run(db, { messageId });
   if (msg.rows.length === 0) throw new TekilError('NOT_FOUND', `no message ${messageId}`);
-  const trimmedAt = msg.rows[0]!.trimmed_at;
+  const { tenant_id: tenantId, trimmed_at: trimmedAt } = msg.rows[0]!;
   if (trimmedAt) throw trimmedError(`message ${messageId}`, trimmedAt);
   let replayed: number;
   if (endpointId) {
     await requireEndpoint(db, endpointId);
-    replayed = (await replayToEndpoint.run(db, { messageId, endpointId })).rowCount;
+    replayed = (await replayToEndpoint.run(db, { tenantId, messageId, endpointId })).rowCount;
   } else {
-    replayed = (await replayMessageStatement.run(db, { messageId })).rowCount;
+    replayed = (await replayMessageStatement.run(db, { tenantId, messageId })).rowCount;
   }
-  // Zero with a message that was kept a moment ago: the sweeper trimmed it in between.
+  // Zero with a message that was kept a moment ago: the sweeper trimmed it in between; else an endpoint
+  // named that is not the message's tenant's (a message is only ever sent to its own tenant's endpoints).
   if (replayed === 0) {
     const now = (await messageExists.run(db, { messageId })).rows[0];
     if (now?.trimmed_at) throw trimmedError(`message ${messageId}`, now.trimmed_at);
+    if (endpointId) throw new TekilError('VALIDATION_FAILED', `endpoint ${endpointId} is not an endpoint of message ${messageId}'s tenant`);
   }
   await notifyDispatchers.run(db);
   return { replayed };

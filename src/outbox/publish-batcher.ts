@@ -72,7 +72,7 @@ interface Pending extends Queued {
  * publishing transaction is in flight wait and go together in the next one, one statement and one
  * commit, and each caller is answered after that commit. Each caller gets the answer it would have got
  * publishing alone:
- * - the same idempotency key twice in one batch makes one message; the later callers get its id as a
+ * - the same idempotency key twice in one batch, for one tenant, makes one message; the later callers get its id as a
  *   repeat, as they would have one after the other;
  * - a batch the store refuses (an extra destination naming no endpoint fails the whole statement) is
  *   published again one message per transaction, so only the bad message fails;
@@ -132,7 +132,7 @@ export class PublishBatcher {
     const leaders: Pending[] = [];
     const followers = new Map<string, Pending[]>();
     for (const p of batch) {
-      const key = p.message.params.idempotency_key;
+      const key = tenantKey(p.message.params.tenant_id, p.message.params.idempotency_key);
       if (key === null) leaders.push(p);
       else if (followers.has(key)) followers.get(key)!.push(p);
       else {
@@ -160,7 +160,7 @@ export class PublishBatcher {
     }
     return () => {
       for (const p of leaders) {
-        const key = p.message.params.idempotency_key;
+        const key = tenantKey(p.message.params.tenant_id, p.message.params.idempotency_key);
         const copies = key === null ? [] : followers.get(key)!;
         const result = answers.get(p);
         if (!result) {
@@ -178,7 +178,12 @@ export class PublishBatcher {
   private async publishMany(leaders: Pending[]): Promise<Map<Pending, PublishResult>> {
     // Keyed messages in key order: two batches (two processes) holding overlapping keys in opposite
     // orders would deadlock, and Postgres would abort one of them.
-    const ordered = [...leaders].sort((a, b) => compareKeys(a.message.params.idempotency_key, b.message.params.idempotency_key));
+    const ordered = [...leaders].sort((a, b) =>
+      compareKeys(
+        tenantKey(a.message.params.tenant_id, a.message.params.idempotency_key),
+        tenantKey(b.message.params.tenant_id, b.message.params.idempotency_key),
+      ),
+    );
     const n = ordered.length;
     const payloads = new Array<Buffer>(n);
     const params: PublishMessagesParams = {
@@ -219,8 +224,11 @@ export class PublishBatcher {
             const mine = traced.filter((p) => fresh.has(p.message.params.id));
             await storeTraceparents(
               tx,
-              mine.map((p) => p.message.params.id),
-              mine.map((p) => p.message.traceparent!),
+              {
+                tenantIds: mine.map((p) => p.message.params.tenant_id),
+                ids: mine.map((p) => p.message.params.id),
+                traceparents: mine.map((p) => p.message.traceparent!),
+              },
               `${mine.length} messages`,
             );
             return published;
@@ -247,6 +255,15 @@ export class PublishBatcher {
       }
     }
   }
+}
+
+/**
+ * An idempotency key is its tenant's (migration 025: unique on (tenant_id, idempotency_key)): two
+ * tenants' messages under one key are two messages. NUL never occurs in either part (publish refuses it
+ * in a key; tenant ids are validated), so it separates them.
+ */
+function tenantKey(tenantId: string, key: string | null): string | null {
+  return key === null ? null : `${tenantId}\u0000${key}`;
 }
 
 function compareKeys(a: string | null, b: string | null): number {

@@ -216,18 +216,23 @@ export async function publishPrepared(tx: SqlExecutor, message: PreparedMessage)
     throw publishFailure(err, message.type);
   }
   const row = rows[0];
-  if (row && message.traceparent) await storeTraceparents(tx, [row.id], [message.traceparent], message.type);
+  if (row && message.traceparent)
+    await storeTraceparents(tx, { tenantIds: [message.params.tenant_id], ids: [row.id], traceparents: [message.traceparent] }, message.type);
   if (row) return { id: row.id, deliveries: Number(row.deliveries), duplicate: false };
-  const firstRow = (await messageByIdempotencyKey.runForeign(tx, { idempotencyKey: message.params.idempotency_key }))[0];
+  const firstRow = (await messageByIdempotencyKey.runForeign(tx, { tenantId: message.params.tenant_id, idempotencyKey: message.params.idempotency_key }))[0];
   if (!firstRow) throw new TekilError('INTERNAL', 'idempotency key conflict without a stored message');
   return { id: firstRow.id, deliveries: 0, duplicate: true };
 }
 
 /** Tracing on: the publish spans' traceparents on their messages, in the publishing transaction. */
-export async function storeTraceparents(tx: SqlExecutor, ids: string[], traceparents: string[], what: string): Promise<void> {
+export async function storeTraceparents(
+  tx: SqlExecutor,
+  messages: { tenantIds: string[]; ids: string[]; traceparents: string[] },
+  what: string,
+): Promise<void> {
   try {
-    if (acceptsQueryOptions(tx)) await setMessageTraceparents.run(tx, { ids, traceparents });
-    else await setMessageTraceparents.runForeign(tx, { ids, traceparents });
+    if (acceptsQueryOptions(tx)) await setMessageTraceparents.run(tx, messages);
+    else await setMessageTraceparents.runForeign(tx, messages);
   } catch (err) {
     throw publishFailure(err, what);
   }

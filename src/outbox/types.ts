@@ -77,6 +77,8 @@ export interface OutboxAttempt {
 
 /** A delivery the dispatcher claimed for one attempt, with what the attempt needs from its endpoint. */
 export interface OutboxClaimedDelivery {
+  /** The delivery's tenant: its key is (tenant_id, id) (migration 025). */
+  tenant_id: string;
   id: number;
   message_id: string;
   endpoint_id: string;
@@ -117,6 +119,8 @@ export interface OutboxClaimedDelivery {
 
 /** One finished attempt and what happens to its delivery next. */
 export interface OutboxCompletion {
+  /** The delivery's tenant, from its claim: the completion finds the delivery by (tenant_id, id). */
+  tenantId: string;
   deliveryId: number;
   lease: string;
   messageId: string;

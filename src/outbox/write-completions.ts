@@ -18,6 +18,7 @@ export async function writeCompletions(
   const streaks = endpointStreaks(batch);
   const streakIds = [...streaks.keys()];
   await completeAttempts.run(db, {
+    tenant_ids: batch.map((c) => c.tenantId),
     ids: batch.map((c) => c.deliveryId),
     leases: batch.map((c) => c.lease),
     nexts: batch.map((c) => c.next),

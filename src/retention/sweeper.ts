@@ -22,18 +22,25 @@ export interface SweepCounts {
   yielded: boolean;
 }
 
+/** A row a batch went over: its time, and for a locking step its key (an outbox message's: tenant and id). */
+interface LockedRow {
+  tenant_id?: string;
+  id?: string;
+  at: Date;
+}
+
 /** One batched job: a statement, its parameters before the batch size, and what its rows count as. */
 interface Step {
   store: 'inbox' | 'outbox' | 'audit';
   action: 'trimmed' | 'deleted';
   source?: string;
   /** One batch from `start` on: the rows it went over (changed, or only locked when `apply` is set). */
-  select(tx: Queryable, batchSize: number, start: Date): Promise<Array<{ id?: string; at: Date }>>;
+  select(tx: Queryable, batchSize: number, start: Date): Promise<LockedRow[]>;
   /**
-   * When set, `select` only locks candidates (`id`, `at`) and this, given their ids, changes those
+   * When set, `select` only locks candidates (`tenant_id`, `id`, `at`) and this, given them, changes those
    * still eligible: a second statement sees what committed after the first one's snapshot. Answers how many.
    */
-  apply?: (tx: Queryable, ids: string[]) => Promise<number>;
+  apply?: (tx: Queryable, rows: LockedRow[]) => Promise<number>;
 }
 
 export interface RetentionSweeper extends Service {
@@ -45,6 +52,11 @@ export interface RetentionSweeper extends Service {
 export function inboxRetention(ctx: Context): Array<[string, RetentionConfig]> {
   const { bodies, records } = ctx.config.retention;
   return Object.entries(ctx.config.sources).map(([name, s]) => [name, s.retention ?? { bodies, records }]);
+}
+
+/** Locked outbox messages as their key's two arrays. */
+function messageKeys(rows: LockedRow[]): { tenantIds: string[]; ids: string[] } {
+  return { tenantIds: rows.map((r) => r.tenant_id!), ids: rows.map((r) => r.id!) };
 }
 
 function stepsAt(ctx: Context, now: number): Step[] {
@@ -78,7 +90,7 @@ function stepsAt(ctx: Context, now: number): Step[] {
       store: 'outbox',
       action: 'deleted',
       select: async (tx, batchSize, start) => (await lockOutboxMessages.run(tx, { cutoff: records, batchSize, start })).rows,
-      apply: async (tx, ids) => (await deleteOutboxMessages.run(tx, { ids })).rowCount,
+      apply: async (tx, rows) => (await deleteOutboxMessages.run(tx, messageKeys(rows))).rowCount,
     });
   }
   const bodies = cutOff(outbox.bodies);
@@ -87,7 +99,7 @@ function stepsAt(ctx: Context, now: number): Step[] {
       store: 'outbox',
       action: 'trimmed',
       select: async (tx, batchSize, start) => (await lockOutboxPayloads.run(tx, { cutoff: bodies, batchSize, start })).rows,
-      apply: async (tx, ids) => (await trimOutboxPayloads.run(tx, { ids })).rowCount,
+      apply: async (tx, rows) => (await trimOutboxPayloads.run(tx, messageKeys(rows))).rowCount,
     });
   }
   const audit = cutOff(ctx.config.retention.audit);
@@ -151,10 +163,7 @@ export function createRetentionSweeper(ctx: Context): RetentionSweeper {
       if (rows.length === 0) return { times, changed: 0 };
       return {
         times,
-        changed: await step.apply(
-          tx,
-          rows.map((r) => r.id!),
-        ),
+        changed: await step.apply(tx, rows),
       };
     });
   }

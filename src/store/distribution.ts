@@ -14,11 +14,11 @@
 export type Placement =
   /** sharded by `source`, co-located with inbox_deliveries */
   | 'by-source'
-  /** sharded by `tenant_id`, co-located with outbox_messages (the plan below: no table yet) */
+  /** sharded by `tenant_id`, co-located with outbox_messages (migration 025) */
   | 'by-tenant'
   /** small, read everywhere: a copy on every node (Citus reference table) */
   | 'reference'
-  /** kept on the coordinator only (Citus local table): admin data, the sending side */
+  /** kept on the coordinator only (Citus local table): admin data, runs, sessions */
   | 'coordinator';
 
 export const tablePlacement: Readonly<Record<string, Placement>> = {
@@ -31,12 +31,12 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   reconcile_runs: 'coordinator',
   reconcile_findings: 'coordinator',
   // The sending side has no source: messages belong to a tenant (one per merchant), not to a provider
-  // account. Its planned distribution column is tenant_id (tenantDistributionPlan below); until every
-  // gap listed there is closed, the outbox tables stay on the coordinator.
-  outbox_messages: 'coordinator',
-  outbox_deliveries: 'coordinator',
-  outbox_queue: 'coordinator',
-  outbox_attempts: 'coordinator',
+  // account. Distributed by tenant_id (migration 025: every key leads with it), co-located, so one
+  // tenant's messages, deliveries, queue rows and attempts sit on one shard.
+  outbox_messages: 'by-tenant',
+  outbox_deliveries: 'by-tenant',
+  outbox_queue: 'by-tenant',
+  outbox_attempts: 'by-tenant',
   // Tenants (one per merchant, migration 016) and their endpoints: small, read by every publish and
   // claim, joined by the outbox tables on any node once those are distributed by tenant_id.
   tenants: 'reference',
@@ -71,13 +71,14 @@ export const distributionExceptions: Readonly<Record<string, string>> = {
 };
 
 /**
- * The sending side's plan: the outbox tables distributed by `tenant_id`, co-located, so one tenant's
- * messages, deliveries, queue rows and attempts sit on one shard, the fan-out of a message stays on its
- * tenant's shard, and a tenant's history is a single-shard query. The rules, as for `source` above:
+ * The sending side: the outbox tables distributed by `tenant_id`, co-located, so one tenant's messages,
+ * deliveries, queue rows and attempts sit on one shard, the fan-out of a message stays on its tenant's
+ * shard, and a tenant's history is a single-shard query. The rules, as for `source` above:
  * 1. the table has a `tenant_id` column, and every primary key and unique index leads with it;
  * 2. no foreign key touches it unless both sides carry `tenant_id` and join on it (reference tables
  *    such as endpoints may be referenced freely).
- * Not applied yet: the outbox tables keep their keys (docs/deploy.md, "Sharding the sending side").
+ * Migration 025 applied them; test/outbox-tenant-plans.test.ts checks that the statements of the hot
+ * paths find their rows by (tenant_id, id), so none of them asks every shard.
  */
 export const tenantDistributedTables = ['outbox_messages', 'outbox_deliveries', 'outbox_queue', 'outbox_attempts'] as const;
 
@@ -85,27 +86,6 @@ export const tenantDistributedTables = ['outbox_messages', 'outbox_deliveries', 
  * Every present break of those rules, each with the step that closes it. Key: `<table>.tenant_id` for a
  * missing column, `<table>.<index or constraint>` for a key. test/schema-distribution.test.ts checks that
  * this list is exactly what the schema lacks: a new unique key on an outbox table must lead with
- * tenant_id or be written here, and a migration that closes a gap removes its entry.
- *
- * The order of work (each step measured with bench:dispatch and bench:publish, no more than 5% slower):
- * the column first, filled by the fan-out from the message; then every statement that finds a delivery,
- * a queue row or an attempt by id (claim, complete, write completions, release, cancel, replay,
- * retention, the lists) carries tenant_id with the id (`(tenant_id, id) IN (…)`, joins on both), checked
- * with EXPLAIN; the keys last. Rebuilding a key before its statements carry tenant_id makes every
- * lookup by id alone a scan of the new key's second column.
+ * tenant_id or be written here (and the table goes back to the coordinator until it is closed).
  */
-export const tenantKeyGaps: Readonly<Record<string, string>> = {
-  'outbox_messages.outbox_messages_pkey':
-    'the key is (id): it becomes (tenant_id, id); outbox_messages_tenant (tenant_id, id) already holds that order, so the rebuild can reuse its columns',
-  'outbox_messages.outbox_messages_idempotency_key_key':
-    'idempotency keys are unique over all tenants; on Citus they can only be unique per tenant: (tenant_id, idempotency_key), which two tenants reusing a key would notice (a documented change)',
-  'outbox_deliveries.tenant_id':
-    'no column: the fan-out (tekil_outbox_publish, _many) writes it from the message, one more text value per delivery; today a delivery’s tenant is its endpoint’s (migration 021)',
-  'outbox_deliveries.outbox_deliveries_pkey': 'the key is (id): it becomes (tenant_id, id), once claim, complete and the completions carry tenant_id',
-  'outbox_deliveries.outbox_deliveries_destination':
-    'the fan-out’s conflict key (message_id, endpoint_id, url): it becomes (tenant_id, message_id, endpoint_id, url), and ON CONFLICT names it so',
-  'outbox_queue.tenant_id': 'no column: the fan-out writes it with the queue row; the claim reads it to name the delivery it leases',
-  'outbox_queue.outbox_queue_pkey': 'the key is (delivery_id): it becomes (tenant_id, delivery_id)',
-  'outbox_attempts.tenant_id': 'no column: the completion statement writes it, having the claimed delivery’s tenant at hand',
-  'outbox_attempts.outbox_attempts_pkey': 'a serial id alone: it becomes (tenant_id, id)',
-};
+export const tenantKeyGaps: Readonly<Record<string, string>> = {};

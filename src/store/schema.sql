@@ -186,7 +186,8 @@ CREATE TABLE outbox_attempts (
     error text,
     response_body text,
     dispatcher text,
-    CONSTRAINT outbox_attempts_pkey PRIMARY KEY (id)
+    tenant_id text NOT NULL,
+    CONSTRAINT outbox_attempts_pkey PRIMARY KEY (tenant_id, id)
 );
 
 CREATE TABLE outbox_deliveries (
@@ -204,8 +205,9 @@ CREATE TABLE outbox_deliveries (
     last_attempt_at timestamp with time zone,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     completed_at timestamp with time zone,
+    tenant_id text NOT NULL,
     CONSTRAINT outbox_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'sending'::text, 'succeeded'::text, 'failed'::text, 'cancelled'::text])),
-    CONSTRAINT outbox_deliveries_pkey PRIMARY KEY (id)
+    CONSTRAINT outbox_deliveries_pkey PRIMARY KEY (tenant_id, id)
 );
 
 CREATE TABLE outbox_messages (
@@ -218,8 +220,8 @@ CREATE TABLE outbox_messages (
     trimmed_at timestamp with time zone,
     tenant_id text DEFAULT 'default'::text NOT NULL,
     traceparent text,
-    CONSTRAINT outbox_messages_pkey PRIMARY KEY (id),
-    CONSTRAINT outbox_messages_idempotency_key_key UNIQUE (idempotency_key)
+    CONSTRAINT outbox_messages_pkey PRIMARY KEY (tenant_id, id),
+    CONSTRAINT outbox_messages_idempotency_key_key UNIQUE (tenant_id, idempotency_key)
 );
 
 CREATE TABLE outbox_queue (
@@ -228,7 +230,8 @@ CREATE TABLE outbox_queue (
     next_attempt_at timestamp with time zone DEFAULT now() NOT NULL,
     lease_until timestamp with time zone,
     failed boolean DEFAULT false NOT NULL,
-    CONSTRAINT outbox_queue_pkey PRIMARY KEY (delivery_id)
+    tenant_id text NOT NULL,
+    CONSTRAINT outbox_queue_pkey PRIMARY KEY (tenant_id, delivery_id)
 );
 
 CREATE TABLE portal_links (
@@ -405,11 +408,12 @@ CREATE INDEX incidents_opened ON public.incidents USING btree (opened_at DESC, i
 CREATE UNIQUE INDEX operators_live_name ON public.operators USING btree (name) WHERE (revoked_at IS NULL);
 CREATE INDEX outbox_attempts_delivery ON public.outbox_attempts USING btree (delivery_id, attempt);
 CREATE INDEX outbox_attempts_started ON public.outbox_attempts USING btree (started_at);
-CREATE UNIQUE INDEX outbox_deliveries_destination ON public.outbox_deliveries USING btree (message_id, endpoint_id, COALESCE(url, ''::text));
+CREATE UNIQUE INDEX outbox_deliveries_destination ON public.outbox_deliveries USING btree (tenant_id, message_id, endpoint_id, COALESCE(url, ''::text));
 CREATE INDEX outbox_deliveries_endpoint ON public.outbox_deliveries USING btree (endpoint_id, id);
+CREATE INDEX outbox_deliveries_id ON public.outbox_deliveries USING btree (id);
 CREATE INDEX outbox_messages_created ON public.outbox_messages USING btree (created_at);
+CREATE INDEX outbox_messages_id ON public.outbox_messages USING btree (id);
 CREATE INDEX outbox_messages_resource ON public.outbox_messages USING btree (resource_id, id);
-CREATE INDEX outbox_messages_tenant ON public.outbox_messages USING btree (tenant_id, id);
 CREATE INDEX outbox_messages_type ON public.outbox_messages USING btree (event_type, id);
 CREATE INDEX outbox_messages_untrimmed ON public.outbox_messages USING btree (created_at) WHERE (trimmed_at IS NULL);
 CREATE INDEX outbox_queue_due ON public.outbox_queue USING btree (endpoint_id, next_attempt_at) WHERE (NOT failed);
@@ -472,22 +476,22 @@ BEGIN
   WITH msg AS (
     INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload, idempotency_key)
     VALUES (p_id, p_tenant_id, p_event_type, p_resource_id, p_payload, p_idempotency_key)
-    ON CONFLICT (idempotency_key) DO NOTHING
+    ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
     RETURNING outbox_messages.id, outbox_messages.event_type
   ), fanout AS (
-    INSERT INTO outbox_deliveries (message_id, endpoint_id, url)
-    SELECT msg.id, e.id, NULL FROM msg JOIN endpoints e
+    INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, url)
+    SELECT p_tenant_id, msg.id, e.id, NULL FROM msg JOIN endpoints e
       ON e.tenant_id = p_tenant_id AND e.enabled AND e.deleted_at IS NULL AND (
         cardinality(e.event_types) = 0
         OR msg.event_type = ANY (e.event_types)
         OR EXISTS (SELECT 1 FROM unnest(e.event_types) AS p
                    WHERE p = '*' OR (right(p, 2) = '.*' AND starts_with(msg.event_type, left(p, -1)))))
     UNION ALL
-    SELECT msg.id, x.endpoint_id, x.url FROM msg CROSS JOIN unnest(p_extra_endpoint_ids, p_extra_urls) AS x (endpoint_id, url)
+    SELECT p_tenant_id, msg.id, x.endpoint_id, x.url FROM msg CROSS JOIN unnest(p_extra_endpoint_ids, p_extra_urls) AS x (endpoint_id, url)
     ON CONFLICT DO NOTHING
     RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
   ), queued AS (
-    INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT f.id, f.endpoint_id FROM fanout f
+    INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT p_tenant_id, f.id, f.endpoint_id FROM fanout f
   )
   SELECT msg.id, (SELECT count(*) FROM fanout)::int FROM msg;
   -- No row: the idempotency key was used before, nothing new to send (and nothing to check).
@@ -521,24 +525,24 @@ BEGIN
     INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload, idempotency_key)
     SELECT i.id, i.tenant_id, i.event_type, i.resource_id, substring(p_payloads FROM i.payload_start FOR i.payload_length), i.idempotency_key
     FROM input i ORDER BY i.n
-    ON CONFLICT (idempotency_key) DO NOTHING
+    ON CONFLICT (tenant_id, idempotency_key) DO NOTHING
     RETURNING outbox_messages.id, outbox_messages.tenant_id, outbox_messages.event_type
   ), fanout AS (
-    INSERT INTO outbox_deliveries (message_id, endpoint_id, url)
-    SELECT msg.id, e.id, NULL FROM msg JOIN endpoints e
+    INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, url)
+    SELECT msg.tenant_id, msg.id, e.id, NULL FROM msg JOIN endpoints e
       ON e.tenant_id = msg.tenant_id AND e.enabled AND e.deleted_at IS NULL AND (
         cardinality(e.event_types) = 0
         OR msg.event_type = ANY (e.event_types)
         OR EXISTS (SELECT 1 FROM unnest(e.event_types) AS p
                    WHERE p = '*' OR (right(p, 2) = '.*' AND starts_with(msg.event_type, left(p, -1)))))
     UNION ALL
-    SELECT msg.id, x.endpoint_id, x.url
+    SELECT msg.tenant_id, msg.id, x.endpoint_id, x.url
     FROM msg JOIN input i ON i.id = msg.id
     JOIN unnest(p_extra_ns, p_extra_endpoint_ids, p_extra_urls) AS x (n, endpoint_id, url) ON x.n = i.n
     ON CONFLICT DO NOTHING
-    RETURNING outbox_deliveries.id, outbox_deliveries.message_id, outbox_deliveries.endpoint_id
+    RETURNING outbox_deliveries.tenant_id, outbox_deliveries.id, outbox_deliveries.message_id, outbox_deliveries.endpoint_id
   ), queued AS (
-    INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT f.id, f.endpoint_id FROM fanout f
+    INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT f.tenant_id, f.id, f.endpoint_id FROM fanout f
   ), counts AS (
     SELECT f.message_id, count(*)::int AS deliveries FROM fanout f GROUP BY f.message_id
   )
@@ -549,9 +553,9 @@ BEGIN
     IF cardinality(p_extra_endpoint_ids) > 0 THEN
       PERFORM tekil_outbox_require_tenant_endpoints(
         ARRAY(SELECT p_tenant_ids[x.n] FROM unnest(p_extra_ns, p_extra_endpoint_ids) WITH ORDINALITY AS x (n, endpoint_id, k)
-              JOIN outbox_messages o ON o.id = p_ids[x.n] ORDER BY x.k),
+              JOIN outbox_messages o ON o.tenant_id = p_tenant_ids[x.n] AND o.id = p_ids[x.n] ORDER BY x.k),
         ARRAY(SELECT x.endpoint_id FROM unnest(p_extra_ns, p_extra_endpoint_ids) WITH ORDINALITY AS x (n, endpoint_id, k)
-              JOIN outbox_messages o ON o.id = p_ids[x.n] ORDER BY x.k));
+              JOIN outbox_messages o ON o.tenant_id = p_tenant_ids[x.n] AND o.id = p_ids[x.n] ORDER BY x.k));
     END IF;
     IF pg_try_advisory_xact_lock(7628139, 1) THEN
       PERFORM pg_notify('tekil_outbox', '');
@@ -560,7 +564,7 @@ BEGIN
   RETURN QUERY
   SELECT k.n::int, o.id, 0, true
   FROM unnest(p_idempotency_keys) WITH ORDINALITY AS k (idempotency_key, n)
-  JOIN outbox_messages o ON o.idempotency_key = k.idempotency_key
+  JOIN outbox_messages o ON o.tenant_id = p_tenant_ids[k.n] AND o.idempotency_key = k.idempotency_key
   WHERE o.id <> p_ids[k.n];
 END $function$;
 

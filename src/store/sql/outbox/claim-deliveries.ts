@@ -23,6 +23,8 @@ import { defineStatement } from '../statement.js';
  */
 /** A claimed delivery, with what its attempt needs of the message and the endpoint. */
 export interface OutboxClaimRow {
+  /** The delivery's tenant: with id, its key (migration 025); every later statement on it names both. */
+  tenant_id: string;
   id: number;
   message_id: string;
   endpoint_id: string;
@@ -62,7 +64,7 @@ export interface OutboxClaimRow {
 /** A row of the statement: a claimed delivery and the cursor, or (nothing claimed) the cursor alone. */
 type ClaimStatementRow = (OutboxClaimRow | { [K in keyof OutboxClaimRow]: null }) & { next_after: string };
 
-const claimStatement = defineStatement<
+export const claimStatement = defineStatement<
   { limit: number; lease: string; lease_margin_ms: number; breaker_failures: number; pace_margin_ms: number; after: string },
   ClaimStatementRow
 >(
@@ -138,16 +140,16 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
     AND ($breaker_failures::int = 0 OR e.probe_at IS NULL OR e.probe_at <= now())
   FOR NO KEY UPDATE OF e SKIP LOCKED
 ), due AS (
-  SELECT eps.id AS endpoint_id, eps.pos, eps.max_in_flight, eps.timeout_ms, eps.send_interval_ms, eps.send_base, eps.allowed, w.delivery_id, w.next_attempt_at,
+  SELECT eps.id AS endpoint_id, eps.pos, eps.max_in_flight, eps.timeout_ms, eps.send_interval_ms, eps.send_base, eps.allowed, w.tenant_id, w.delivery_id, w.next_attempt_at,
     coalesce(w.lease_until > now(), false) AS leased
   FROM eps CROSS JOIN LATERAL (
-    SELECT q.delivery_id, q.next_attempt_at, q.lease_until FROM outbox_queue q
+    SELECT q.tenant_id, q.delivery_id, q.next_attempt_at, q.lease_until FROM outbox_queue q
     WHERE q.endpoint_id = eps.id AND NOT q.failed AND q.next_attempt_at <= now()
     ORDER BY q.next_attempt_at
     LIMIT eps.max_in_flight + $limit::int
   ) w
 ), candidates AS (
-  SELECT c.delivery_id, c.endpoint_id, c.pos, c.timeout_ms, c.send_interval_ms, c.send_base, c.n FROM (
+  SELECT c.tenant_id, c.delivery_id, c.endpoint_id, c.pos, c.timeout_ms, c.send_interval_ms, c.send_base, c.n FROM (
     SELECT due.*,
       -- The row's place among its endpoint's due rows that are not leased, and the endpoint's free slots.
       count(*) FILTER (WHERE NOT due.leased) OVER (PARTITION BY due.endpoint_id ORDER BY due.next_attempt_at, due.delivery_id ROWS UNBOUNDED PRECEDING) AS n,
@@ -162,8 +164,9 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
   -- it, just before this statement took the endpoint's lock, reads there as not leased. The record's
   -- next_attempt_at is its due time while pending and its lease's end while sending, so testing it here,
   -- on the latest version, keeps a live lease (or a retry not yet due) from being claimed twice.
-  -- (LATERAL: one primary-key probe per candidate; a join may be planned as a scan of every record.)
-  SELECT d.id, d.message_id, candidates.endpoint_id, candidates.pos, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at,
+  -- (LATERAL: one primary-key probe per candidate, (tenant_id, id) as the queue row names it; a join may
+  -- be planned as a scan of every record.)
+  SELECT d.tenant_id, d.id, d.message_id, candidates.endpoint_id, candidates.pos, candidates.timeout_ms, d.status AS previous_status, d.last_attempt_at AS previous_attempt_at,
     candidates.send_interval_ms, candidates.send_base,
     -- The delivery's send time, its place among the endpoint's picked rows (a row cut by the LIMIT below
     -- leaves its time unused: slower, never faster).
@@ -171,8 +174,8 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
       ELSE greatest(0, extract(epoch FROM candidates.send_base - now()) * 1000
         + (row_number() OVER (PARTITION BY candidates.endpoint_id ORDER BY candidates.n) - 1) * candidates.send_interval_ms) END AS wait_ms
   FROM candidates CROSS JOIN LATERAL (
-    SELECT d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
-    WHERE d.id = candidates.delivery_id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
+    SELECT d.tenant_id, d.id, d.message_id, d.status, d.last_attempt_at FROM outbox_deliveries d
+    WHERE d.tenant_id = candidates.tenant_id AND d.id = candidates.delivery_id AND d.status IN ('pending', 'sending') AND d.next_attempt_at <= now()
     FOR UPDATE SKIP LOCKED
   ) d
   -- The walk's order: what the LIMIT cuts is the end of the round robin, which the next claim starts at.
@@ -180,7 +183,7 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
   LIMIT $limit
 ), leased AS (
   UPDATE outbox_queue q SET lease_until = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
-  FROM picked WHERE q.delivery_id = picked.id
+  FROM picked WHERE q.tenant_id = picked.tenant_id AND q.delivery_id = picked.id
 ), paced AS (
   -- The endpoint's next free send time follows the last one handed out (rate-limited endpoints only).
   UPDATE endpoints e SET next_send_at = p.send_base + (p.wait_ms_max + p.send_interval_ms) * interval '1 millisecond'
@@ -193,12 +196,12 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
   SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),
       next_attempt_at = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
   FROM picked
-  JOIN outbox_messages m ON m.id = picked.message_id
+  JOIN outbox_messages m ON m.tenant_id = picked.tenant_id AND m.id = picked.message_id
   JOIN endpoints e ON e.id = picked.endpoint_id
-  WHERE d.id = picked.id
+  WHERE d.tenant_id = picked.tenant_id AND d.id = picked.id
   -- Every returned value is decoded for every row: the endpoint's values come in forms that are cheap to
   -- read (numbers, text), and a timestamp only where it is used.
-  RETURNING d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
+  RETURNING d.tenant_id, d.id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.attempts AS attempt, d.ladder_base,
     picked.previous_status, CASE WHEN picked.previous_status = 'sending' THEN picked.previous_attempt_at END AS previous_attempt_at,
     m.payload, m.event_type, m.traceparent, e.scheme, e.scheme_options::text AS scheme_options_json, e.timeout_ms, e.ladder::text AS ladder_json,
     (extract(epoch FROM e.updated_at) * 1000)::double precision AS endpoint_updated_ms, e.consecutive_failures, e.failed_attempts_in_row, picked.wait_ms, picked.send_interval_ms,

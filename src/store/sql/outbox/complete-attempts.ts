@@ -6,6 +6,8 @@ import { defineStatement } from '../statement.js';
  * replay or a lease takeover meanwhile wins).
  */
 export interface CompleteAttemptsParams extends Record<string, unknown> {
+  /** With ids, each delivery's key (migration 025), as its claim returned it. */
+  tenant_ids: string[];
   ids: number[];
   leases: string[];
   nexts: string[];
@@ -49,8 +51,8 @@ export const completeAttempts = defineStatement<CompleteAttemptsParams, never>(
   'tekil_outbox_complete',
   `
 WITH r AS (
-  SELECT * FROM unnest($ids::bigint[], $leases::text[], $nexts::text[], $delays_ms::double precision[], $status_codes::int[], $errors::text[])
-    AS r (id, lease, next, delay_ms, status_code, error)
+  SELECT * FROM unnest($tenant_ids::text[], $ids::bigint[], $leases::text[], $nexts::text[], $delays_ms::double precision[], $status_codes::int[], $errors::text[])
+    AS r (tenant_id, id, lease, next, delay_ms, status_code, error)
 ), upd AS (
   UPDATE outbox_deliveries d
   SET status = r.next,
@@ -59,15 +61,15 @@ WITH r AS (
       last_status_code = r.status_code, last_error = r.error, lease = NULL
   -- The lease is set only together with status 'sending' and cleared by every change away from it, so
   -- it alone proves the row is still this attempt's.
-  FROM r WHERE d.id = r.id AND d.lease = r.lease
-  RETURNING d.id, r.next, d.next_attempt_at
+  FROM r WHERE d.tenant_id = r.tenant_id AND d.id = r.id AND d.lease = r.lease
+  RETURNING d.tenant_id, d.id, r.next, d.next_attempt_at
 ), settled AS (
   -- Off the queue once settled (a DELETE writes no index entry); a retry is due again later, and a
   -- failed delivery stays, parked, for the failed list and the bulk replay.
-  DELETE FROM outbox_queue q USING upd WHERE q.delivery_id = upd.id AND upd.next = 'succeeded'
+  DELETE FROM outbox_queue q USING upd WHERE q.tenant_id = upd.tenant_id AND q.delivery_id = upd.id AND upd.next = 'succeeded'
 ), requeued AS (
   UPDATE outbox_queue q SET next_attempt_at = upd.next_attempt_at, lease_until = NULL, failed = upd.next = 'failed'
-  FROM upd WHERE q.delivery_id = upd.id AND upd.next <> 'succeeded'
+  FROM upd WHERE q.tenant_id = upd.tenant_id AND q.delivery_id = upd.id AND upd.next <> 'succeeded'
 ), streak AS (
   -- Endpoint failure streaks: reset on success, counted per failed delivery, and the optional disable policy.
   UPDATE endpoints e
@@ -96,7 +98,7 @@ WITH r AS (
       $exhausted_endpoint_ids::text[], $exhausted_attempts::int[], $exhausted_urls::text[], $exhausted_status_codes::int[], $exhausted_errors::text[])
       AS x (id, event_id, message_id, endpoint_id, attempt, url, status_code, error)
     JOIN upd ON upd.id = x.id AND upd.next = 'failed'
-    JOIN outbox_messages m ON m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted'
+    JOIN outbox_messages m ON m.tenant_id = upd.tenant_id AND m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted'
     JOIN tenants t ON t.id = m.tenant_id AND t.deleted_at IS NULL
     CROSS JOIN LATERAL (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at) w
     CROSS JOIN LATERAL tekil_outbox_publish(m.tenant_id, x.event_id, 'message.attempts_exhausted', m.resource_id,
@@ -108,13 +110,13 @@ WITH r AS (
       )::text, 'UTF8'),
       'tekil-attempts-exhausted:' || x.id, '{}'::text[], '{}'::text[]) AS p
 )
-INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
+INSERT INTO outbox_attempts (tenant_id, delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded,
   status_code, error, response_body, dispatcher)
-SELECT a.id, a.message_id, a.endpoint_id, a.attempt, a.url, to_timestamp(a.started_ms / 1000), a.duration_ms, a.succeeded,
+SELECT a.tenant_id, a.id, a.message_id, a.endpoint_id, a.attempt, a.url, to_timestamp(a.started_ms / 1000), a.duration_ms, a.succeeded,
   a.status_code, a.error, a.response_body, $dispatcher::text
-FROM unnest($ids::bigint[], $message_ids::text[], $endpoint_ids::text[], $attempts::int[], $urls::text[], $started_ms::double precision[], $durations_ms::int[],
+FROM unnest($tenant_ids::text[], $ids::bigint[], $message_ids::text[], $endpoint_ids::text[], $attempts::int[], $urls::text[], $started_ms::double precision[], $durations_ms::int[],
   $succeeded::boolean[], $status_codes::int[], $errors::text[], $response_bodies::text[])
-  AS a (id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)
+  AS a (tenant_id, id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)
 -- Referenced, so the announcements are made (a plain SELECT in WITH runs only as far as it is read);
 -- one evaluation for the statement, over nothing when no delivery was given up.
 WHERE (SELECT count(*) FROM exhausted) >= 0`,

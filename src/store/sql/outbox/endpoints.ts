@@ -126,10 +126,10 @@ export const cancelUnsentDeliveries = defineStatement<{ endpointId: string }, ne
 WITH cancelled AS (
   UPDATE outbox_deliveries d SET status = 'cancelled', completed_at = now(), lease = NULL
   FROM outbox_queue q
-  WHERE q.endpoint_id = $endpointId AND NOT q.failed AND d.id = q.delivery_id AND d.status IN ('pending', 'sending')
-  RETURNING d.id
+  WHERE q.endpoint_id = $endpointId AND NOT q.failed AND d.tenant_id = q.tenant_id AND d.id = q.delivery_id AND d.status IN ('pending', 'sending')
+  RETURNING d.tenant_id, d.id
 )
-DELETE FROM outbox_queue q USING cancelled WHERE q.delivery_id = cancelled.id`,
+DELETE FROM outbox_queue q USING cancelled WHERE q.tenant_id = cancelled.tenant_id AND q.delivery_id = cancelled.id`,
 );
 
 export const insertEndpointSecret = defineStatement<{ endpointId: string; secretEnc: string }, never>(

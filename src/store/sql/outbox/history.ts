@@ -66,7 +66,7 @@ export const listMessagesStatement = defineStatement<MessageListParams, MessageL
   `
 SELECT m.id, m.tenant_id, m.event_type, m.resource_id, m.created_at,
   coalesce((SELECT jsonb_object_agg(s.status, s.n) FROM
-    (SELECT status, count(*) AS n FROM outbox_deliveries WHERE message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
+    (SELECT status, count(*) AS n FROM outbox_deliveries WHERE tenant_id = m.tenant_id AND message_id = m.id GROUP BY status) s), '{}'::jsonb) AS deliveries
 FROM outbox_messages m
 WHERE ($before_id::text IS NULL OR m.id < $before_id)
   AND ($tenant_id::text IS NULL OR m.tenant_id = $tenant_id)
@@ -75,7 +75,7 @@ WHERE ($before_id::text IS NULL OR m.id < $before_id)
   AND ($since::timestamptz IS NULL OR m.created_at >= $since)
   AND ($until::timestamptz IS NULL OR m.created_at < $until)
   AND ($endpoint_id::text IS NULL AND $status::text IS NULL OR EXISTS (
-    SELECT 1 FROM outbox_deliveries d WHERE d.message_id = m.id
+    SELECT 1 FROM outbox_deliveries d WHERE d.tenant_id = m.tenant_id AND d.message_id = m.id
       AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id) AND ($status::text IS NULL OR d.status = $status)))
 ORDER BY m.id DESC LIMIT $limit`,
 );
@@ -105,11 +105,11 @@ SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS 
   m.event_type, m.resource_id, e.event_id AS event_id_mode,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM ${source}
-JOIN outbox_messages m ON m.id = d.message_id
+JOIN outbox_messages m ON m.tenant_id = d.tenant_id AND m.id = d.message_id
 JOIN endpoints e ON e.id = d.endpoint_id
 WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id)
-  AND ($tenant_id::text IS NULL OR m.tenant_id = $tenant_id)
+  AND ($tenant_id::text IS NULL OR d.tenant_id = $tenant_id)
   AND ($status::text IS NULL OR d.status = $status)
   AND ($event_type::text IS NULL OR m.event_type = $event_type)
   AND ($resource_id::text IS NULL OR m.resource_id = $resource_id)
@@ -133,7 +133,7 @@ export const listDeliveriesStatement = defineStatement<DeliveryListParams, Deliv
 export const listQueuedDeliveriesStatement = defineStatement<DeliveryListParams & { failed: boolean }, DeliveryListRow>(
   'tekil_outbox_list_queued_deliveries',
   deliveriesFrom(
-    'outbox_queue q JOIN outbox_deliveries d ON d.id = q.delivery_id',
+    'outbox_queue q JOIN outbox_deliveries d ON d.tenant_id = q.tenant_id AND d.id = q.delivery_id',
     `
   AND q.failed = $failed AND ($before_id::bigint IS NULL OR q.delivery_id < $before_id)`,
   ).replace('ORDER BY d.id DESC', 'ORDER BY q.delivery_id DESC'),

@@ -13,10 +13,10 @@ export interface PublishedRequestRow {
 }
 
 /** One message's stored request (rare: read only for a repeated idempotency key). */
-export const publishedRequest = defineStatement<{ id: string }>(
+export const publishedRequest = defineStatement<{ tenantId: string; id: string }>(
   'tekil_outbox_published_request',
   `SELECT m.tenant_id, m.event_type, m.resource_id, m.payload, m.trimmed_at IS NOT NULL AS trimmed,
           coalesce((SELECT json_agg(json_build_array(d.endpoint_id, d.url)) FROM outbox_deliveries d
-                    WHERE d.message_id = m.id AND d.url IS NOT NULL), '[]'::json) AS extras
-   FROM outbox_messages m WHERE m.id = $id`,
+                    WHERE d.tenant_id = m.tenant_id AND d.message_id = m.id AND d.url IS NOT NULL), '[]'::json) AS extras
+   FROM outbox_messages m WHERE m.tenant_id = $tenantId AND m.id = $id`,
 );

@@ -9,10 +9,10 @@ export const notifyDispatchers = defineStatement<NoParams, never>('tekil_notify_
 /** A replayed delivery starts its ladder over; its attempt numbers continue. */
 const RESET = `status = 'pending', next_attempt_at = now(), ladder_base = outbox_deliveries.attempts, lease = NULL, completed_at = NULL`;
 
-/** The message, and when retention trimmed its payload (null while kept). */
-export const messageExists = defineStatement<{ messageId: string }, { trimmed_at: Date | null }>(
+/** The message: its tenant (with its id, its key), and when retention trimmed its payload (null while kept). */
+export const messageExists = defineStatement<{ messageId: string }, { tenant_id: string; trimmed_at: Date | null }>(
   'tekil_outbox_message_exists',
-  'SELECT trimmed_at FROM outbox_messages WHERE id = $messageId',
+  'SELECT tenant_id, trimmed_at FROM outbox_messages WHERE id = $messageId',
 );
 
 /**
@@ -20,7 +20,8 @@ export const messageExists = defineStatement<{ messageId: string }, { trimmed_at
  * SHARE) so the retention sweeper (FOR UPDATE SKIP LOCKED) cannot trim it in between; a trim that
  * committed first is seen on the locked row, and the delivery is left alone.
  */
-const PAYLOAD_KEPT = (messageId: string) => `EXISTS (SELECT 1 FROM outbox_messages m WHERE m.id = ${messageId} AND m.trimmed_at IS NULL FOR SHARE OF m)`;
+const PAYLOAD_KEPT = (tenantId: string, messageId: string) =>
+  `EXISTS (SELECT 1 FROM outbox_messages m WHERE m.tenant_id = ${tenantId} AND m.id = ${messageId} AND m.trimmed_at IS NULL FOR SHARE OF m)`;
 export const liveEndpointExists = defineStatement<{ endpointId: string }, { exists: number }>(
   'tekil_outbox_live_endpoint_exists',
   'SELECT 1 AS exists FROM endpoints WHERE id = $endpointId AND deleted_at IS NULL',
@@ -31,28 +32,34 @@ export const liveEndpointExists = defineStatement<{ endpointId: string }, { exis
  * record is written first, as by every writer of both tables.
  */
 const REQUEUE = (reset: string) => `
-INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM ${reset}
-ON CONFLICT (delivery_id) DO UPDATE SET next_attempt_at = now(), lease_until = NULL, failed = false`;
+INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT tenant_id, id, endpoint_id FROM ${reset}
+ON CONFLICT (tenant_id, delivery_id) DO UPDATE SET next_attempt_at = now(), lease_until = NULL, failed = false`;
 
-/** Creates the message's delivery to the endpoint, or resets the one there is. */
-export const replayToEndpoint = defineStatement<{ messageId: string; endpointId: string }, never>(
+/**
+ * Creates the message's delivery to the endpoint, or resets the one there is. The delivery is the
+ * message's tenant's, and only to an endpoint of that tenant (none is written otherwise).
+ */
+export const replayToEndpoint = defineStatement<{ tenantId: string; messageId: string; endpointId: string }, never>(
   'tekil_outbox_replay_to_endpoint',
   `
 WITH reset AS (
-  INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT $messageId, $endpointId WHERE ${PAYLOAD_KEPT('$messageId')}
-  ON CONFLICT (message_id, endpoint_id, (coalesce(url, ''))) DO UPDATE SET ${RESET}
-  RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
+  INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id)
+  SELECT m.tenant_id, m.id, e.id FROM outbox_messages m JOIN endpoints e ON e.id = $endpointId AND e.tenant_id = m.tenant_id
+  WHERE m.tenant_id = $tenantId AND m.id = $messageId AND m.trimmed_at IS NULL FOR SHARE OF m
+  ON CONFLICT (tenant_id, message_id, endpoint_id, (coalesce(url, ''))) DO UPDATE SET ${RESET}
+  RETURNING outbox_deliveries.tenant_id, outbox_deliveries.id, outbox_deliveries.endpoint_id
 )${REQUEUE('reset')}`,
 );
 
 /** Every delivery the message had to an endpoint that still exists. */
-export const replayMessage = defineStatement<{ messageId: string }, never>(
+export const replayMessage = defineStatement<{ tenantId: string; messageId: string }, never>(
   'tekil_outbox_replay_message',
   `
 WITH reset AS (
   UPDATE outbox_deliveries SET ${RESET}
-  WHERE message_id = $messageId AND endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL) AND ${PAYLOAD_KEPT('$messageId')}
-  RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
+  WHERE outbox_deliveries.tenant_id = $tenantId AND outbox_deliveries.message_id = $messageId
+    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL) AND ${PAYLOAD_KEPT('$tenantId', '$messageId')}
+  RETURNING outbox_deliveries.tenant_id, outbox_deliveries.id, outbox_deliveries.endpoint_id
 )${REQUEUE('reset')}`,
 );
 
@@ -66,13 +73,14 @@ export const replayFailed = defineStatement<{ endpointId: string | null; tenantI
 WITH reset AS (
   UPDATE outbox_deliveries SET ${RESET}
   FROM outbox_queue q
-  WHERE q.failed AND outbox_deliveries.id = q.delivery_id AND outbox_deliveries.status = 'failed'
+  WHERE q.failed AND outbox_deliveries.tenant_id = q.tenant_id AND outbox_deliveries.id = q.delivery_id AND outbox_deliveries.status = 'failed'
+    AND ($tenantId::text IS NULL OR q.tenant_id = $tenantId)
     AND ($endpointId::text IS NULL OR outbox_deliveries.endpoint_id = $endpointId)
     AND ($since::timestamptz IS NULL OR outbox_deliveries.created_at >= $since)
     AND ($until::timestamptz IS NULL OR outbox_deliveries.created_at < $until)
     AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL AND ($tenantId::text IS NULL OR tenant_id = $tenantId))
-    AND ${PAYLOAD_KEPT('outbox_deliveries.message_id')}
-  RETURNING outbox_deliveries.id, outbox_deliveries.endpoint_id
+    AND ${PAYLOAD_KEPT('outbox_deliveries.tenant_id', 'outbox_deliveries.message_id')}
+  RETURNING outbox_deliveries.tenant_id, outbox_deliveries.id, outbox_deliveries.endpoint_id
 )${REQUEUE('reset')}`,
 );
 
@@ -81,7 +89,7 @@ export const insertPing = defineStatement<{ id: string; endpointId: string; payl
   'tekil_outbox_insert_ping',
   `
 WITH msg AS (INSERT INTO outbox_messages (id, tenant_id, event_type, resource_id, payload)
-             SELECT $id, e.tenant_id, 'test.ping', $endpointId, $payload FROM endpoints e WHERE e.id = $endpointId RETURNING id),
-delivery AS (INSERT INTO outbox_deliveries (message_id, endpoint_id) SELECT id, $endpointId FROM msg RETURNING id, endpoint_id)
-INSERT INTO outbox_queue (delivery_id, endpoint_id) SELECT id, endpoint_id FROM delivery`,
+             SELECT $id, e.tenant_id, 'test.ping', $endpointId, $payload FROM endpoints e WHERE e.id = $endpointId RETURNING tenant_id, id),
+delivery AS (INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id) SELECT tenant_id, id, $endpointId FROM msg RETURNING tenant_id, id, endpoint_id)
+INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id) SELECT tenant_id, id, endpoint_id FROM delivery`,
 );

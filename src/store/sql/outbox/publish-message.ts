@@ -68,19 +68,19 @@ export const publishMessages = defineStatement<PublishMessagesParams, { n: numbe
   'prepared',
 );
 
-/** The first message published under an idempotency key. */
-export const messageByIdempotencyKey = defineStatement<{ idempotencyKey: string | null }, { id: string }>(
+/** The first message a tenant published under an idempotency key (keys are per tenant: migration 025). */
+export const messageByIdempotencyKey = defineStatement<{ tenantId: string; idempotencyKey: string | null }, { id: string }>(
   'tekil_outbox_message_by_idempotency_key',
-  'SELECT id FROM outbox_messages WHERE idempotency_key = $idempotencyKey',
+  'SELECT id FROM outbox_messages WHERE tenant_id = $tenantId AND idempotency_key = $idempotencyKey',
 );
 
 /**
  * Tracing on only (migration 022): the publish span's traceparent on the messages just published, in
  * their publishing transaction, so a dispatcher never claims one of them without it.
  */
-export const setMessageTraceparents = defineStatement<{ ids: string[]; traceparents: string[] }>(
+export const setMessageTraceparents = defineStatement<{ tenantIds: string[]; ids: string[]; traceparents: string[] }>(
   'tekil_outbox_set_traceparents',
   `UPDATE outbox_messages m SET traceparent = x.traceparent
-   FROM unnest($ids::text[], $traceparents::text[]) AS x (id, traceparent)
-   WHERE m.id = x.id`,
+   FROM unnest($tenantIds::text[], $ids::text[], $traceparents::text[]) AS x (tenant_id, id, traceparent)
+   WHERE m.tenant_id = x.tenant_id AND m.id = x.id`,
 );

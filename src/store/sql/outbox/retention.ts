@@ -21,63 +21,65 @@ export interface OutboxRetentionParams extends Record<string, unknown> {
   start: Date;
 }
 
-const SETTLED = `NOT EXISTS (SELECT 1 FROM outbox_deliveries od WHERE od.message_id = m.id AND od.status IN ('pending', 'sending'))`;
+const SETTLED = `NOT EXISTS (SELECT 1 FROM outbox_deliveries od WHERE od.tenant_id = m.tenant_id AND od.message_id = m.id AND od.status IN ('pending', 'sending'))`;
 
 /** Locks settled messages created before the cut-off whose payload is still there. */
-export const lockOutboxPayloads = defineStatement<OutboxRetentionParams, { id: string; at: Date }>(
+export const lockOutboxPayloads = defineStatement<OutboxRetentionParams, { tenant_id: string; id: string; at: Date }>(
   'tekil_retention_lock_outbox_payloads',
   `
-SELECT m.id, m.created_at AS at FROM outbox_messages m
+SELECT m.tenant_id, m.id, m.created_at AS at FROM outbox_messages m
 WHERE m.trimmed_at IS NULL AND m.created_at < $cutoff AND m.created_at >= $start AND ${SETTLED}
 ORDER BY m.created_at LIMIT $batchSize
 FOR UPDATE SKIP LOCKED`,
 );
 
 /**
- * Given the locked ids: empties the payload of those still settled and the kept answers of their
+ * Given the locked keys (tenant and id): empties the payload of those still settled and the kept answers of their
  * attempts. The message, its deliveries and their attempts stay.
  */
-export const trimOutboxPayloads = defineStatement<{ ids: string[] }, never>(
+export const trimOutboxPayloads = defineStatement<{ tenantIds: string[]; ids: string[] }, never>(
   'tekil_retention_trim_outbox_payloads',
   `
 WITH target AS (
-  SELECT m.id FROM outbox_messages m WHERE m.id = ANY($ids::text[]) AND ${SETTLED}
+  SELECT m.tenant_id, m.id FROM outbox_messages m JOIN unnest($tenantIds::text[], $ids::text[]) AS k (tenant_id, id) ON m.tenant_id = k.tenant_id AND m.id = k.id
+  WHERE ${SETTLED}
 ),
 answers AS (
   UPDATE outbox_attempts a SET response_body = NULL
-  FROM outbox_deliveries od JOIN target t ON od.message_id = t.id
-  WHERE a.delivery_id = od.id AND a.response_body IS NOT NULL
+  FROM outbox_deliveries od JOIN target t ON od.tenant_id = t.tenant_id AND od.message_id = t.id
+  WHERE a.tenant_id = od.tenant_id AND a.delivery_id = od.id AND a.response_body IS NOT NULL
 )
-UPDATE outbox_messages m SET payload = ''::bytea, trimmed_at = now() FROM target t WHERE m.id = t.id`,
+UPDATE outbox_messages m SET payload = ''::bytea, trimmed_at = now() FROM target t WHERE m.tenant_id = t.tenant_id AND m.id = t.id`,
 );
 
 /** Locks settled messages created before the cut-off. */
-export const lockOutboxMessages = defineStatement<OutboxRetentionParams, { id: string; at: Date }>(
+export const lockOutboxMessages = defineStatement<OutboxRetentionParams, { tenant_id: string; id: string; at: Date }>(
   'tekil_retention_lock_outbox_messages',
   `
-SELECT m.id, m.created_at AS at FROM outbox_messages m
+SELECT m.tenant_id, m.id, m.created_at AS at FROM outbox_messages m
 WHERE m.created_at < $cutoff AND m.created_at >= $start AND ${SETTLED}
 ORDER BY m.created_at LIMIT $batchSize
 FOR UPDATE SKIP LOCKED`,
 );
 
 /**
- * Given the locked ids: deletes those still settled, with their deliveries, their attempts and the queue
+ * Given the locked keys (tenant and id): deletes those still settled, with their deliveries, their attempts and the queue
  * rows of failed ones (the outbox
  * keeps no foreign keys on its hot paths: migration 012). One row per deleted message.
  */
-export const deleteOutboxMessages = defineStatement<{ ids: string[] }, { id: string }>(
+export const deleteOutboxMessages = defineStatement<{ tenantIds: string[]; ids: string[] }, { id: string }>(
   'tekil_retention_delete_outbox_messages',
   `
 WITH message AS (
-  DELETE FROM outbox_messages m WHERE m.id = ANY($ids::text[]) AND ${SETTLED} RETURNING m.id
+  DELETE FROM outbox_messages m USING unnest($tenantIds::text[], $ids::text[]) AS k (tenant_id, id)
+  WHERE m.tenant_id = k.tenant_id AND m.id = k.id AND ${SETTLED} RETURNING m.tenant_id, m.id
 ), delivery AS (
-  DELETE FROM outbox_deliveries od USING message WHERE od.message_id = message.id RETURNING od.id
+  DELETE FROM outbox_deliveries od USING message WHERE od.tenant_id = message.tenant_id AND od.message_id = message.id RETURNING od.tenant_id, od.id
 ), attempt AS (
-  DELETE FROM outbox_attempts a USING delivery WHERE a.delivery_id = delivery.id
+  DELETE FROM outbox_attempts a USING delivery WHERE a.tenant_id = delivery.tenant_id AND a.delivery_id = delivery.id
 ), queued AS (
   -- A failed delivery's parked queue row (migration 013).
-  DELETE FROM outbox_queue q USING delivery WHERE q.delivery_id = delivery.id
+  DELETE FROM outbox_queue q USING delivery WHERE q.tenant_id = delivery.tenant_id AND q.delivery_id = delivery.id
 )
 SELECT id FROM message`,
 );

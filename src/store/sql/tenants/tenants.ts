@@ -63,15 +63,15 @@ export const deleteTenantMessages = defineStatement<{ tenantId: string; batchSiz
   'tekil_tenants_delete_messages',
   `
 WITH message AS (
-  DELETE FROM outbox_messages m WHERE m.id IN (
+  DELETE FROM outbox_messages m WHERE m.tenant_id = $tenantId AND m.id IN (
     SELECT id FROM outbox_messages WHERE tenant_id = $tenantId ORDER BY tenant_id, id LIMIT $batchSize FOR UPDATE)
-  RETURNING m.id
+  RETURNING m.tenant_id, m.id
 ), delivery AS (
-  DELETE FROM outbox_deliveries od USING message WHERE od.message_id = message.id RETURNING od.id
+  DELETE FROM outbox_deliveries od USING message WHERE od.tenant_id = message.tenant_id AND od.message_id = message.id RETURNING od.tenant_id, od.id
 ), attempt AS (
-  DELETE FROM outbox_attempts a USING delivery WHERE a.delivery_id = delivery.id
+  DELETE FROM outbox_attempts a USING delivery WHERE a.tenant_id = delivery.tenant_id AND a.delivery_id = delivery.id
 ), queued AS (
-  DELETE FROM outbox_queue q USING delivery WHERE q.delivery_id = delivery.id
+  DELETE FROM outbox_queue q USING delivery WHERE q.tenant_id = delivery.tenant_id AND q.delivery_id = delivery.id
 )
 SELECT (SELECT count(*) FROM message)::int AS messages, (SELECT count(*) FROM delivery)::int AS deliveries`,
 );
