@@ -196,7 +196,13 @@ WITH RECURSIVE walk (endpoint_id, pos, wrapped, found, qualifies) AS (
   SET status = 'sending', attempts = d.attempts + 1, lease = $lease, last_attempt_at = now(),
       next_attempt_at = now() + (picked.wait_ms + picked.timeout_ms + $lease_margin_ms::double precision) * interval '1 millisecond'
   FROM picked
-  JOIN outbox_messages m ON m.tenant_id = picked.tenant_id AND m.id = picked.message_id
+  -- The message by its whole key, one probe per row. (As a plain join, the generic plan once read the
+  -- message through another index by tenant alone, every message of the tenant for each delivery:
+  -- LIMIT keeps this a lookup the planner cannot flatten into such a join.)
+  CROSS JOIN LATERAL (
+    SELECT m.payload, m.event_type, m.traceparent FROM outbox_messages m
+    WHERE m.tenant_id = picked.tenant_id AND m.id = picked.message_id LIMIT 1
+  ) m
   JOIN endpoints e ON e.id = picked.endpoint_id
   WHERE d.tenant_id = picked.tenant_id AND d.id = picked.id
   -- Every returned value is decoded for every row: the endpoint's values come in forms that are cheap to

@@ -98,7 +98,11 @@ WITH r AS (
       $exhausted_endpoint_ids::text[], $exhausted_attempts::int[], $exhausted_urls::text[], $exhausted_status_codes::int[], $exhausted_errors::text[])
       AS x (id, event_id, message_id, endpoint_id, attempt, url, status_code, error)
     JOIN upd ON upd.id = x.id AND upd.next = 'failed'
-    JOIN outbox_messages m ON m.tenant_id = upd.tenant_id AND m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted'
+    -- The message by its whole key (LIMIT: a lookup, never a join the planner could drive by tenant alone).
+    CROSS JOIN LATERAL (
+      SELECT m.tenant_id, m.id, m.event_type, m.resource_id FROM outbox_messages m
+      WHERE m.tenant_id = upd.tenant_id AND m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted' LIMIT 1
+    ) m
     JOIN tenants t ON t.id = m.tenant_id AND t.deleted_at IS NULL
     CROSS JOIN LATERAL (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at) w
     CROSS JOIN LATERAL tekil_outbox_publish(m.tenant_id, x.event_id, 'message.attempts_exhausted', m.resource_id,

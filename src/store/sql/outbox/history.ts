@@ -105,7 +105,8 @@ SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS 
   m.event_type, m.resource_id, e.event_id AS event_id_mode,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM ${source}
-JOIN outbox_messages m ON m.tenant_id = d.tenant_id AND m.id = d.message_id
+-- The message by its whole key (LIMIT: a lookup per delivery, never a join driven by the tenant alone).
+CROSS JOIN LATERAL (SELECT m.event_type, m.resource_id FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id LIMIT 1) m
 JOIN endpoints e ON e.id = d.endpoint_id
 WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id)

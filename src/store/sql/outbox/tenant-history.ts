@@ -38,7 +38,7 @@ SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS 
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM page
 JOIN outbox_deliveries d ON d.tenant_id = $tenant_id AND d.id = page.id
-JOIN outbox_messages m ON m.tenant_id = d.tenant_id AND m.id = d.message_id
+CROSS JOIN LATERAL (SELECT m.event_type, m.resource_id FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id LIMIT 1) m
 JOIN endpoints e ON e.id = d.endpoint_id
 ORDER BY d.id DESC`,
 );
