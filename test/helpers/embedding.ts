@@ -77,7 +77,11 @@ export async function startFramingPage(tls?: TestCertificate): Promise<Listening
  * the Host header, and streams both ways (the portal's event stream goes through it). `extra` answers
  * the paths it claims before they reach tekil.
  */
-export async function startTlsProxy(upstream: string, tls: TestCertificate, extra?: (req: IncomingMessage, res: ServerResponse) => boolean): Promise<Listening> {
+export async function startTlsProxy(
+  upstream: string,
+  tls: TestCertificate,
+  extra?: (req: IncomingMessage, res: ServerResponse) => boolean,
+): Promise<Listening> {
   const target = new URL(upstream);
   const agent = new HttpAgent({ keepAlive: true });
   const proxied = await listen((req, res) => {
