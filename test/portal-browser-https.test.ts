@@ -9,7 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { browserRunnable, CHROMIUM, CHROMIUM_FLAGS, launchChromium } from './helpers/browser.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
-import { selfSignedCertificate, startFramingPage, startTlsProxy, type Listening } from './helpers/embedding.js';
+import { selfSignedCertificate, startFramingPage, startTlsProxy, type Listening, type TestCertificate } from './helpers/embedding.js';
 import { receiverConfig } from './helpers/receiver.js';
 import { startSink, type Sink } from './helpers/sink.js';
 import { waitUntil } from './helpers/wait.js';
@@ -54,9 +54,9 @@ function control(req: IncomingMessage, res: ServerResponse): boolean {
  * (https://localhost:…), in Debian's Chromium with third-party cookies allowed and blocked.
  */
 describe.skipIf(!browserRunnable)('the merchant portal embedded on another site over https', () => {
-  const tls = selfSignedCertificate();
+  let tls: TestCertificate;
   /** Admin calls go through the proxy too, trusting its certificate and no other. */
-  const trusting = new Agent({ connect: { ca: tls.cert } });
+  let trusting: Agent;
   let t: TestDb;
   let tekil: RunningTekil;
   let proxy: Listening;
@@ -87,6 +87,8 @@ describe.skipIf(!browserRunnable)('the merchant portal embedded on another site 
   const portalLink = async () => String((await admin('POST', `/tenants/${A}/portal-links`, { role: 'operator' })).url);
 
   beforeAll(async () => {
+    tls = selfSignedCertificate();
+    trusting = new Agent({ connect: { ca: tls.cert } });
     t = await createTestDb();
     sink = await startSink(() => ({ status: 200, body: 'thanks' }));
     panel = await startFramingPage(tls);
@@ -120,13 +122,13 @@ describe.skipIf(!browserRunnable)('the merchant portal embedded on another site 
     await sink?.close();
     await panel?.close();
     await stranger?.close();
-    await trusting.close();
+    await trusting?.close();
     await t?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it("makes links with the proxy's https address; the dashboard's cookie stays SameSite=Strict, Secure behind it", async () => {
-    expect(await portalLink()).toMatch(new RegExp(`^${proxy.origin}/portal/link/`));
+    expect(await portalLink()).toMatch(new RegExp(`^${proxy.origin.replace(/\./g, '\\.')}/portal/link/`));
     const res = await request(`${proxy.origin}/api/v1/session`, {
       method: 'POST',
       dispatcher: trusting,
