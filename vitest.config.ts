@@ -21,7 +21,7 @@ const endToEnd = [
   'test/listen.test.ts',
   'test/providers-interop.test.ts',
   'test/dashboard-browser*.test.ts',
-  'test/portal-browser.test.ts',
+  'test/portal-browser*.test.ts',
   'test/chaos.test.ts',
   'test/simulate-run.test.ts',
   'test/prove-tekil.test.ts',

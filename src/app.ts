@@ -38,6 +38,8 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: ctx.config.server.body_limit,
     return503OnClosing: true,
+    // X-Forwarded-* only from the configured proxies; with none, req.protocol and req.ip are the socket's.
+    ...(server.trust_proxy.length > 0 ? { trustProxy: server.trust_proxy } : {}),
     // A URL the router cannot decode never reaches the error handler: answer it in the same coded shape.
     frameworkErrors: (err, _req, reply) => {
       const error = toClientError(err);

@@ -63,6 +63,41 @@ describe('dashboard sessions', () => {
     expect((await call('GET', '/api/v1/inbox', { cookie })).status).toBe(200);
   });
 
+  it('X-Forwarded-Proto makes the cookie Secure only from a proxy listed in server.trust_proxy', async () => {
+    // Straight from a client (no proxy is trusted by default): the header is ignored.
+    const spoofed = await request(`${base}/api/v1/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+      body: JSON.stringify({ token: ADMIN }),
+    });
+    await spoofed.body.text();
+    expect(String(spoofed.headers['set-cookie'])).not.toMatch(/Secure/);
+
+    const config = workerTestConfig({ store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-session-')) }, server: { trust_proxy: ['127.0.0.1'] } });
+    const behind = await buildApp({ ctx: testContext(t.db, config), roles: new Set(['api']), adminToken: ADMIN });
+    try {
+      const signInVia = async (remoteAddress: string) => {
+        const res = await behind.inject({
+          method: 'POST',
+          url: '/api/v1/session',
+          remoteAddress,
+          headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' },
+          payload: { token: ADMIN },
+        });
+        expect(res.statusCode).toBe(201);
+        return String(res.headers['set-cookie']);
+      };
+      // Still the dashboard's cookie: Strict, never Partitioned; Secure because the proxy ended TLS.
+      expect(await signInVia('127.0.0.1')).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+; Secure$/);
+      expect(await signInVia('10.9.9.9')).not.toMatch(/Secure/);
+      const { rows } = await t.db.query<{ address: string }>("SELECT address FROM audit_events WHERE route = '/api/v1/session' ORDER BY id DESC LIMIT 2");
+      // The trusted proxy's request is audited under its client's address, the other under the socket's.
+      expect(rows.map((r) => r.address)).toEqual(['10.9.9.9', '203.0.113.9']);
+    } finally {
+      await behind.close();
+    }
+  });
+
   it('a change made with the cookie needs the CSRF header; with it, the change happens', async () => {
     await insertInvoiceDelivery(t.db, { eventId: 'evt_csrf', invoiceId: 'inv_csrf', orderId: 'ord_csrf', status: 'paid' });
     await t.db.query(`UPDATE inbox_deliveries SET status = 'dead' WHERE source = $1 AND event_id = 'evt_csrf'`, [SOURCE]);

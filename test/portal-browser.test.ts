@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ExcelJS from 'exceljs';
@@ -11,6 +9,7 @@ import { createLogger } from '../src/logger.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { browserRunnable, launchChromium, screenshot } from './helpers/browser.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
+import { startFramingPage, type Listening } from './helpers/embedding.js';
 import { receiverConfig } from './helpers/receiver.js';
 import { startSink, type Sink } from './helpers/sink.js';
 import { waitUntil } from './helpers/wait.js';
@@ -21,25 +20,6 @@ const B = 'm_200';
 /** More of A's webhooks than one page of the portal holds (25), so it pages both ways. */
 const A_PAID = 27;
 
-/** A page that shows `?src=` in an iframe: the provider's panel embedding the portal. */
-async function startParent(): Promise<{ origin: string; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    const src = new URL(req.url ?? '/', 'http://x').searchParams.get('src') ?? '';
-    const attr = src.replace(/&/g, '&amp;').replace(/"/g, '&quot;');
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html><title>Provider panel</title><h1>Provider panel</h1><iframe id="portal" src="${attr}" width="1200" height="640"></iframe>`);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://127.0.0.1:${port}`,
-    close: async () => {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 /**
  * The merchant portal in Debian's Chromium, against a real tekil on Postgres with two tenants (two
  * merchants), each with an endpoint at its own real HTTP sink.
@@ -49,8 +29,8 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
   let tekil: RunningTekil;
   let sinkA: Sink;
   let sinkB: Sink;
-  let allowed: Awaited<ReturnType<typeof startParent>>;
-  let other: Awaited<ReturnType<typeof startParent>>;
+  let allowed: Listening;
+  let other: Listening;
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
@@ -101,8 +81,8 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
           : { status: 200, body: 'thanks from A' },
     );
     sinkB = await startSink(() => ({ status: 200, body: 'thanks from B' }));
-    allowed = await startParent();
-    other = await startParent();
+    allowed = await startFramingPage();
+    other = await startFramingPage();
     const config = receiverConfig({
       // One retry, ten minutes on: a refused webhook stays pending with its next attempt in view.
       sending: { allow_networks: ['127.0.0.0/8'], ladder: ['10m'], dispatcher: { poll_interval: '100ms' } },

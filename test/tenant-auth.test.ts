@@ -461,7 +461,7 @@ describe('the portal embedded in a provider panel (portal.frame_ancestors)', () 
     await t?.close();
   });
 
-  it('names the allowed origins in frame-ancestors on /portal/ only, and sets the cookie SameSite=None; Secure', async () => {
+  it('names the allowed origins in frame-ancestors on /portal/ only, and sets the cookie SameSite=None; Secure; Partitioned', async () => {
     const portal = await app.inject({ method: 'GET', url: '/portal/' });
     const csp = String(portal.headers['content-security-policy']);
     expect(csp).toContain('frame-ancestors https://panel.provider.example https://panel2.provider.example:8443');
@@ -479,7 +479,15 @@ describe('the portal embedded in a provider panel (portal.frame_ancestors)', () 
     expect(url).toMatch(/^https:\/\/webhooks\.provider\.example\/portal\/link\//);
     const opened = await app.inject({ method: 'GET', url: new URL(url).pathname });
     expect(opened.statusCode).toBe(303);
-    expect(String(opened.headers['set-cookie'])).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure$/);
+    const cookie = String(opened.headers['set-cookie']);
+    expect(cookie).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure; Partitioned$/);
+    // Signing out clears the partitioned cookie and an unpartitioned one (a tenant token's sign-in).
+    const out = await app.inject({ method: 'DELETE', url: '/api/v1/session', headers: { cookie: cookie.split(';')[0]! } });
+    expect(out.statusCode).toBe(200);
+    expect(out.headers['set-cookie']).toEqual([
+      'tekil_session=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure; Partitioned',
+      'tekil_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0',
+    ]);
   });
 
   it('refuses a frame ancestor that is not an origin', () => {

@@ -65,9 +65,12 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     async (_input, req, reply) => {
       const id = readCookie(req.headers.cookie, SESSION_COOKIE);
       if (id) await closeSession(ctx.db, id);
-      // A portal framed by the provider's panel can only change a SameSite=None cookie.
+      // A portal framed by the provider's panel can only change a SameSite=None cookie, and a partitioned
+      // cookie is another cookie than an unpartitioned one of the same name: a tenant's caller may hold
+      // either (a portal link's, or a tenant token's sign-in), so both are cleared.
+      const secure = req.protocol === 'https';
       const embedded = req.caller?.tenantId !== undefined && ctx.config.portal.frame_ancestors.length > 0;
-      reply.header('set-cookie', sessionCookie('', req.protocol === 'https', 0, embedded));
+      reply.header('set-cookie', embedded ? [sessionCookie('', secure, 0, true), sessionCookie('', secure, 0)] : sessionCookie('', secure, 0));
       return { signed_out: true };
     },
   );

@@ -83,10 +83,13 @@ export function readCookie(header: string | undefined, name: string): string | u
 /**
  * The session cookie. `embeddable` (the portal inside a provider's iframe, `portal.frame_ancestors`)
  * needs `SameSite=None`, which browsers accept only with `Secure`: a framed page is a third-party
- * context, where a Strict or Lax cookie is not sent.
+ * context, where a Strict or Lax cookie is not sent. It is also `Partitioned` (CHIPS): a browser that
+ * blocks third-party cookies still keeps a partitioned one, stored under the embedding panel's site
+ * and sent only inside frames of that site.
  */
 export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS, embeddable = false): string {
   const parts = [`${SESSION_COOKIE}=${id}`, 'Path=/', 'HttpOnly', embeddable ? 'SameSite=None' : 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
   if (secure || embeddable) parts.push('Secure');
+  if (embeddable) parts.push('Partitioned');
   return parts.join('; ');
 }

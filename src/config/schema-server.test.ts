@@ -27,4 +27,12 @@ describe('server and receiver settings', () => {
     expect(serverSchema.safeParse({ request_timeout: 0, headers_timeout: '10s' }).success).toBe(true);
     expect(serverSchema.safeParse({ max_connections: 0 }).success).toBe(false);
   });
+
+  it('trust no proxy by default, and take a proxy as an address or a network only', () => {
+    expect(serverSchema.parse({}).trust_proxy).toEqual([]);
+    expect(serverSchema.parse({ trust_proxy: ['10.0.0.5', '10.1.0.0/16', '::1', 'fc00::/7'] }).trust_proxy).toHaveLength(4);
+    for (const wrong of ['proxy.internal', '10.0.0.0/33', '10.0.0.300', '*']) {
+      expect(serverSchema.safeParse({ trust_proxy: [wrong] }).success, wrong).toBe(false);
+    }
+  });
 });

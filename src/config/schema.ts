@@ -7,6 +7,7 @@ import { alertsSchema } from './alerts.js';
 import { telemetrySchema } from './telemetry.js';
 import { auditSchema } from './audit.js';
 import { portalSchema } from './portal.js';
+import { proxyAddress } from './networks.js';
 
 export const serverSchema = z
   .object({
@@ -23,6 +24,13 @@ export const serverSchema = z
     max_connections: z.number().int().positive().default(500),
     /** Open connections at most from one client address (an IPv6 /64 counts as one). Unset: half of max_connections. */
     max_connections_per_address: z.number().int().positive().optional(),
+    /**
+     * The reverse proxies (addresses or CIDR networks) whose X-Forwarded-Proto, -Host and -For are
+     * believed: a request through one is https when the proxy says so (the session cookie is then
+     * Secure, portal links say https) and is audited and limited by its client's address. Empty:
+     * the headers are ignored, since any client could send them.
+     */
+    trust_proxy: z.array(proxyAddress).max(50).default([]),
   })
   .strict()
   .superRefine((s, ctx) => {

@@ -18,9 +18,12 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** The panel's browser tests run on Postgres; in CI the browser must be there (.ci/run installs it). */
 export const browserRunnable = onPostgres && (existsSync(CHROMIUM) || process.env.CI === 'true');
 
-/** Debian's Chromium, headless, with nothing reaching out of the machine. */
-export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'] });
+/** Headless, with nothing reaching out of the machine. */
+export const CHROMIUM_FLAGS: readonly string[] = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking'];
+
+/** Debian's Chromium with CHROMIUM_FLAGS, then `extra`. */
+export function launchChromium(extra: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_FLAGS, ...extra] });
 }
 
 /** Signs in on the panel at `url` with a token, and waits for the signed-in navigation. */
