@@ -7,7 +7,8 @@ import { createEmptyDb, migrateUpTo } from './helpers/migration-db.js';
 
 /**
  * A store at migration 024 holding two tenants' outbox (queued, leased, failed and settled deliveries with
- * attempts, and a delivery whose message retention already removed), upgraded to 025: every delivery,
+ * attempts, a delivery whose message retention already removed, and one to the other tenant's endpoint),
+ * upgraded to 025: every delivery,
  * queue row and attempt takes its message's tenant (else its endpoint's), the keys lead with tenant_id,
  * the dispatcher claims what was due with the tenant, and an idempotency key becomes its tenant's.
  */
@@ -32,7 +33,9 @@ describe('migration 025: the outbox keys lead with tenant_id, over rows written 
         ('evt_a1', 'ep_a', 'succeeded', 1, now()),
         ('evt_a2', 'ep_a', 'pending', 0, now() - interval '1 minute'),
         ('evt_b1', 'ep_b', 'failed', 3, now()),
-        ('evt_gone', 'ep_b', 'succeeded', 1, now());
+        ('evt_gone', 'ep_b', 'succeeded', 1, now()),
+        -- A's message to B's endpoint (an operator's replay could make one before 025), not sent yet.
+        ('evt_a1', 'ep_b', 'pending', 0, now() - interval '1 minute');
       INSERT INTO outbox_queue (delivery_id, endpoint_id, next_attempt_at, failed)
         SELECT id, endpoint_id, next_attempt_at, status = 'failed' FROM outbox_deliveries WHERE status IN ('pending', 'failed');
       INSERT INTO outbox_attempts (delivery_id, message_id, endpoint_id, attempt, url, started_at, duration_ms, succeeded)
@@ -48,14 +51,20 @@ describe('migration 025: the outbox keys lead with tenant_id, over rows written 
   it('every delivery, queue row and attempt has its message’s tenant, else its endpoint’s', async () => {
     const rows = async (table: string, id: string) =>
       (await db.query<{ key: string; tenant_id: string }>(`SELECT ${id}::text AS key, tenant_id FROM ${table} ORDER BY 1`)).rows;
-    const deliveries = (await db.query<{ message_id: string; tenant_id: string }>('SELECT message_id, tenant_id FROM outbox_deliveries ORDER BY message_id'))
-      .rows;
+    const deliveries = (
+      await db.query<{ message_id: string; tenant_id: string; status: string }>(
+        'SELECT message_id, tenant_id, status FROM outbox_deliveries ORDER BY message_id, endpoint_id',
+      )
+    ).rows;
     expect(deliveries).toEqual([
-      { message_id: 'evt_a1', tenant_id: 'm_a' },
-      { message_id: 'evt_a2', tenant_id: 'm_a' },
-      { message_id: 'evt_b1', tenant_id: 'm_b' },
-      { message_id: 'evt_gone', tenant_id: 'm_b' },
+      { message_id: 'evt_a1', tenant_id: 'm_a', status: 'succeeded' },
+      // The delivery to the other tenant's endpoint stays A's history, and is not sent.
+      { message_id: 'evt_a1', tenant_id: 'm_a', status: 'cancelled' },
+      { message_id: 'evt_a2', tenant_id: 'm_a', status: 'pending' },
+      { message_id: 'evt_b1', tenant_id: 'm_b', status: 'failed' },
+      { message_id: 'evt_gone', tenant_id: 'm_b', status: 'succeeded' },
     ]);
+    expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_queue WHERE endpoint_id = 'ep_b' AND NOT failed`)).rows[0]!.n).toBe(0);
     const byDelivery = new Map((await rows('outbox_deliveries', 'id')).map((r) => [r.key, r.tenant_id]));
     for (const q of await rows('outbox_queue', 'delivery_id')) expect(q.tenant_id).toBe(byDelivery.get(q.key));
     const attempts = (await db.query<{ delivery_id: string; tenant_id: string }>('SELECT delivery_id::text, tenant_id FROM outbox_attempts')).rows;

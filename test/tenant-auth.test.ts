@@ -231,6 +231,27 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect(rotated.status, rotated.text).toBe(200);
   });
 
+  it("no replay sends a tenant's message to another tenant's endpoint", async () => {
+    // A failed delivery of A's message to B's endpoint, as an operator's replay to any endpoint could
+    // make before migration 025 (its upgrade keeps such a row as the message's tenant's).
+    const crossed = (
+      await t.db.query<{ id: string }>(
+        `INSERT INTO outbox_deliveries (tenant_id, message_id, endpoint_id, status) VALUES ('m_A', $1, $2, 'failed') RETURNING id::text AS id`,
+        [own.A.message, own.B.endpoint],
+      )
+    ).rows[0]!.id;
+    await t.db.query(`INSERT INTO outbox_queue (tenant_id, delivery_id, endpoint_id, failed) VALUES ('m_A', $1, $2, true)`, [crossed, own.B.endpoint]);
+    await call(tokenA, 'POST', `/api/v1/messages/${own.A.message}/replay`, {});
+    expect((await admin('POST', '/deliveries/replay-failed', {})).status).toBe(200);
+    const { rows } = await t.db.query<{ status: string }>('SELECT status FROM outbox_deliveries WHERE id = $1', [crossed]);
+    expect(rows[0]!.status).toBe('failed');
+    // Nor does the operator's replay to one endpoint: B's endpoint is not one of A's message's tenant.
+    const toB = await admin('POST', `/messages/${own.A.message}/replay`, { endpoint_id: own.B.endpoint });
+    expect(toB).toMatchObject({ status: 400, body: { error: 'VALIDATION_FAILED' } });
+    await t.db.query('DELETE FROM outbox_queue WHERE delivery_id = $1', [crossed]);
+    await t.db.query('DELETE FROM outbox_deliveries WHERE id = $1', [crossed]);
+  });
+
   it('replay-failed of a tenant re-queues its own failed deliveries only', async () => {
     await t.db.query("UPDATE outbox_deliveries SET status = 'failed' WHERE id IN ($1, $2)", [own.A.delivery, own.B.delivery]);
     await t.db.query(
@@ -481,13 +502,26 @@ describe('the portal embedded in a provider panel (portal.frame_ancestors)', () 
     expect(opened.statusCode).toBe(303);
     const cookie = String(opened.headers['set-cookie']);
     expect(cookie).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure; Partitioned$/);
-    // Signing out clears the partitioned cookie and an unpartitioned one (a tenant token's sign-in).
-    const out = await app.inject({ method: 'DELETE', url: '/api/v1/session', headers: { cookie: cookie.split(';')[0]! } });
+    // A browser may hold a partitioned and an unpartitioned cookie of the same name (a second session
+    // here): signing out closes every session it sends, and clears both cookies with SameSite=None, the
+    // only kind a page framed by another site may change.
+    const second = await app.inject({
+      method: 'POST',
+      url: '/api/v1/tenants/m_embed/portal-links',
+      headers: { authorization: `Bearer ${ADMIN}` },
+      payload: {},
+    });
+    const secondOpened = await app.inject({ method: 'GET', url: new URL((second.json() as { url: string }).url).pathname });
+    const both = `${cookie.split(';')[0]!}; ${String(secondOpened.headers['set-cookie']).split(';')[0]!}`;
+    const whoami = (c: string) => app.inject({ method: 'GET', url: '/api/v1/deliveries', headers: { cookie: c } });
+    for (const c of both.split('; ')) expect((await whoami(c)).statusCode).toBe(200);
+    const out = await app.inject({ method: 'DELETE', url: '/api/v1/session', headers: { cookie: both } });
     expect(out.statusCode).toBe(200);
     expect(out.headers['set-cookie']).toEqual([
       'tekil_session=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure; Partitioned',
-      'tekil_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0',
+      'tekil_session=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure',
     ]);
+    for (const c of both.split('; ')) expect((await whoami(c)).statusCode).toBe(401);
   });
 
   it('refuses a frame ancestor that is not an origin', () => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TekilError } from '../errors.js';
 import { callerForToken } from '../auth/operators.js';
-import { closeSession, openSession, readCookie, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
+import { closeSession, openSession, readCookies, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 import { getTenant } from '../outbox/tenants.js';
@@ -63,14 +63,15 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
   routes.add(
     { method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view', tenant: true },
     async (_input, req, reply) => {
-      const id = readCookie(req.headers.cookie, SESSION_COOKIE);
-      if (id) await closeSession(ctx.db, id);
-      // A portal framed by the provider's panel can only change a SameSite=None cookie, and a partitioned
-      // cookie is another cookie than an unpartitioned one of the same name: a tenant's caller may hold
-      // either (a portal link's, or a tenant token's sign-in), so both are cleared.
+      // A partitioned cookie is another cookie than an unpartitioned one of the same name, and the browser
+      // may send both: every session named is closed.
+      for (const id of readCookies(req.headers.cookie, SESSION_COOKIE)) await closeSession(ctx.db, id);
+      // A portal framed by the provider's panel can only change SameSite=None cookies (a Strict one is not
+      // set from inside another site's frame): it clears the partitioned cookie and an unpartitioned one (a
+      // tenant token's sign-in, or a portal session from before the cookie was partitioned).
       const secure = req.protocol === 'https';
       const embedded = req.caller?.tenantId !== undefined && ctx.config.portal.frame_ancestors.length > 0;
-      reply.header('set-cookie', embedded ? [sessionCookie('', secure, 0, true), sessionCookie('', secure, 0)] : sessionCookie('', secure, 0));
+      reply.header('set-cookie', embedded ? [sessionCookie('', secure, 0, true), sessionCookie('', secure, 0, true, false)] : sessionCookie('', secure, 0));
       return { signed_out: true };
     },
   );

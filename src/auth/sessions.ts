@@ -71,6 +71,17 @@ export function csrfMatches(session: Session, presented: string | undefined): bo
 }
 
 /** One cookie's value from a Cookie header (the only cookie tekil reads). */
+/** Every value a Cookie header carries under a name (a partitioned and an unpartitioned cookie may share it). */
+export function readCookies(header: string | undefined, name: string): string[] {
+  const values: string[] = [];
+  for (const part of header?.split(';') ?? []) {
+    const eq = part.indexOf('=');
+    const value = eq > 0 && part.slice(0, eq).trim() === name ? part.slice(eq + 1).trim() : '';
+    if (value) values.push(value);
+  }
+  return values;
+}
+
 export function readCookie(header: string | undefined, name: string): string | undefined {
   if (!header) return undefined;
   for (const part of header.split(';')) {
@@ -87,9 +98,9 @@ export function readCookie(header: string | undefined, name: string): string | u
  * blocks third-party cookies still keeps a partitioned one, stored under the embedding panel's site
  * and sent only inside frames of that site.
  */
-export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS, embeddable = false): string {
+export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS, embeddable = false, partitioned = embeddable): string {
   const parts = [`${SESSION_COOKIE}=${id}`, 'Path=/', 'HttpOnly', embeddable ? 'SameSite=None' : 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
   if (secure || embeddable) parts.push('Secure');
-  if (embeddable) parts.push('Partitioned');
+  if (partitioned) parts.push('Partitioned');
   return parts.join('; ');
 }

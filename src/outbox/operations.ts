@@ -40,7 +40,8 @@ export async function replayMessage(db: Queryable, messageId: string, endpointId
   // named that is not the message's tenant's (a message is only ever sent to its own tenant's endpoints).
   if (replayed === 0) {
     const now = (await messageExists.run(db, { messageId })).rows[0];
-    if (now?.trimmed_at) throw trimmedError(`message ${messageId}`, now.trimmed_at);
+    if (!now) throw new TekilError('NOT_FOUND', `no message ${messageId}`);
+    if (now.trimmed_at) throw trimmedError(`message ${messageId}`, now.trimmed_at);
     if (endpointId) throw new TekilError('VALIDATION_FAILED', `endpoint ${endpointId} is not an endpoint of message ${messageId}'s tenant`);
   }
   await notifyDispatchers.run(db);

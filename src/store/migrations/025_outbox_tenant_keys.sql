@@ -35,6 +35,17 @@ UPDATE outbox_attempts a SET tenant_id = coalesce(
   (SELECT e.tenant_id FROM endpoints e WHERE e.id = a.endpoint_id),
   'default');
 
+-- Before this migration an operator's replay to one endpoint could name another tenant's endpoint; a
+-- delivery made so stays its message's tenant's history, and one not yet sent is cancelled, so the other
+-- tenant's endpoint does not receive it (replays now refuse such an endpoint and skip such deliveries).
+WITH crossed AS (
+  UPDATE outbox_deliveries d SET status = 'cancelled', completed_at = now(), lease = NULL
+  FROM endpoints e
+  WHERE e.id = d.endpoint_id AND e.tenant_id <> d.tenant_id AND d.status IN ('pending', 'sending')
+  RETURNING d.id
+)
+DELETE FROM outbox_queue q USING crossed WHERE q.delivery_id = crossed.id AND NOT q.failed;
+
 ALTER TABLE outbox_deliveries ALTER COLUMN tenant_id SET NOT NULL;
 ALTER TABLE outbox_queue ALTER COLUMN tenant_id SET NOT NULL;
 ALTER TABLE outbox_attempts ALTER COLUMN tenant_id SET NOT NULL;

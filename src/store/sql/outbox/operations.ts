@@ -51,21 +51,22 @@ WITH reset AS (
 )${REQUEUE('reset')}`,
 );
 
-/** Every delivery the message had to an endpoint that still exists. */
+/** Every delivery the message had to an endpoint of its tenant that still exists. */
 export const replayMessage = defineStatement<{ tenantId: string; messageId: string }, never>(
   'tekil_outbox_replay_message',
   `
 WITH reset AS (
   UPDATE outbox_deliveries SET ${RESET}
   WHERE outbox_deliveries.tenant_id = $tenantId AND outbox_deliveries.message_id = $messageId
-    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL) AND ${PAYLOAD_KEPT('$tenantId', '$messageId')}
+    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL AND tenant_id = $tenantId)
+    AND ${PAYLOAD_KEPT('$tenantId', '$messageId')}
   RETURNING outbox_deliveries.tenant_id, outbox_deliveries.id, outbox_deliveries.endpoint_id
 )${REQUEUE('reset')}`,
 );
 
 /**
  * Failed deliveries (of an endpoint, created since, until: each may be null) created in that window whose
- * message keeps its payload. Failed deliveries are found through the queue, where they stay parked.
+ * message keeps its payload, each to a live endpoint of its own tenant. Failed deliveries are found through the queue, where they stay parked.
  */
 export const replayFailed = defineStatement<{ endpointId: string | null; tenantId: string | null; since: Date | null; until: Date | null }, never>(
   'tekil_outbox_replay_failed',
@@ -78,7 +79,7 @@ WITH reset AS (
     AND ($endpointId::text IS NULL OR outbox_deliveries.endpoint_id = $endpointId)
     AND ($since::timestamptz IS NULL OR outbox_deliveries.created_at >= $since)
     AND ($until::timestamptz IS NULL OR outbox_deliveries.created_at < $until)
-    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL AND ($tenantId::text IS NULL OR tenant_id = $tenantId))
+    AND outbox_deliveries.endpoint_id IN (SELECT id FROM endpoints WHERE deleted_at IS NULL AND tenant_id = outbox_deliveries.tenant_id)
     AND ${PAYLOAD_KEPT('outbox_deliveries.tenant_id', 'outbox_deliveries.message_id')}
   RETURNING outbox_deliveries.tenant_id, outbox_deliveries.id, outbox_deliveries.endpoint_id
 )${REQUEUE('reset')}`,

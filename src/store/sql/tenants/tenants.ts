@@ -76,6 +76,34 @@ WITH message AS (
 SELECT (SELECT count(*) FROM message)::int AS messages, (SELECT count(*) FROM delivery)::int AS deliveries`,
 );
 
+/**
+ * One batch of what is left of a tenant's outbox once its messages are gone: deliveries whose message
+ * retention or a crash removed first (each row carries the tenant: migration 025), with their attempts
+ * and queue rows.
+ */
+export const deleteTenantDeliveries = defineStatement<{ tenantId: string; batchSize: number }, { deliveries: number }>(
+  'tekil_tenants_delete_deliveries',
+  `
+WITH delivery AS (
+  DELETE FROM outbox_deliveries od WHERE od.tenant_id = $tenantId AND od.id IN (
+    SELECT id FROM outbox_deliveries WHERE tenant_id = $tenantId ORDER BY tenant_id, id LIMIT $batchSize FOR UPDATE)
+  RETURNING od.tenant_id, od.id
+), attempt AS (
+  DELETE FROM outbox_attempts a USING delivery WHERE a.tenant_id = delivery.tenant_id AND a.delivery_id = delivery.id
+), queued AS (
+  DELETE FROM outbox_queue q USING delivery WHERE q.tenant_id = delivery.tenant_id AND q.delivery_id = delivery.id
+)
+SELECT count(*)::int AS deliveries FROM delivery`,
+);
+
+/** Attempts and queue rows of the tenant whose delivery is already gone (the last step, a few rows at most). */
+export const deleteTenantLeftovers = defineStatement<{ tenantId: string }, never>(
+  'tekil_tenants_delete_leftovers',
+  `
+WITH attempt AS (DELETE FROM outbox_attempts WHERE tenant_id = $tenantId)
+DELETE FROM outbox_queue WHERE tenant_id = $tenantId`,
+);
+
 /** The tenant's endpoints (their secrets go with them: ON DELETE CASCADE), then the tenant itself. */
 export const deleteTenantEndpoints = defineStatement<{ tenantId: string }, { id: string }>(
   'tekil_tenants_delete_endpoints',
