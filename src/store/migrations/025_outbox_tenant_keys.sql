@@ -14,8 +14,8 @@
 -- distribution column. Two tenants may now publish under the same key; one tenant's repeat is still
 -- the same message.
 --
--- Existing rows take their message's tenant (a delivery's endpoint always belongs to it, migration 016),
--- else their endpoint's. This rewrites the outbox tables once: on a large history run it in a quiet hour.
+-- Existing rows take their message's tenant (the fan-out only reaches the tenant's own endpoints,
+-- migration 016; an operator's replay to one endpoint was the exception, below), else their endpoint's. This rewrites the outbox tables once: on a large history run it in a quiet hour.
 
 ALTER TABLE outbox_deliveries ADD COLUMN tenant_id text;
 ALTER TABLE outbox_queue ADD COLUMN tenant_id text;
