@@ -2,7 +2,12 @@
 // Shared by every page of the panel: the API client, the session's role, the words, and small DOM
 // helpers. Text from deliveries is only ever set as textContent, never as HTML.
 
+import { el, request } from './dom.js';
 import { browserLanguage, words } from './i18n.js';
+
+export { ApiError, el } from './dom.js';
+/** @typedef {import('./dom.js').Props} Props */
+/** @typedef {import('./dom.js').Child} Child */
 
 /** @typedef {import('./api-types').ApiMethod} ApiMethod */
 /** @typedef {import('./api-types').ApiPath} ApiPath */
@@ -119,73 +124,19 @@ export function translate(root = document) {
   }
 }
 
-export class ApiError extends Error {
-  /**
-   * @param {string} message
-   * @param {number} status
-   * @param {string | undefined} code
-   */
-  constructor(message, status, code) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
 /**
- * Calls the admin API with the session cookie; a change carries the CSRF header. `path` is one of the
- * API's paths (api-types.d.ts, generated from its OpenAPI document); `body` is typed at the call
- * with `ApiBody<'POST /endpoints'>`. The document describes no answers yet, so the answer is `any`.
+ * Calls the admin API with the session cookie (dom.js's request). `path` is one of the API's paths
+ * (api-types.d.ts, generated from its OpenAPI document); `body` is typed at the call with
+ * `ApiBody<'POST /endpoints'>`. The document describes no answers yet, so the answer is `any`.
  * @param {ApiMethod} method
  * @param {ApiPath} path
  * @param {unknown} [body]
  * @returns {Promise<any>}
  */
-export async function api(method, path, body) {
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  // Also on reads: a read that needs more than the view permission (the audit trail) asks for it too.
-  if (session.csrfToken) headers['x-tekil-csrf'] = session.csrfToken;
-  const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
-  const data = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
-  if (!res.ok) throw new ApiError(data?.message ?? `HTTP ${res.status}`, res.status, data?.error);
-  return data;
-}
+export const api = (method, path, body) => request(method, path, body, session.csrfToken);
 
 /** Whether the caller may change things (replay, discard, jobs): a viewer may not. */
 export const canOperate = () => session.role !== null && session.role !== 'viewer';
-
-/**
- * An element's properties for el(): its DOM properties or attributes, `dataset`, and `on` (listeners).
- * @typedef {{ dataset?: Record<string, string>, on?: Record<string, (event: Event) => void>, [name: string]: unknown }} Props
- */
-/** @typedef {Node | string | number | null | undefined | false} Child */
-
-/**
- * Makes an element: `el('button', { type: 'button', dataset: { i18n: 'replay' } }, 'Replay')`.
- * Children are nodes or text (text is always a text node).
- * @template {keyof HTMLElementTagNameMap} T
- * @param {T} tag
- * @param {Props} [props]
- * @param {...(Child | Child[])} children
- * @returns {HTMLElementTagNameMap[T]}
- */
-export function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key === 'on') for (const [event, fn] of Object.entries(/** @type {Record<string, EventListener>} */ (value))) node.addEventListener(event, fn);
-    else if (key in node && key !== 'list') /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node))[key] = value;
-    else node.setAttribute(key, value === true ? '' : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
-  }
-  return node;
-}
 
 /**
  * An element whose text is a word of a namespace, kept in the chosen language by translate().

@@ -1,10 +1,15 @@
 // @ts-check
 // The merchant portal's shared parts: the API client (the session cookie, the CSRF header on changes),
 // the words in the chosen language, and small DOM helpers. The portal is its own small app served under
-// /portal/assets/, so it carries these few helpers itself instead of the operator panel's. Text from
-// the store is only ever set as textContent, never as HTML.
+// /portal/assets/; the API client and the element builder are the panel's (../dom.js). Text from the
+// store is only ever set as textContent, never as HTML.
 
+// ../dom.js is the panel's web/dom.js, which the portal serves as /portal/dom.js.
+import { el, request } from '../dom.js';
 import { browserLanguage, portalWords } from './words.js';
+
+export { ApiError, el } from '../dom.js';
+/** @typedef {import('../dom.js').Props} Props */
 
 /** @typedef {keyof typeof portalWords.en} WordKey */
 /** @typedef {string | ((...args: never[]) => string)} Word */
@@ -54,68 +59,17 @@ export function translate(root = document) {
   for (const node of root.querySelectorAll('[data-status]')) node.textContent = statusText(node.getAttribute('data-status') ?? '');
 }
 
-export class ApiError extends Error {
-  /**
-   * @param {string} message
-   * @param {number} status
-   * @param {string | undefined} code
-   */
-  constructor(message, status, code) {
-    super(message);
-    this.status = status;
-    this.code = code;
-  }
-}
-
 /**
- * Calls the API with the session cookie; every call carries the CSRF header once it is known.
+ * Calls the API with the session cookie (dom.js's request).
  * @param {'GET' | 'POST' | 'PATCH'} method
  * @param {string} path below /api/v1
  * @param {unknown} [body]
  * @returns {Promise<any>}
  */
-export async function api(method, path, body) {
-  /** @type {Record<string, string>} */
-  const headers = {};
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  if (session.csrfToken) headers['x-tekil-csrf'] = session.csrfToken;
-  const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
-  const data = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
-  if (!res.ok) throw new ApiError(data?.message ?? `HTTP ${res.status}`, res.status, data?.error);
-  return data;
-}
+export const api = (method, path, body) => request(method, path, body, session.csrfToken);
 
 /** Whether the merchant may change things (resend, endpoints): a viewer link may not. */
 export const canOperate = () => session.role !== null && session.role !== 'viewer';
-
-/**
- * @typedef {{ dataset?: Record<string, string>, on?: Record<string, (event: Event) => void>, [name: string]: unknown }} Props
- * @typedef {Node | string | number | null | undefined | false} Child
- */
-
-/**
- * Makes an element; children are nodes or text (text is always a text node).
- * @template {keyof HTMLElementTagNameMap} T
- * @param {T} tag
- * @param {Props} [props]
- * @param {...(Child | Child[])} children
- * @returns {HTMLElementTagNameMap[T]}
- */
-export function el(tag, props = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(props)) {
-    if (value === undefined || value === null || value === false) continue;
-    if (key === 'dataset') Object.assign(node.dataset, value);
-    else if (key === 'on') for (const [event, fn] of Object.entries(/** @type {Record<string, EventListener>} */ (value))) node.addEventListener(event, fn);
-    else if (key in node && key !== 'list') /** @type {Record<string, unknown>} */ (/** @type {unknown} */ (node))[key] = value;
-    else node.setAttribute(key, value === true ? '' : String(value));
-  }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
-  }
-  return node;
-}
 
 /**
  * An element whose text is a word, kept in the chosen language by translate().
