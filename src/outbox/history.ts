@@ -10,6 +10,7 @@ import {
   listMessagesStatement,
 } from '../store/sql/outbox/history.js';
 import { listTenantDeliveriesStatement, listTenantMessagesStatement } from '../store/sql/outbox/tenant-history.js';
+import { messageTenant } from '../store/sql/tenants/ownership.js';
 import { eventIdFor } from './ids.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
@@ -112,7 +113,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   };
   // A message's deliveries are its tenant's: the tenant leads every outbox key (migration 025).
   if (values.message_id !== null && values.tenant_id === null) {
-    const message = (await selectMessage.run(db, { id: values.message_id })).rows[0];
+    const message = (await messageTenant.run(db, { id: values.message_id })).rows[0];
     if (!message) return { items: [], next_cursor: null };
     values.tenant_id = message.tenant_id;
   }
