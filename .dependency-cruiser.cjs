@@ -6,23 +6,28 @@
 const rooms = [
   { label: 'cli/', path: '^src/cli/', uses: ['*'], says: 'one file per command; the top layer: nothing imports it' },
   {
-    label: 'index.ts runtime.ts app.ts',
-    path: '^src/(index|runtime|app)\\.ts$|^src/api/reference\\.ts$',
+    label: 'index.ts runtime.ts app.ts api-reference.ts',
+    path: '^src/(index|runtime|app|api-reference)\\.ts$',
     uses: ['*'],
     says: [
       'index.ts: the public library API (every export is a promise to users)',
       'runtime.ts: startTekil(): settings, store, migrations, services of the chosen roles, listen, shutdown',
       'app.ts: buildApp(): Fastify, server timeouts, the one error handler, health, metrics, role routes',
-      '(and api/reference.ts, the API document as the whole app serves it, for docs/api.md)',
+      'api-reference.ts: the API document as the whole app serves it, for docs/api.md and web/api-types.d.ts',
     ],
     not: ['cli/'],
   },
   {
     label: 'api/',
     path: '^src/api/',
-    pathNot: '^src/api/reference\\.ts$',
-    uses: ['alerts/', 'audit/', 'auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
+    uses: ['tenants/', 'alerts/', 'audit/', 'auth/', 'dashboard/', 'inbox/', 'outbox/', 'reconcile/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
     says: 'the admin HTTP API: route specs (path, permission, zod schemas) that register the routes and make the OpenAPI document; one file per area, input guards',
+  },
+  {
+    label: 'tenants/',
+    path: '^src/tenants/',
+    uses: ['dashboard/', 'audit/', 'auth/', 'outbox/', 'store/', 'settings.ts service.ts', 'kernel'],
+    says: "the merchant's room: tenants and their settings, the scope a request reads or writes in, portal links, the portal's server side, the tenants' health page, a tenant's live delivery stream (their SQL: store/sql/tenants/)",
   },
   {
     label: 'dashboard/',
@@ -69,26 +74,25 @@ const rooms = [
   {
     label: 'store/',
     path: '^src/store/',
-    pathNot: '^src/store/pg-error\\.ts$',
     uses: ['kernel'],
     says: [
       'db.ts: the Db interface; postgres.ts and pglite.ts are its adapters, pglite-thread.ts runs PGlite on a worker thread of its own',
       'open.ts: opening the store the settings point at, with the configuration\'s connection options (apart from db.ts, so no cycle)',
       'group-commit.ts: the group-commit queue under the receiver\'s inserts and the API\'s publishing',
       'migrations/: numbered, forward-only .sql files; schema.sql: what every migration builds, in one file (`npm run schema:dump`; a test keeps it current)',
-      'sql/: every statement, by area (inbox/, outbox/, reconcile/, dashboard/, simulate/); sql/statement.ts: the one statement shape (see "Statements" below)',
+      'sql/: every statement, in the area of the room it serves: alerts/, audit/, auth/, dashboard/, inbox/, outbox/, reconcile/, simulate/, tenants/, schema/ (the catalogue reads); the store\'s own at its top: advisory-lock.ts, health.ts, migrations.ts; sql/statement.ts: the one statement shape (see "Statements" below)',
       'distribution.ts: each table\'s placement on a sharded Postgres, and the written exceptions',
       'imports nothing of the domain it serves: types flow downward',
     ],
   },
   {
     label: 'kernel',
-    path: '^src/(errors|logger|metrics|validation|json-path|raw-json|cursor)(\\.test)?\\.ts$|^src/store/pg-error\\.ts$',
+    path: '^src/(errors|logger|metrics|validation|json-path|raw-json|cursor|pg-error)(\\.test)?\\.ts$',
     uses: [],
     says: [
       'errors.ts: the error catalogue: every code with its HTTP status and default message',
       'logger.ts, metrics.ts, validation.ts, json-path.ts, raw-json.ts, cursor.ts: what every room shares',
-      'store/pg-error.ts: reading SQLSTATEs, and which mean "the store is unavailable"',
+      'pg-error.ts: reading SQLSTATEs, and which mean "the store is unavailable" (the error catalogue maps them)',
     ],
   },
 ];

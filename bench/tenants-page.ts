@@ -9,8 +9,8 @@
 //   BENCH_TENANTS             tenants (default 20000)
 import { performance } from 'node:perf_hooks';
 import { endpointHealth } from '../src/dashboard/stats.js';
-import { tenantHealthPage, type FailingRules } from '../src/dashboard/tenant-health.js';
-import { listTenantPage } from '../src/outbox/tenants.js';
+import { tenantHealthPage, type FailingRules } from '../src/tenants/health.js';
+import { listTenantPage } from '../src/tenants/tenants.js';
 import { migrate } from '../src/store/migrate.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import { withFreshDatabase } from './lib/database.js';

@@ -1,6 +1,6 @@
 // Writes docs/api.md from the OpenAPI document the admin API serves. Run with `npm run docs:api`.
 import { writeFileSync } from 'node:fs';
-import { apiReferenceMarkdown } from '../src/api/reference.js';
+import { apiReferenceMarkdown } from '../src/api-reference.js';
 import { createPgliteDb } from '../src/store/pglite.js';
 
 const db = await createPgliteDb();

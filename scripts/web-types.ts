@@ -2,7 +2,7 @@
 // serves. Run with `npm run web:types`; a test checks the checked-in copy is current.
 import { writeFileSync } from 'node:fs';
 import { renderApiTypes } from '../src/api/openapi-types.js';
-import { servedOpenApiDocument } from '../src/api/reference.js';
+import { servedOpenApiDocument } from '../src/api-reference.js';
 import { createPgliteDb } from '../src/store/pglite.js';
 
 const db = await createPgliteDb();

@@ -4,7 +4,7 @@ import { TekilError, isTekilError, toClientError } from './errors.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
 import { panelRoutes } from './dashboard/panel.js';
-import { portalRoutes } from './dashboard/portal.js';
+import { portalRoutes } from './tenants/portal.js';
 import { receiverRoutes } from './receiver/route.js';
 import { createInboxBatcher } from './receiver/batcher.js';
 import type { InboxWriter } from './receiver/batcher.js';

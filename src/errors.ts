@@ -1,4 +1,4 @@
-import { isStoreUnavailable, isStoreUnreachable, pgErrorCode } from './store/pg-error.js';
+import { isStoreUnavailable, isStoreUnreachable, pgErrorCode } from './pg-error.js';
 
 /**
  * The one catalogue of tekil's coded errors. Each code has a fixed HTTP status and a default message,

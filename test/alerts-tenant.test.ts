@@ -3,7 +3,7 @@ import { evaluateOnce } from '../src/alerts/evaluator.js';
 import { parseConfig } from '../src/config/load.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { publish } from '../src/outbox/publish.js';
-import { createTenant } from '../src/outbox/tenants.js';
+import { createTenant } from '../src/tenants/tenants.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
 import { startSink, waitUntil, type Sink } from './helpers/sink.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../src/api/openapi.js';
 import { renderApiMarkdown } from '../src/api/openapi-markdown.js';
-import { servedOpenApiDocument } from '../src/api/reference.js';
+import { servedOpenApiDocument } from '../src/api-reference.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 
 describe('the OpenAPI document', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db, Queryable } from '../src/store/db.js';
-import { pgErrorCode } from '../src/store/pg-error.js';
+import { pgErrorCode } from '../src/pg-error.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { waitUntil } from './helpers/wait.js';
 import { createPgliteDb } from '../src/store/pglite.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isStoreUnavailable, pgErrorCode, PG_UNIQUE_VIOLATION } from '../src/store/pg-error.js';
+import { isStoreUnavailable, pgErrorCode, PG_UNIQUE_VIOLATION } from '../src/pg-error.js';
 import { createThreadedPgliteDb } from '../src/store/pglite-thread.js';
 import type { Db, Queryable } from '../src/store/db.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';

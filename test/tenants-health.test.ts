@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../src/app.js';
-import { HEALTH_SAMPLE, PENDING_CAP, type TenantHealth, type TenantHealthPage } from '../src/dashboard/tenant-health.js';
+import { HEALTH_SAMPLE, PENDING_CAP, type TenantHealth, type TenantHealthPage } from '../src/tenants/health.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { workerTestConfig } from './helpers/inbox.js';
 import { testContext } from './helpers/receiver.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OpenApiDocument } from '../src/api/openapi.js';
 import { renderApiTypes, schemaType } from '../src/api/openapi-types.js';
-import { servedOpenApiDocument } from '../src/api/reference.js';
+import { servedOpenApiDocument } from '../src/api-reference.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 
 describe("the panel's API types (web/api-types.d.ts)", () => {

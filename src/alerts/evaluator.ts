@@ -5,7 +5,7 @@ import type { Context, Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { endpointTenant } from '../store/sql/alerts/probes.js';
 import { closeIncident, openIncident, openIncidents, touchIncident, type IncidentRow } from '../store/sql/alerts/incidents.js';
-import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { tryAdvisoryLock } from '../store/sql/advisory-lock.js';
 import { toClientError } from '../errors.js';
 import { chatBody } from './format.js';
 import { storeOutages } from './store-outages.js';

@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { EventHub } from '../dashboard/events.js';
-import { watchTenantDeliveries } from '../dashboard/tenant-events.js';
+import { watchTenantDeliveries } from '../tenants/events.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 
@@ -11,7 +11,7 @@ const HEARTBEAT_MS = 15_000;
  * `GET /api/v1/events`: server-sent events of inbound deliveries as they arrive and change state
  * (`event: delivery`). Authenticated like every admin route (token or session cookie). The browser's
  * EventSource reconnects by itself; a reconnect starts from now. A tenant's caller gets its own
- * outbound deliveries instead (`event: outbound`), never the inbox (src/dashboard/tenant-events.ts).
+ * outbound deliveries instead (`event: outbound`), never the inbox (src/tenants/events.ts).
  */
 export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
   const hub = new EventHub(ctx.db, ctx.logger);

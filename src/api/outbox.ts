@@ -13,7 +13,7 @@ import { createPublishBatcher } from '../outbox/publish-batcher.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
-import { requireEndpointOf, requireMessageOf, tenantFilterOf } from '../outbox/tenant-scope.js';
+import { requireEndpointOf, requireMessageOf, tenantFilterOf } from '../tenants/scope.js';
 import { TekilError } from '../errors.js';
 import type { FastifyRequest } from 'fastify';
 
@@ -51,7 +51,7 @@ export const historyQuery = z
 /** The tenant a request is scoped to: a tenant caller's own; none for operators and the admin token. */
 export const callerTenant = (req: FastifyRequest): string | undefined => req.caller?.tenantId;
 
-/** The list filter of a request: a tenant caller's is pinned to its own tenant (src/outbox/tenant-scope.ts). */
+/** The list filter of a request: a tenant caller's is pinned to its own tenant (src/tenants/scope.ts). */
 export function toFilter(q: z.infer<typeof historyQuery>, req?: FastifyRequest): HistoryFilter {
   return {
     endpointId: q.endpoint_id,

@@ -24,7 +24,7 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   permission: Permission;
   /**
    * Open to a tenant's caller (a tenant token or a portal session): the handler scopes every read and
-   * write to `req.caller.tenantId` (src/api/tenant-scope.ts). Other routes do not exist for such a caller.
+   * write to `req.caller.tenantId` (src/tenants/scope.ts). Other routes do not exist for such a caller.
    */
   tenant?: true;
   params?: P;

@@ -4,7 +4,7 @@ import { callerForToken } from '../auth/operators.js';
 import { closeSession, openSession, readCookies, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
-import { getTenant } from '../outbox/tenants.js';
+import { getTenant } from '../tenants/tenants.js';
 
 const signInBody = z.object({ token: z.string().min(1).max(200) }).strict();
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { durationMs } from '../config/units.js';
 import { endpointHealth, failedOutboxDeliveries, inboxPerMinute, receiverSnapshot, reviewQueueSize } from '../dashboard/stats.js';
-import { tenantHealthPage } from '../dashboard/tenant-health.js';
-import { tenantId } from '../outbox/tenants.js';
+import { tenantHealthPage } from '../tenants/health.js';
+import { tenantId } from '../tenants/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_MS, PORTAL_LINK_MAX_TTL_MS } from '../auth/portal-links.js';
+import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_MS, PORTAL_LINK_MAX_TTL_MS } from '../tenants/portal-links.js';
 import { operatorRoles } from '../auth/roles.js';
 import { createTenantToken, listTenantTokens, revokeTenantTokenOf } from '../auth/tenant-tokens.js';
 import { durationMs } from '../config/units.js';
 import { storableText } from '../outbox/endpoints.js';
-import { getTenant, tenantId } from '../outbox/tenants.js';
+import { getTenant, tenantId } from '../tenants/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 

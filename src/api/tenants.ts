@@ -11,7 +11,7 @@ import {
   tenantId,
   tenantUpdateSchema,
   updateTenantSettings,
-} from '../outbox/tenants.js';
+} from '../tenants/tenants.js';
 
 const tenantParams = z.object({ id: tenantId });
 const listQuery = z.object({ after: tenantId.optional(), limit: z.coerce.number().int().positive().max(1000).optional() }).strict();

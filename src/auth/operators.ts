@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hashToken } from './token-hash.js';
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { insertOperator, operatorByTokenHash, revokeOperator, selectOperators, type OperatorRow } from '../store/sql/dashboard/operators.js';
+import { insertOperator, operatorByTokenHash, revokeOperator, selectOperators, type OperatorRow } from '../store/sql/auth/operators.js';
 import { tokenMatches } from './admin-token.js';
 import type { Caller, OperatorRole } from './roles.js';
 import { callerForTenantToken, TENANT_TOKEN_PREFIX } from './tenant-tokens.js';

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Queryable } from '../store/db.js';
-import { deleteSession, insertSession, selectSession } from '../store/sql/dashboard/sessions.js';
+import { deleteSession, insertSession, selectSession } from '../store/sql/auth/sessions.js';
 import { hashToken } from './token-hash.js';
 import { tenantCallerName } from './tenant-tokens.js';
 import type { Caller } from './roles.js';

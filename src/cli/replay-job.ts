@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TekilError } from '../errors.js';
-import type { JobRow } from '../store/sql/dashboard/jobs.js';
+import type { JobRow } from '../store/sql/inbox/jobs.js';
 import { callApi, type ApiTarget } from './api-client.js';
 import { handleInterrupt, Progress } from './progress.js';
 

@@ -5,7 +5,7 @@ import type { InboxFilter } from './filter.js';
 import { countInboxMatching } from './list.js';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
-import { finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/dashboard/jobs.js';
+import { finishJob, insertJob, recordProgress, requestCancel, selectJob, selectJobs, type JobRow } from '../store/sql/inbox/jobs.js';
 
 export type JobKind = JobRow['kind'];
 export type Job = JobRow;

@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/db.js';
-import { resourceStates } from '../store/sql/dashboard/timeline.js';
+import { resourceStates } from '../store/sql/inbox/timeline.js';
 import { resourceTimeline as resourceTimelineStatement } from '../store/sql/inbox/admin.js';
 import type { InboxListItem } from './list.js';
 

@@ -4,7 +4,7 @@ import type { Context } from '../service.js';
 import type { Db } from '../store/db.js';
 import { TekilError, isTekilError } from '../errors.js';
 import { GroupCommitQueue, type Queued } from '../store/group-commit.js';
-import { isStoreUnavailable } from '../store/pg-error.js';
+import { isStoreUnavailable } from '../pg-error.js';
 import { publishMessages, type PublishMessagesParams } from '../store/sql/outbox/publish-message.js';
 import { packBytes } from '../store/sql/statement.js';
 import {

@@ -1,5 +1,5 @@
 import { TekilError } from '../errors.js';
-import { PG_FOREIGN_KEY_VIOLATION, PG_NO_DATA_FOUND, isStoreUnavailable, pgErrorCode } from '../store/pg-error.js';
+import { PG_FOREIGN_KEY_VIOLATION, PG_NO_DATA_FOUND, isStoreUnavailable, pgErrorCode } from '../pg-error.js';
 import {
   messageByIdempotencyKey,
   OUTBOX_CHANNEL,

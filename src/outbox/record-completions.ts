@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/db.js';
-import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
+import { isValueRefusal, pgErrorCode } from '../pg-error.js';
 import { writeCompletions } from './write-completions.js';
 import type { OutboxCompletion } from './types.js';
 

@@ -4,7 +4,7 @@ import type { TekilConfig } from '../config/schema.js';
 import type { Db, StoreKind } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { GroupCommitQueue } from '../store/group-commit.js';
-import { isStoreUnavailable } from '../store/pg-error.js';
+import { isStoreUnavailable } from '../pg-error.js';
 import { deliveryKey, insertDeliveries, insertDelivery, type InboxDeliveryRow } from '../store/sql/inbox/insert-deliveries.js';
 import { receiverMetrics, type DeliveryOutcome, type ReceiverMetrics } from './metrics.js';
 

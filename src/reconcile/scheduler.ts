@@ -1,5 +1,5 @@
 import type { Context, Service } from '../service.js';
-import { lastRunTimes, tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { lastRunTimes, tryAdvisoryLock } from '../store/sql/advisory-lock.js';
 import type { Queryable } from '../store/db.js';
 import { runReconcile } from './run.js';
 

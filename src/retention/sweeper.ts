@@ -4,7 +4,7 @@ import type { RetentionConfig } from '../config/retention.js';
 import type { Queryable } from '../store/db.js';
 import { deleteInboxRecords, trimInboxBodies } from '../store/sql/inbox/retention.js';
 import { deleteOutboxMessages, lockOutboxMessages, lockOutboxPayloads, trimOutboxPayloads } from '../store/sql/outbox/retention.js';
-import { tryAdvisoryLock } from '../store/sql/reconcile/lock.js';
+import { tryAdvisoryLock } from '../store/sql/advisory-lock.js';
 import { deleteAuditEvents } from '../store/sql/audit/events.js';
 
 /** Held by the transaction of each batch: one process sweeps at a time, the others skip the sweep. */

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import type { Db } from './db.js';
 import { TekilError } from '../errors.js';
-import { pgErrorCode } from './pg-error.js';
+import { pgErrorCode } from '../pg-error.js';
 import { createMigrationsTable, migrationApplied, migrationLock, recordMigration } from './sql/migrations.js';
 
 const migrationsDir = fileURLToPath(new URL('./migrations/', import.meta.url));

@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { isValueRefusal, pgErrorCode } from '../store/pg-error.js';
+import { isValueRefusal, pgErrorCode } from '../pg-error.js';
 import { savepointStatements } from '../store/sql/inbox/batch-connection.js';
 import { completeDeliveriesStatement, nestloopOff } from '../store/sql/inbox/complete-deliveries.js';
 

@@ -1,7 +1,7 @@
 import { TekilError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Db, Queryable } from '../store/db.js';
-import { pgErrorCode, PG_QUERY_CANCELED } from '../store/pg-error.js';
+import { pgErrorCode, PG_QUERY_CANCELED } from '../pg-error.js';
 import { backendPid, cancelBackend } from '../store/sql/inbox/batch-connection.js';
 import type { LazySavepoint } from './savepoint.js';
 

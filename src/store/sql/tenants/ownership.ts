@@ -2,7 +2,7 @@ import { defineStatement } from '../statement.js';
 
 /**
  * Which tenant owns a row: a tenant caller's request for an id is answered only when the row is its
- * own (src/api/tenant-scope.ts). One indexed lookup by primary key each.
+ * own (src/tenants/scope.ts). One indexed lookup by primary key each.
  */
 
 export const messageTenant = defineStatement<{ id: string }, { tenant_id: string }>(

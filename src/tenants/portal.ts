@@ -1,14 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { usePortalLink } from '../auth/portal-links.js';
+import { usePortalLink } from './portal-links.js';
 import { openSession, sessionCookie } from '../auth/sessions.js';
 import { tenantCallerName } from '../auth/tenant-tokens.js';
 import type { Caller } from '../auth/roles.js';
 import type { Queryable } from '../store/db.js';
 import { insertAuditEvent } from '../store/sql/audit/events.js';
 import type { Logger } from '../logger.js';
-import { PANEL_CSP } from './panel.js';
+import { PANEL_CSP } from '../dashboard/panel.js';
 
 /** The merchant portal's files: `web/portal/`, beside `src/` and `dist/`. */
 const PORTAL_DIR = new URL('../../web/portal/', import.meta.url);

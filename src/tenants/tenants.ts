@@ -15,9 +15,9 @@ import {
 } from '../store/sql/tenants/tenants.js';
 import { TekilError } from '../errors.js';
 import { parseInput } from '../validation.js';
-import { storableText } from './endpoints.js';
-import { newTenantId } from './ids.js';
-import { DEFAULT_TENANT_ID } from './publish.js';
+import { storableText } from '../outbox/endpoints.js';
+import { newTenantId } from '../outbox/ids.js';
+import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 
 /** A tenant id: the provider's own merchant id (`m_123`), as it appears in URLs. */
 export const tenantId = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'a tenant id is 1 to 64 letters, digits, _ . : -');

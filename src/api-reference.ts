@@ -1,11 +1,11 @@
 import { pino } from 'pino';
-import { buildApp } from '../app.js';
-import { parseConfig } from '../config/index.js';
-import { createMetricsRegistry } from '../metrics.js';
-import { resolveSettings } from '../settings.js';
-import type { Db } from '../store/db.js';
-import type { OpenApiDocument } from './openapi.js';
-import { renderApiMarkdown } from './openapi-markdown.js';
+import { buildApp } from './app.js';
+import { parseConfig } from './config/index.js';
+import { createMetricsRegistry } from './metrics.js';
+import { resolveSettings } from './settings.js';
+import type { Db } from './store/db.js';
+import type { OpenApiDocument } from './api/openapi.js';
+import { renderApiMarkdown } from './api/openapi-markdown.js';
 
 /**
  * The admin API's OpenAPI document as a running tekil serves it, from an app built with the default

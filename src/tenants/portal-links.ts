@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 import { insertPortalLink, redeemPortalLink, selectPortalLink, type PortalLinkRow } from '../store/sql/tenants/portal-links.js';
-import type { OperatorRole } from './roles.js';
-import { hashToken } from './token-hash.js';
+import type { OperatorRole } from '../auth/roles.js';
+import { hashToken } from '../auth/token-hash.js';
 
 /** The longest a portal link may live: it is meant to be opened at once, by the merchant who clicked. */
 export const PORTAL_LINK_MAX_TTL_MS = 24 * 3_600_000;

@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/db.js';
-import { failedPerEndpoint, searchTenants, tenantEndpointHealth, type TenantEndpointHealthRow } from '../store/sql/dashboard/tenant-health.js';
+import { failedPerEndpoint, searchTenants, tenantEndpointHealth, type TenantEndpointHealthRow } from '../store/sql/tenants/health.js';
 
 /** Deliveries read per endpoint for its success rate: the newest ones, through the (endpoint_id, id) index. */
 export const HEALTH_SAMPLE = 100;

@@ -1,4 +1,4 @@
-import { defineStatement } from '../statement.js';
+import { defineStatement } from './statement.js';
 
 /** A transaction-scoped advisory lock, without waiting: `locked` is true when this transaction now holds it. */
 export const tryAdvisoryLock = defineStatement<{ key: number }, { locked: boolean }>(
