@@ -26,6 +26,7 @@ import type { ChildProcess } from 'node:child_process';
 import { listInbox } from '../src/inbox/list.js';
 import type { InboxFilter } from '../src/inbox/filter.js';
 import { listDeliveries, listMessages } from '../src/outbox/history.js';
+import { EVERY_TENANT } from '../src/scope.js';
 import { migrate } from '../src/store/migrate.js';
 import { createPostgresDb } from '../src/store/postgres.js';
 import type { Db } from '../src/store/db.js';
@@ -131,9 +132,9 @@ async function adminLists(db: Db): Promise<{ p99: number; worst: string }> {
       await time(`inbox ${name}`, async () => (cursor = (await listInbox(db, filter, { limit: 50 })).next_cursor ?? undefined));
       if (cursor) await time(`inbox ${name} page 2`, () => listInbox(db, filter, { limit: 50, cursor }));
     }
-    await time('outbox deliveries endpoint+status', () => listDeliveries(db, { endpointId: 'ep_growth', status: 'succeeded', limit: 50 }));
-    await time('outbox messages type', () => listMessages(db, { type: 'invoice.paid', limit: 50 }));
-    await time('outbox messages resource', () => listMessages(db, { resourceId: 'inv_o4242', limit: 50 }));
+    await time('outbox deliveries endpoint+status', () => listDeliveries(db, EVERY_TENANT, { endpointId: 'ep_growth', status: 'succeeded', limit: 50 }));
+    await time('outbox messages type', () => listMessages(db, EVERY_TENANT, { type: 'invoice.paid', limit: 50 }));
+    await time('outbox messages resource', () => listMessages(db, EVERY_TENANT, { resourceId: 'inv_o4242', limit: 50 }));
   }
   const worst = [...times].sort((a, b) => b[1] - a[1])[0]!;
   return {

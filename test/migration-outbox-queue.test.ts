@@ -5,6 +5,7 @@ import { migrate } from '../src/store/migrate.js';
 import { claimDeliveries } from '../src/store/sql/outbox/claim-deliveries.js';
 import { failedOutboxDeliveries } from '../src/store/sql/dashboard/stats.js';
 import { replayFailed } from '../src/outbox/operations.js';
+import { EVERY_TENANT } from '../src/scope.js';
 
 interface QueueRow {
   message_id: string;
@@ -89,7 +90,7 @@ describe('migration 013: upgrading an outbox that holds deliveries', () => {
   });
 
   it('a failed delivery replayed leaves the failed ones and is due again', async () => {
-    expect(await replayFailed(db, {})).toEqual({ replayed: 1 });
+    expect(await replayFailed(db, EVERY_TENANT, {})).toEqual({ replayed: 1 });
     expect(await failedOutboxDeliveries(db)).toBe(0);
     await db.query(`UPDATE endpoints SET max_in_flight = 10 WHERE id = 'ep_m'`);
     const claimed = await claimDeliveries(db, 100, 'third-lease', 1000);

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { listDeliveries } from '../src/outbox/history.js';
+import { EVERY_TENANT } from '../src/scope.js';
 import { deliveryEventId } from '../src/outbox/ids.js';
 import { replayMessage } from '../src/outbox/operations.js';
 import { publish } from '../src/outbox/publish.js';
@@ -68,8 +69,8 @@ describe('outbox: event ids per message or per delivery (endpoint option event_i
     expect(idB).not.toBe(firstA);
 
     // The delivery list shows the id each endpoint saw.
-    await waitUntil(async () => (await listDeliveries(t.db, { messageId })).items.every((d) => d.status === 'succeeded'), 15_000);
-    const listed = (await listDeliveries(t.db, { messageId })).items;
+    await waitUntil(async () => (await listDeliveries(t.db, EVERY_TENANT, { messageId })).items.every((d) => d.status === 'succeeded'), 15_000);
+    const listed = (await listDeliveries(t.db, EVERY_TENANT, { messageId })).items;
     const byEndpoint = Object.fromEntries(listed.map((d) => [d.endpoint_id, d]));
     expect(byEndpoint[endpoints.message!.id]!.event_id).toBe(messageId);
     expect(byEndpoint[endpoints.deliveryA!.id]!.event_id).toBe(firstA);

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../src/outbox/publish.js';
 import { replayFailed } from '../src/outbox/operations.js';
+import { EVERY_TENANT } from '../src/scope.js';
 import { PACE_LATE_MS, type Dispatcher } from '../src/outbox/dispatcher.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { outboxHarness } from './helpers/outbox.js';
@@ -94,7 +95,7 @@ describe('outbox: gentle sending', () => {
     await sink.recover(40);
     const started = Date.now();
     await Promise.all([running(gentle.newDispatcher()), running(gentle.newDispatcher())]);
-    expect((await replayFailed(t.db, { endpointId: endpoint.id })).replayed).toBe(DELIVERIES);
+    expect((await replayFailed(t.db, EVERY_TENANT, { endpointId: endpoint.id })).replayed).toBe(DELIVERIES);
     await waitUntil(
       async () => (await statusCounts(t, endpoint.id)).succeeded === DELIVERIES,
       20_000 + (4_000 * DELIVERIES) / RATE,

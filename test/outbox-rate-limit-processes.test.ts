@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../src/outbox/publish.js';
 import { replayFailed } from '../src/outbox/operations.js';
+import { EVERY_TENANT } from '../src/scope.js';
 import { createTestDb, onPostgres, type TestDb } from './helpers/db.js';
 import { outboxHarness } from './helpers/outbox.js';
 import { startSinkProcess, type SinkProcess } from './helpers/sink-process.js';
@@ -90,7 +91,7 @@ describe.skipIf(!onPostgres)(`rate limit: ${DELIVERIES} failed deliveries replay
     const start = () => spawnTekil(['-c', join(dir, 'tekil.yaml'), '-p', '0', '--role', 'dispatcher'], env);
     processes.push(...(await Promise.all([start(), start()])));
     const started = Date.now();
-    expect((await replayFailed(t.db, { endpointId: endpoint.id })).replayed).toBe(DELIVERIES);
+    expect((await replayFailed(t.db, EVERY_TENANT, { endpointId: endpoint.id })).replayed).toBe(DELIVERIES);
     const succeeded = async () =>
       (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpoint.id]))
         .rows[0]!.n;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { publish } from '../src/outbox/publish.js';
 import { replayMessage } from '../src/outbox/operations.js';
+import { EVERY_TENANT } from '../src/scope.js';
 import type { Dispatcher } from '../src/outbox/dispatcher.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { outboxHarness, type OutboxHarness } from './helpers/outbox.js';
@@ -99,7 +100,7 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
     const rows = await attempts(id);
     expect(rows.map((a) => a.status_code)).toEqual([302, 302, 302]);
     expect(rows[0]!.error).toMatch(/redirect.*not followed/);
-    const ep = await h.endpoints.get(t.db, epId);
+    const ep = await h.endpoints.get(t.db, EVERY_TENANT, epId);
     expect(ep.enabled).toBe(true);
     expect(ep.consecutive_failures).toBe(1);
 
@@ -109,7 +110,7 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
     expect(s.requests).toHaveLength(4);
     expect(s.requests[3]!.headers['webhook-id']).toBe(id);
     expect((await attempts(id)).map((a) => a.attempt)).toEqual([1, 2, 3, 4]);
-    expect((await h.endpoints.get(t.db, epId)).consecutive_failures).toBe(0);
+    expect((await h.endpoints.get(t.db, EVERY_TENANT, epId)).consecutive_failures).toBe(0);
   });
 
   it('records timeouts from a receiver that never answers', async () => {
@@ -185,10 +186,10 @@ describe('outbox: retries on the ladder, failures recorded, replay', () => {
     const epId = await endpoint(s.url, 'doomed.event', { ladder: ['10s'] });
     const first = await send('doomed.event');
     await settled(first.id, 'failed');
-    expect((await h.endpoints.get(t.db, epId)).enabled).toBe(true);
+    expect((await h.endpoints.get(t.db, EVERY_TENANT, epId)).enabled).toBe(true);
     const second = await send('doomed.event');
     await settled(second.id, 'failed');
-    const ep = await h.endpoints.get(t.db, epId);
+    const ep = await h.endpoints.get(t.db, EVERY_TENANT, epId);
     expect(ep).toMatchObject({ enabled: false, consecutive_failures: 2, disabled_reason: 'disabled after 2 consecutive failed deliveries' });
   });
 

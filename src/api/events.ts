@@ -31,7 +31,7 @@ export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
       tenant: true,
       produces: 'text/event-stream',
     },
-    async (_input, req, reply) => {
+    async ({ scope }, req, reply) => {
       reply.hijack();
       const res = reply.raw;
       res.writeHead(200, {
@@ -42,7 +42,7 @@ export function eventRoutes(routes: ApiRoutes, ctx: Context): void {
       });
       res.write(': connected\n\n');
       open.add(res);
-      const tenantId = req.caller?.tenantId;
+      const tenantId = scope.tenantId;
       const unsubscribe =
         tenantId === undefined
           ? await hub.subscribe((change) => {

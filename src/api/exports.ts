@@ -62,9 +62,10 @@ export function exportRoutes(routes: ApiRoutes, ctx: Context): void {
         query: historyQuery,
         produces: formats[format],
       },
-      async ({ query }, req, reply) => {
-        const { cursor: _cursor, limit: _limit, ...filter } = toHistoryFilter(query, req);
-        return send(reply, ctx, outboxExportTable(ctx.db, filter), format, 'tekil-deliveries');
+      async ({ query, scope }, _req, reply) => {
+        const list = toHistoryFilter(query, scope);
+        const { cursor: _cursor, limit: _limit, ...filter } = list.filter;
+        return send(reply, ctx, outboxExportTable(ctx.db, list.scope, filter), format, 'tekil-deliveries');
       },
     );
   }

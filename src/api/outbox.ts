@@ -13,9 +13,9 @@ import { createPublishBatcher } from '../outbox/publish-batcher.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
-import { requireEndpointOf, requireMessageOf, tenantFilterOf } from '../tenants/scope.js';
+import { narrowScope, requireEndpointIn, requireMessageIn } from '../tenants/scope.js';
+import type { Scope } from '../scope.js';
 import { TekilError } from '../errors.js';
-import type { FastifyRequest } from 'fastify';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
 
@@ -48,21 +48,23 @@ export const historyQuery = z
   })
   .strict();
 
-/** The tenant a request is scoped to: a tenant caller's own; none for operators and the admin token. */
-export const callerTenant = (req: FastifyRequest): string | undefined => req.caller?.tenantId;
-
-/** The list filter of a request: a tenant caller's is pinned to its own tenant (src/tenants/scope.ts). */
-export function toFilter(q: z.infer<typeof historyQuery>, req?: FastifyRequest): HistoryFilter {
+/**
+ * A history query as a list's scope and filter: a `tenant_id` narrows an operator's scope to that
+ * tenant, and names no other tenant than a tenant caller's own (src/tenants/scope.ts).
+ */
+export function toFilter(q: z.infer<typeof historyQuery>, scope: Scope): { scope: Scope; filter: HistoryFilter } {
   return {
-    endpointId: q.endpoint_id,
-    tenantId: tenantFilterOf(req ? callerTenant(req) : undefined, q.tenant_id),
-    type: q.type,
-    status: q.status,
-    resourceId: q.resource_id,
-    since: q.since,
-    until: q.until,
-    cursor: q.cursor,
-    limit: q.limit,
+    scope: narrowScope(scope, q.tenant_id),
+    filter: {
+      endpointId: q.endpoint_id,
+      type: q.type,
+      status: q.status,
+      resourceId: q.resource_id,
+      since: q.since,
+      until: q.until,
+      cursor: q.cursor,
+      limit: q.limit,
+    },
   };
 }
 
@@ -95,8 +97,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       status: 201,
     },
     // The store parses the raw body itself: the parsed one has durations in ms, which it would read as seconds.
-    async ({ body }, req) => {
-      const tenant = callerTenant(req);
+    async ({ body, scope }, req) => {
+      const tenant = scope.tenantId;
       let raw = req.body;
       if (tenant !== undefined) {
         // A tenant caller makes endpoints of its own tenant only; naming another is naming no tenant.
@@ -117,16 +119,13 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tenant: true,
       query: endpointListQuery,
     },
-    async ({ query }, req) => ({
-      items: await endpoints.list(db, tenantFilterOf(callerTenant(req), query.tenant_id)),
+    async ({ query, scope }) => ({
+      items: await endpoints.list(db, narrowScope(scope, query.tenant_id)),
     }),
   );
   routes.add(
     { method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', tenant: true, params: endpointParams },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
-      return endpoints.get(db, params.id);
-    },
+    async ({ params, scope }) => endpoints.get(db, scope, params.id),
   );
   routes.add(
     {
@@ -139,22 +138,22 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       params: endpointParams,
       body: endpointUpdateSchema,
     },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, scope }, req) => {
+      await requireEndpointIn(db, scope, params.id);
       return endpoints.update(db, params.id, req.body ?? {});
     },
   );
   routes.add(
     { method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', tenant: true, params: endpointParams },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, scope }) => {
+      await requireEndpointIn(db, scope, params.id);
       return { id: params.id, deleted: true, ...(await db.transaction((tx) => endpoints.remove(tx, params.id))) };
     },
   );
   routes.add(
     { method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', tenant: true, params: endpointParams },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, scope }) => {
+      await requireEndpointIn(db, scope, params.id);
       return endpoints.setEnabled(db, params.id, false);
     },
   );
@@ -168,8 +167,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tenant: true,
       params: endpointParams,
     },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, scope }) => {
+      await requireEndpointIn(db, scope, params.id);
       return endpoints.setEnabled(db, params.id, true);
     },
   );
@@ -184,8 +183,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       params: endpointParams,
       body: rotateBody,
     },
-    async ({ params, body }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, body, scope }) => {
+      await requireEndpointIn(db, scope, params.id);
       return { id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) };
     },
   );
@@ -200,8 +199,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       params: endpointParams,
       status: 202,
     },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, scope }) => {
+      await requireEndpointIn(db, scope, params.id);
       return pingEndpoint(db, params.id);
     },
   );
@@ -243,14 +242,14 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
   );
   routes.add(
     { method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', tenant: true, query: historyQuery },
-    async ({ query }, req) => listMessages(db, toFilter(query, req)),
+    async ({ query, scope }) => {
+      const list = toFilter(query, scope);
+      return listMessages(db, list.scope, list.filter);
+    },
   );
   routes.add(
     { method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', tenant: true, params: idParams },
-    async ({ params }, req) => {
-      await requireMessageOf(db, callerTenant(req), params.id);
-      return getMessage(db, params.id);
-    },
+    async ({ params, scope }) => getMessage(db, scope, params.id),
   );
   routes.add(
     {
@@ -263,9 +262,9 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       params: idParams,
       body: replayBody,
     },
-    async ({ params, body }, req) => {
-      await requireMessageOf(db, callerTenant(req), params.id);
-      if (body.endpoint_id !== undefined) await requireEndpointOf(db, callerTenant(req), body.endpoint_id);
+    async ({ params, body, scope }) => {
+      await requireMessageIn(db, scope, params.id);
+      if (body.endpoint_id !== undefined) await requireEndpointIn(db, scope, body.endpoint_id);
       return replayMessage(db, params.id, body.endpoint_id);
     },
   );
@@ -280,7 +279,10 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tenant: true,
       query: historyQuery,
     },
-    async ({ query }, req) => listDeliveries(db, toFilter(query, req)),
+    async ({ query, scope }) => {
+      const list = toFilter(query, scope);
+      return listDeliveries(db, list.scope, list.filter);
+    },
   );
   routes.add(
     {
@@ -293,11 +295,12 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       query: historyQuery,
       produces: 'text/csv',
     },
-    async ({ query }, req, reply) => {
-      const { cursor: _cursor, limit: _limit, ...filter } = toFilter(query, req);
+    async ({ query, scope }, _req, reply) => {
+      const list = toFilter(query, scope);
+      const { cursor: _cursor, limit: _limit, ...filter } = list.filter;
       reply.header('content-type', 'text/csv; charset=utf-8');
       reply.header('content-disposition', 'attachment; filename="tekil-deliveries.csv"');
-      return reply.send(Readable.from(tableCsv(outboxExportTable(db, filter))));
+      return reply.send(Readable.from(tableCsv(outboxExportTable(db, list.scope, filter))));
     },
   );
   routes.add(
@@ -310,10 +313,9 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       tenant: true,
       body: replayFailedBody,
     },
-    async ({ body }, req) => {
-      const tenantId = callerTenant(req);
-      if (body.endpoint_id !== undefined) await requireEndpointOf(db, tenantId, body.endpoint_id);
-      return replayFailed(db, { endpointId: body.endpoint_id, tenantId, since: body.since, until: body.until });
+    async ({ body, scope }) => {
+      if (body.endpoint_id !== undefined) await requireEndpointIn(db, scope, body.endpoint_id);
+      return replayFailed(db, scope, { endpointId: body.endpoint_id, since: body.since, until: body.until });
     },
   );
 }

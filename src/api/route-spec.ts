@@ -3,6 +3,8 @@ import type { z } from 'zod';
 import { parseInput } from '../validation.js';
 import type { Caller, Permission } from '../auth/roles.js';
 import type { Session } from '../auth/sessions.js';
+import type { Scope } from '../scope.js';
+import { scopeOf } from '../tenants/scope.js';
 
 // Who may call what is auth's to say (src/auth/roles.ts); a route spec only names the permission.
 export type { Permission } from '../auth/roles.js';
@@ -23,8 +25,8 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   summary: string;
   permission: Permission;
   /**
-   * Open to a tenant's caller (a tenant token or a portal session): the handler scopes every read and
-   * write to `req.caller.tenantId` (src/tenants/scope.ts). Other routes do not exist for such a caller.
+   * Open to a tenant's caller (a tenant token or a portal session): the handler reads and writes in
+   * the request's `scope` (src/tenants/scope.ts). Other routes do not exist for such a caller.
    */
   tenant?: true;
   params?: P;
@@ -40,6 +42,8 @@ export interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends 
   params: z.infer<P>;
   query: z.infer<Q>;
   body: z.infer<B>;
+  /** The tenants the caller may read and change, made once per request: one for a tenant's caller, else every one. */
+  scope: Scope;
 }
 
 type Handler<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = (
@@ -92,6 +96,7 @@ export class ApiRoutes {
           params: spec.params ? parseInput(spec.params, req.params ?? {}) : undefined,
           query: spec.query ? parseInput(spec.query, req.query ?? {}) : undefined,
           body: spec.body ? parseInput(spec.body, req.body ?? {}) : undefined,
+          scope: scopeOf(req.caller),
         } as RouteInput<P, Q, B>;
         const result = await handler(input, req, reply);
         if (spec.status !== undefined && !reply.sent) reply.code(spec.status);

@@ -21,6 +21,7 @@ import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
+import { scopeTenantId, type Scope } from '../scope.js';
 import { parseInput } from '../validation.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
 import { eventIdModes, newEndpointId } from './ids.js';
@@ -124,14 +125,20 @@ const asEndpoint = (row: EndpointRow): Endpoint => row as Endpoint;
 
 /** Endpoint storage: create, read, change, rotate secrets. Every function takes the store or a transaction. */
 export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
-  async function get(db: Queryable, id: string): Promise<Endpoint> {
+  /** Any tenant's endpoint: for this module's own reads, whose caller already answered for the scope. */
+  async function read(db: Queryable, id: string): Promise<Endpoint> {
     const { rows } = await selectEndpoint.run(db, { id });
     if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
     return asEndpoint(rows[0]);
   }
 
   return {
-    get,
+    /** One endpoint of the scope: another tenant's is answered as one that does not exist. */
+    async get(db: Queryable, scope: Scope, id: string): Promise<Endpoint> {
+      const endpoint = await read(db, id);
+      if (scope.tenantId !== undefined && endpoint.tenant_id !== scope.tenantId) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
+      return endpoint;
+    },
 
     async create(db: Queryable, raw: unknown): Promise<{ endpoint: Endpoint; secret: string }> {
       const input = parseInput(endpointCreateSchema, raw);
@@ -164,9 +171,9 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       return { endpoint: asEndpoint(rows[0]), secret };
     },
 
-    /** Live endpoints, of one tenant when `tenantId` is given. */
-    async list(db: Queryable, tenantId?: string): Promise<Endpoint[]> {
-      const { rows } = await listEndpoints.run(db, { tenantId: tenantId ?? null });
+    /** The scope's live endpoints. */
+    async list(db: Queryable, scope: Scope): Promise<Endpoint[]> {
+      const { rows } = await listEndpoints.run(db, { tenantId: scopeTenantId(scope) });
       return rows.map(asEndpoint);
     },
 
@@ -176,7 +183,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
       let hmac: HmacSchemeOptions | null | undefined;
       if (input.scheme !== undefined || input.hmac !== undefined) {
-        const current = await get(db, id);
+        const current = await read(db, id);
         const scheme = input.scheme ?? current.scheme;
         // Moving to another scheme drops the hmac description; staying on hmac keeps it unless replaced.
         hmac = schemeOptions(scheme, input.hmac ?? (input.scheme === undefined || input.scheme === 'hmac' ? current.hmac : null));
@@ -206,7 +213,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         if (input.enabled) resetStreak = true;
         else set('disabled_reason', 'disabled by an operator');
       }
-      if (columns.length === 0) return get(db, id);
+      if (columns.length === 0) return read(db, id);
       const { rows } = await updateEndpointStatement(columns, resetStreak).run(db, values);
       if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
       return asEndpoint(rows[0]);
@@ -230,7 +237,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
      * so receivers can switch without losing a delivery.
      */
     async rotateSecret(db: Queryable, id: string, windowMs = sending.rotation_window): Promise<{ secret: string; previous_expires_at: Date }> {
-      await get(db, id);
+      await read(db, id);
       const secret = generateEndpointSecret();
       const { rows } = await expireLiveSecrets.run(db, { endpointId: id, windowMs });
       await deleteExpiredSecrets.run(db, { endpointId: id });

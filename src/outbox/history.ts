@@ -1,6 +1,7 @@
 import type { Queryable } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
+import { scopeTenantId, tenantScope, type Scope } from '../scope.js';
 import {
   type DeliveryListParams,
   selectAttempts,
@@ -14,11 +15,12 @@ import { messageTenant } from '../store/sql/tenants/ownership.js';
 import { eventIdFor } from './ids.js';
 import type { OutboxAttempt, OutboxDelivery, OutboxDeliveryStatus } from './types.js';
 
-/** Filters shared by the message and delivery lists. Times bound the creation time. */
+/**
+ * Filters shared by the message and delivery lists. Times bound the creation time. Whose messages
+ * they are is not a filter but the list's required scope (src/scope.ts).
+ */
 export interface HistoryFilter {
   endpointId?: string | undefined;
-  /** Messages (and their deliveries) of one tenant. */
-  tenantId?: string | undefined;
   type?: string | undefined;
   status?: OutboxDeliveryStatus | undefined;
   resourceId?: string | undefined;
@@ -64,8 +66,8 @@ export interface MessageSummary {
   deliveries: Partial<Record<OutboxDeliveryStatus, number>>;
 }
 
-/** Messages, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
-export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Page<MessageSummary>> {
+/** Messages in the scope, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
+export async function listMessages(db: Queryable, scope: Scope, f: HistoryFilter): Promise<Page<MessageSummary>> {
   const limit = pageLimit(f.limit);
   const values = {
     before_id: messageCursor(f.cursor),
@@ -74,13 +76,15 @@ export async function listMessages(db: Queryable, f: HistoryFilter): Promise<Pag
     since: f.since ?? null,
     until: f.until ?? null,
     endpoint_id: f.endpointId ?? null,
-    tenant_id: f.tenantId ?? null,
+    tenant_id: scopeTenantId(scope),
     status: f.status ?? null,
     limit: limit + 1,
   };
   // One tenant's page is chosen from its own index first (see the statement).
   const { rows } =
-    f.tenantId !== undefined ? await listTenantMessagesStatement.run(db, { ...values, tenant_id: f.tenantId }) : await listMessagesStatement.run(db, values);
+    scope.tenantId !== undefined
+      ? await listTenantMessagesStatement.run(db, { ...values, tenant_id: scope.tenantId })
+      : await listMessagesStatement.run(db, values);
   const items = rows.slice(0, limit);
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
@@ -91,8 +95,8 @@ export interface OutboxDeliveryRow extends OutboxDelivery {
   last_duration_ms: number | null;
 }
 
-/** Deliveries, newest first, with their message's type and resource id and the last attempt's duration. */
-export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {
+/** Deliveries in the scope, newest first, with their message's type and resource id and the last attempt's duration. */
+export async function listDeliveries(db: Queryable, scope: Scope, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {
   const limit = pageLimit(f.limit);
   const cursor = cursorKey(f.cursor);
   // Delivery ids are bigint: a number past its range is not a cursor tekil made.
@@ -102,7 +106,7 @@ export async function listDeliveries(db: Queryable, f: HistoryFilter): Promise<P
   const values: DeliveryListParams = {
     before_id: cursor,
     endpoint_id: f.endpointId ?? null,
-    tenant_id: f.tenantId ?? null,
+    tenant_id: scopeTenantId(scope),
     status: f.status ?? null,
     event_type: f.type ?? null,
     resource_id: f.resourceId ?? null,
@@ -146,11 +150,12 @@ export interface MessageDetail {
   deliveries: Array<OutboxDelivery & { attempt_history: OutboxAttempt[] }>;
 }
 
-export async function getMessage(db: Queryable, id: string): Promise<MessageDetail> {
+/** One message of the scope: another tenant's is answered as one that does not exist. */
+export async function getMessage(db: Queryable, scope: Scope, id: string): Promise<MessageDetail> {
   const { rows } = await selectMessage.run(db, { id });
   const m = rows[0];
-  if (!m) throw new TekilError('NOT_FOUND', `no message ${id}`);
-  const deliveries = await listDeliveries(db, { tenantId: m.tenant_id, messageId: id, limit: MAX_PAGE });
+  if (!m || (scope.tenantId !== undefined && m.tenant_id !== scope.tenantId)) throw new TekilError('NOT_FOUND', `no message ${id}`);
+  const deliveries = await listDeliveries(db, tenantScope(m.tenant_id), { messageId: id, limit: MAX_PAGE });
   const attempts = await selectAttempts.run(db, { deliveryIds: deliveries.items.map((d) => d.id) });
   const text = Buffer.from(m.payload).toString('utf8');
   let payload: unknown = text;

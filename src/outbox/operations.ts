@@ -10,6 +10,7 @@ import {
 } from '../store/sql/outbox/operations.js';
 import { TekilError } from '../errors.js';
 import { trimmedError } from '../retention/trimmed.js';
+import { scopeTenantId, type Scope } from '../scope.js';
 import { newEventId } from './ids.js';
 import { buildEnvelope } from './publish.js';
 
@@ -50,19 +51,17 @@ export async function replayMessage(db: Queryable, messageId: string, endpointId
 
 export interface ReplayFailedFilter {
   endpointId?: string | undefined;
-  /** Deliveries to this tenant's endpoints only. */
-  tenantId?: string | undefined;
   /** Deliveries created at or after this time. */
   since?: Date | undefined;
   /** Deliveries created before this time. */
   until?: Date | undefined;
 }
 
-/** Replays every failed delivery matching the filter (bulk recovery after an endpoint outage). */
-export async function replayFailed(db: Queryable, filter: ReplayFailedFilter): Promise<{ replayed: number }> {
+/** Replays every failed delivery of the scope matching the filter (bulk recovery after an endpoint outage). */
+export async function replayFailed(db: Queryable, scope: Scope, filter: ReplayFailedFilter): Promise<{ replayed: number }> {
   const res = await replayFailedStatement.run(db, {
     endpointId: filter.endpointId ?? null,
-    tenantId: filter.tenantId ?? null,
+    tenantId: scopeTenantId(scope),
     since: filter.since ?? null,
     until: filter.until ?? null,
   });

@@ -21,6 +21,7 @@ import { startFaultProxy, type FaultProxy, type FaultRates } from './fault-proxy
 import { buildListApi } from './list-api.js';
 import { paidAmountAt, planInvoices, seededRandom, type PlannedInvoice } from './lifecycle.js';
 import { publishWaves, replayOldDeliveries, summarize, waitForSettled, type SimulationSummary } from './run.js';
+import { EVERY_TENANT } from '../scope.js';
 
 export interface SimulatorFaults extends FaultRates {
   /** Share of invoices whose events are sent latest first. */
@@ -156,7 +157,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       closers.push(() => callbackProxy!.close());
     }
     // The store is the simulator's own: endpoints of earlier runs would receive this run's events too.
-    for (const old of await endpoints.list(db)) await endpoints.remove(db, old.id);
+    for (const old of await endpoints.list(db, EVERY_TENANT)) await endpoints.remove(db, old.id);
     // PayTR signs in the body: the simulator writes the hash into each form as it publishes it, and the
     // outbox's own Standard Webhooks headers ride along unread. iyzico's header is the outbox's hmac scheme.
     const endpointScheme: EndpointScheme = options.scheme === 'paytr' ? 'standard' : options.scheme === 'iyzico' ? 'hmac' : options.scheme;

@@ -1,5 +1,6 @@
 import type { Logger } from '../logger.js';
 import { listDeliveries, type OutboxDeliveryRow } from '../outbox/history.js';
+import { tenantScope } from '../scope.js';
 import type { Queryable } from '../store/db.js';
 
 /** The newest deliveries a tenant's stream watches: a portal's first page and then some. */
@@ -18,9 +19,10 @@ export function watchTenantDeliveries(db: Queryable, logger: Logger, tenantId: s
   let first = true;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  const scope = tenantScope(tenantId);
   const poll = async () => {
     try {
-      const { items } = await listDeliveries(db, { tenantId, limit: WATCHED });
+      const { items } = await listDeliveries(db, scope, { limit: WATCHED });
       const live = new Set<string>();
       for (const d of items.reverse()) {
         const key = String(d.id);

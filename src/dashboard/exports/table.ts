@@ -2,6 +2,7 @@ import { listInbox } from '../../inbox/list.js';
 import type { InboxFilter } from '../../inbox/filter.js';
 import { listDeliveries, MAX_PAGE, type HistoryFilter } from '../../outbox/history.js';
 import type { Queryable } from '../../store/db.js';
+import type { Scope } from '../../scope.js';
 
 export type Cell = string | number | Date | null;
 
@@ -121,11 +122,12 @@ const outboxColumns: readonly ExportColumn[] = [
   { key: 'completed_at', header: 'completed at', width: 24, notInReport: true },
 ];
 
-export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cursor' | 'limit'>): ExportTable {
+/** The scope's outbound deliveries matching the filter, every page. */
+export function outboxExportTable(db: Queryable, scope: Scope, filter: Omit<HistoryFilter, 'cursor' | 'limit'>): ExportTable {
   return {
     title: 'tekil: outbound deliveries',
     filter: describeFilter({
-      tenant_id: filter.tenantId,
+      tenant_id: scope.tenantId,
       endpoint_id: filter.endpointId,
       status: filter.status,
       type: filter.type,
@@ -135,7 +137,7 @@ export function outboxExportTable(db: Queryable, filter: Omit<HistoryFilter, 'cu
     columns: outboxColumns,
     rows: () =>
       everyPage(async (cursor) => {
-        const page = await listDeliveries(db, { ...filter, cursor, limit: MAX_PAGE });
+        const page = await listDeliveries(db, scope, { ...filter, cursor, limit: MAX_PAGE });
         return { ...page, items: page.items.map((d) => ({ ...d, delivery_id: d.id })) };
       }),
   };
