@@ -1,6 +1,6 @@
 import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
-import { publishedRequest, type PublishedRequestRow } from '../store/sql/outbox/idempotent-request.js';
+import { publishedRequest } from '../store/sql/outbox/idempotent-request.js';
 import type { ExtraDestination } from './publish.js';
 
 /** A publishing request over HTTP, as far as it decides what is sent. */
@@ -21,11 +21,7 @@ export interface PublishRequest {
  * (migration 025): the first message is looked up under the request's tenant, so the tenant always matches.
  */
 export async function checkIdempotentRepeat(db: Queryable, messageId: string, key: string, request: PublishRequest): Promise<void> {
-  const row = (
-    await db.query<PublishedRequestRow>(publishedRequest.text, publishedRequest.bind({ tenantId: request.tenantId, id: messageId }), {
-      name: publishedRequest.name,
-    })
-  ).rows[0];
+  const row = (await publishedRequest.run(db, { tenantId: request.tenantId, id: messageId })).rows[0];
   if (!row) return; // deleted by retention meanwhile: nothing left to differ from
   const differs: string[] = [];
   if (row.event_type !== request.type) differs.push('type');

@@ -204,7 +204,7 @@ export async function runReconcile(deps: ReconcileDeps, request: ReconcileReques
       if (page.nextCursor === null) break;
       cursor = page.nextCursor;
       if (deps.signal?.aborted) {
-        await db.query(finishRun.text, finishRun.bind({ id: run.id, status: 'failed', error: 'interrupted' }));
+        await finishRun.run(db, { id: run.id, status: 'failed', error: 'interrupted' });
         log.info({ cursor }, 'reconcile run interrupted; a run over the same window resumes from its cursor');
         return reportOf(db, run.id);
       }

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../logger.js';
 import type { Db } from '../store/db.js';
-import { queueSizeUpTo } from '../store/sql/inbox/vacuum.js';
+import { queueSizeUpTo, vacuumInboxQueue } from '../store/sql/inbox/vacuum.js';
 
 /**
  * Vacuums the delivery queue on the embedded store. PGlite runs no autovacuum, and every settled
@@ -36,7 +36,7 @@ export function embeddedQueueVacuum(db: Db, logger: Logger, every = EMBEDDED_VAC
       try {
         const { rows } = await queueSizeUpTo.run(db, { cap: SMALL_QUEUE });
         if (rows[0]!.n >= SMALL_QUEUE) return;
-        await db.exec('VACUUM inbox_queue');
+        await vacuumInboxQueue.run(db);
         logger.debug({ ms: Math.round(performance.now() - started) }, 'vacuumed the delivery queue (embedded store)');
       } catch (err) {
         logger.warn({ err }, 'vacuuming the delivery queue failed (embedded store); tried again later');

@@ -3,9 +3,9 @@ import { isTekilError } from '../../errors.js';
 import { defineStatement, packBytes, quoteIdent } from './statement.js';
 
 describe('named statements', () => {
-  it('rewrites $names to positions once, in order of first use, and keeps casts and numbered ones', () => {
-    const s = defineStatement<{ ids: string[]; now: Date }>('t', 'UPDATE q SET at = $now WHERE id = ANY($ids::text[]) AND at < $now AND x = $1');
-    expect(s.text).toBe('UPDATE q SET at = $1 WHERE id = ANY($2::text[]) AND at < $1 AND x = $1');
+  it('rewrites $names to positions once, in order of first use, and keeps casts', () => {
+    const s = defineStatement<{ ids: string[]; now: Date }>('t', 'UPDATE q SET at = $now WHERE id = ANY($ids::text[]) AND at < $now');
+    expect(s.text).toBe('UPDATE q SET at = $1 WHERE id = ANY($2::text[]) AND at < $1');
     expect(s.params).toEqual(['now', 'ids']);
     const now = new Date(0);
     expect(s.bind({ ids: ['a'], now })).toEqual([now, ['a']]);
@@ -27,6 +27,30 @@ describe('named statements', () => {
       caught = err;
     }
     expect(isTekilError(caught, 'INTERNAL')).toBe(true);
+  });
+
+  it('refuses a $1-style positional parameter with a coded error', () => {
+    let caught: unknown;
+    try {
+      defineStatement('t', 'SELECT * FROM q WHERE id = $id AND at < $1');
+    } catch (err) {
+      caught = err;
+    }
+    expect(isTekilError(caught, 'INTERNAL')).toBe(true);
+    expect((caught as Error).message).toMatch(/statement t: \$1 is a positional parameter/);
+    expect(() => defineStatement('t', 'SELECT $12')).toThrow(/\$12 is a positional parameter/);
+  });
+
+  it('leaves $names and $1 inside comments and quoted strings as written', () => {
+    const s = defineStatement<{ id: string; limit: number }>(
+      't',
+      `-- up to $limit rows after $after (a comment, not a parameter), $1 neither
+SELECT '$id'' text -- not a comment', x /* $skipped, $2 */ FROM q WHERE id = $id LIMIT $limit`,
+    );
+    expect(s.text).toBe(`-- up to $limit rows after $after (a comment, not a parameter), $1 neither
+SELECT '$id'' text -- not a comment', x /* $skipped, $2 */ FROM q WHERE id = $1 LIMIT $2`);
+    expect(s.params).toEqual(['id', 'limit']);
+    expect(s.bind({ id: 'a', limit: 5 })).toEqual(['a', 5]);
   });
 
   it('quotes plain identifiers and refuses the rest', () => {

@@ -17,8 +17,12 @@ import type { Queryable, QueryOptions, QueryResult } from '../db.js';
  * few statements whose text truly varies (a batch size the planner must see as a literal, the columns
  * an update sets) come from a small builder that caches one named Statement per variant.
  *
- * Postgres casts (`$ids::text[]`) keep working; `$1`-style numbers are left alone, and dollar-quoted
- * strings (`$tag$ … $tag$`) are not supported in a statement.
+ * Postgres casts (`$ids::text[]`) keep working. A `$1`-style number is refused (a statement names its
+ * parameters), and so are dollar-quoted strings (`$tag$ … $tag$`). Comments (`-- …`, `/* … *\/`) and
+ * quoted strings are left as written: a `$name` there is text, not a parameter.
+ *
+ * The one call surface: `statement.run(q, params)` on a store or a transaction (`runForeign` on a
+ * caller's own client). Nothing else reads `text`, `bind()` or `options` to send a statement by hand.
  */
 
 /**
@@ -62,7 +66,8 @@ export interface Statement<P extends Params, R = Record<string, unknown>> {
   runForeign(client: ForeignClient, values: P): Promise<R[]>;
 }
 
-const NAMED = /\$([a-z_][a-z0-9_]*)/gi;
+/** A quoted string, a comment, a `$1`-style number or a `$name`: only the last two are parameters. */
+const TOKENS = /'(?:[^']|'')*'|--[^\n]*|\/\*[\s\S]*?\*\/|\$([0-9]+)|\$([a-z_][a-z0-9_]*)/gi;
 
 function planOptions(name: string, plan: Plan): QueryOptions | undefined {
   if (plan === 'prepared') return { name };
@@ -76,7 +81,9 @@ export function defineStatement<P extends Params = NoParams, R = Record<string, 
   plan: Plan = 'unprepared',
 ): Statement<P, R> {
   const order: string[] = [];
-  const positional = text.replace(NAMED, (whole: string, param: string, offset: number) => {
+  const positional = text.replace(TOKENS, (whole: string, number: string | undefined, param: string | undefined, offset: number) => {
+    if (number !== undefined) throw new TekilError('INTERNAL', `statement ${name}: $${number} is a positional parameter; name it ($id, $limit)`);
+    if (param === undefined) return whole; // a quoted string or a comment, as written
     // `$$` or `$tag$` would be dollar quoting: refuse rather than rewrite it silently.
     if (text[offset + whole.length] === '$') throw new TekilError('INTERNAL', `statement ${name}: dollar-quoted strings are not supported`);
     let i = order.indexOf(param);

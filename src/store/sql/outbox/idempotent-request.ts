@@ -13,7 +13,7 @@ export interface PublishedRequestRow {
 }
 
 /** One message's stored request (rare: read only for a repeated idempotency key). */
-export const publishedRequest = defineStatement<{ tenantId: string; id: string }>(
+export const publishedRequest = defineStatement<{ tenantId: string; id: string }, PublishedRequestRow>(
   'tekil_outbox_published_request',
   `SELECT m.tenant_id, m.event_type, m.resource_id, m.payload, m.trimmed_at IS NOT NULL AS trimmed,
           coalesce((SELECT json_agg(json_build_array(d.endpoint_id, d.url)) FROM outbox_deliveries d
