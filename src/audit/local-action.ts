@@ -1,7 +1,7 @@
 import { userInfo } from 'node:os';
 import type { Logger } from '../logger.js';
 import type { Queryable } from '../store/db.js';
-import { insertAuditEvent } from '../store/sql/audit/events.js';
+import { writeAuditRow } from './write.js';
 
 /** Who runs a command on this machine, for the audit: `cli:<os user>` (no token was presented). */
 function localActor(): string {
@@ -23,20 +23,15 @@ export async function recordLocalAction(
   logger: Pick<Logger, 'error'>,
   action: { command: string; target: Record<string, unknown>; error?: { code: string } | undefined },
 ): Promise<void> {
-  const row = {
+  await writeAuditRow(db, logger, {
     actor: localActor(),
     role: null,
     address: null,
     method: 'CLI',
     route: action.command,
-    target: JSON.stringify(action.target),
+    target: action.target,
     status: action.error ? 500 : 200,
     errorCode: action.error?.code ?? null,
     tenantId: null,
-  };
-  try {
-    await insertAuditEvent.run(db, row);
-  } catch (err) {
-    logger.error({ err, audit: row }, 'audit row not written: the store refused it; the row is in this log line');
-  }
+  });
 }

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Counter } from 'prom-client';
 import { TekilError } from '../errors.js';
+import { writeAuditRow } from './write.js';
 import type { Context } from '../service.js';
-import { insertAuditEvent, type AuditEventInsert } from '../store/sql/audit/events.js';
 import { signInKeys, SignInLimit } from './sign-in-limit.js';
 import { summarize } from './summary.js';
 
@@ -124,23 +124,18 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
     if (status === 401 && token !== undefined) limit.recordFailure(signInKeys(req.ip, token));
     const refusedCredential = status === 401 || status === 429;
     if (!refusedCredential && (READS.has(req.method) || UNAUDITED_ROUTES.has(`${req.method} ${req.routeOptions.url}`))) return payload;
-    const row: AuditEventInsert = {
+    const written = await writeAuditRow(ctx.db, req.log, {
       actor: req.caller?.name ?? 'unknown',
       role: req.caller?.role ?? null,
       address: req.ip ?? null,
       method: req.method,
       route: req.routeOptions.url ?? req.url,
-      target: JSON.stringify(targetOf(req, payload, status, token)),
+      target: targetOf(req, payload, status, token),
       status,
       errorCode: status >= 400 ? errorCodeOf(payload) : null,
       tenantId: req.caller?.tenantId ?? null,
-    };
-    try {
-      await insertAuditEvent.run(ctx.db, row);
-    } catch (err) {
-      failures.inc();
-      req.log.error({ err, audit: row }, 'audit row not written: the store refused it; the row is in this log line');
-    }
+    });
+    if (!written) failures.inc();
     return payload;
   });
 }

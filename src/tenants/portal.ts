@@ -6,7 +6,7 @@ import { openSession, sessionCookie } from '../auth/sessions.js';
 import { tenantCallerName } from '../auth/tenant-tokens.js';
 import type { Caller } from '../auth/roles.js';
 import type { Queryable } from '../store/db.js';
-import { insertAuditEvent } from '../store/sql/audit/events.js';
+import { writeAuditRow } from '../audit/write.js';
 import type { Logger } from '../logger.js';
 import { PANEL_CSP } from '../dashboard/panel.js';
 
@@ -78,22 +78,17 @@ export async function portalRoutes(app: FastifyInstance, options: PortalOptions)
   };
 
   const audit = async (req: FastifyRequest, status: number, tenantId: string | null, target: Record<string, unknown>, caller?: Caller) => {
-    const row = {
+    await writeAuditRow(db, logger, {
       actor: caller?.name ?? (tenantId ? tenantCallerName(tenantId) : 'unknown'),
       role: caller?.role ?? null,
       address: req.ip ?? null,
       method: req.method,
       route: '/portal/link/:token',
-      target: JSON.stringify(target),
+      target,
       status,
       errorCode: status >= 400 ? 'PORTAL_LINK_GONE' : null,
       tenantId,
-    };
-    try {
-      await insertAuditEvent.run(db, row);
-    } catch (err) {
-      logger.error({ err, audit: row }, 'audit row not written: the store refused it; the row is in this log line');
-    }
+    });
   };
 
   // GET only: a HEAD (a link checker, a mail scanner) must not spend the link.
