@@ -2,16 +2,12 @@ import type { Queryable } from '../store/db.js';
 import { listIncidents, type IncidentRow } from '../store/sql/alerts/incidents.js';
 
 /** An incident as the API answers it. */
-export interface IncidentView {
-  id: string;
-  rule: string;
-  subject: string;
+export interface IncidentView extends Omit<IncidentRow, 'opened_at' | 'closed_at'> {
   state: 'open' | 'closed';
   opened_at: string;
   closed_at: string | null;
-  last_value: number | null;
+  /** The details' summary line, taken out of `details`. */
   summary: string;
-  details: Record<string, unknown>;
 }
 
 export function incidentView(row: IncidentRow): IncidentView {

@@ -12,18 +12,9 @@ export interface AuditFilter {
   outcome?: 'ok' | 'refused' | undefined;
 }
 
-export interface AuditEvent {
-  id: string;
+/** An audit row as the API answers it: the stored row, its time as ISO text. */
+export interface AuditEvent extends Omit<AuditEventRow, 'at'> {
   at: string;
-  actor: string;
-  role: string | null;
-  tenant_id: string | null;
-  address: string | null;
-  method: string;
-  route: string;
-  target: Record<string, unknown>;
-  status: number;
-  error_code: string | null;
 }
 
 export const MAX_AUDIT_PAGE = 500;

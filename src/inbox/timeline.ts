@@ -1,5 +1,5 @@
 import type { Queryable } from '../store/db.js';
-import { resourceStates } from '../store/sql/inbox/timeline.js';
+import { resourceStates, type SourceResourceStateRow } from '../store/sql/inbox/timeline.js';
 import { resourceTimeline as resourceTimelineStatement } from '../store/sql/inbox/admin.js';
 import type { InboxListItem } from './list.js';
 
@@ -15,15 +15,8 @@ export interface TimelineEvent extends InboxListItem {
   reason: string | null;
 }
 
-export interface ResourceState {
-  source: string;
-  state: string | null;
-  rank: number | null;
-  occurred_at: Date | null;
-  /** The event applied last. */
-  event_id: string;
-  updated_at: Date;
-}
+/** What the ordering guard holds for a resource from one source; `event_id` is the event applied last. */
+export type ResourceState = SourceResourceStateRow;
 
 export interface ResourceTimeline {
   resource_id: string;

@@ -4,6 +4,8 @@ import { decodeCursor, encodeCursor, invalidCursor } from '../cursor.js';
 import { scopeTenantId, tenantScope, type Scope } from '../scope.js';
 import {
   type DeliveryListParams,
+  type DeliveryListRow,
+  type MessageListRow,
   selectAttempts,
   selectMessage,
   listDeliveriesStatement,
@@ -56,15 +58,8 @@ function messageCursor(cursor: string | undefined): string | null {
   return id;
 }
 
-export interface MessageSummary {
-  id: string;
-  tenant_id: string;
-  event_type: string;
-  resource_id: string | null;
-  created_at: Date;
-  /** Delivery counts by status, e.g. {"succeeded": 2, "failed": 1}. */
-  deliveries: Partial<Record<OutboxDeliveryStatus, number>>;
-}
+/** A message in a list: its row, with delivery counts by status, e.g. {"succeeded": 2, "failed": 1}. */
+export type MessageSummary = MessageListRow;
 
 /** Messages in the scope, newest first (ids are time-ordered). Endpoint and status filters match any of its deliveries. */
 export async function listMessages(db: Queryable, scope: Scope, f: HistoryFilter): Promise<Page<MessageSummary>> {
@@ -89,11 +84,7 @@ export async function listMessages(db: Queryable, scope: Scope, f: HistoryFilter
   return { items, next_cursor: rows.length > limit ? encodeCursor([String(items[items.length - 1]!.id)]) : null };
 }
 
-export interface OutboxDeliveryRow extends OutboxDelivery {
-  event_type: string;
-  resource_id: string | null;
-  last_duration_ms: number | null;
-}
+export interface OutboxDeliveryRow extends OutboxDelivery, Pick<DeliveryListRow, 'event_type' | 'resource_id' | 'last_duration_ms'> {}
 
 /** Deliveries in the scope, newest first, with their message's type and resource id and the last attempt's duration. */
 export async function listDeliveries(db: Queryable, scope: Scope, f: HistoryFilter): Promise<Page<OutboxDeliveryRow>> {

@@ -1,6 +1,8 @@
 import type { HmacSchemeOptions, SchemeName } from '../signing/index.js';
 import type { EventIdMode } from './ids.js';
 import type { LadderSpec } from './ladders.js';
+import type { EndpointRow } from '../store/sql/outbox/endpoints.js';
+import type { AttemptRow, DeliveryListRow } from '../store/sql/outbox/history.js';
 
 export const outboxDeliveryStatuses = ['pending', 'sending', 'succeeded', 'failed', 'cancelled'] as const;
 export type OutboxDeliveryStatus = (typeof outboxDeliveryStatuses)[number];
@@ -9,31 +11,17 @@ export type OutboxDeliveryStatus = (typeof outboxDeliveryStatuses)[number];
 export const endpointSchemes = ['standard', 'paymos', 'stripe', 'github', 'shopify', 'hmac'] as const satisfies readonly SchemeName[];
 export type EndpointScheme = (typeof endpointSchemes)[number];
 
-/** An endpoint as the API and CLI show it (never with its secret, except right after creation). */
-export interface Endpoint {
-  id: string;
-  /** The tenant (one per merchant) the endpoint belongs to; `default` in a single-tenant installation. */
-  tenant_id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
+/**
+ * An endpoint as the API and CLI show it (never with its secret, except right after creation): its row,
+ * with the jsonb and text columns this module validated before writing them given their types.
+ */
+export interface Endpoint extends Omit<EndpointRow, 'ladder' | 'scheme' | 'hmac' | 'event_id'> {
   ladder: LadderSpec;
-  timeout_ms: number;
-  max_in_flight: number;
   scheme: EndpointScheme;
   /** The `hmac` scheme's description (header, algorithm, encoding, …); null for the other schemes. */
   hmac: HmacSchemeOptions | null;
-  enabled: boolean;
-  disabled_reason: string | null;
-  consecutive_failures: number;
-  /** e.g. `20/s`; null sends as fast as `max_in_flight` allows. */
-  rate_limit: string | null;
-  /** Failed attempts in a row; at `sending.circuit_breaker.failures` the breaker is open. */
-  failed_attempts_in_row: number;
   /** The event id its receivers see: the message's (`message`, the default) or the delivery's own (`delivery`). */
   event_id: EventIdMode;
-  created_at: Date;
-  updated_at: Date;
 }
 
 export interface OutboxMessage {
@@ -45,35 +33,14 @@ export interface OutboxMessage {
   created_at: Date;
 }
 
-export interface OutboxDelivery {
-  id: number;
-  message_id: string;
+/** A delivery as its message's detail lists it: its list row without the list's own columns, with its event id. */
+export interface OutboxDelivery extends Omit<DeliveryListRow, 'event_id_mode' | 'event_type' | 'resource_id' | 'last_duration_ms'> {
   /** The event id this delivery's receiver sees: the message id, or its own (endpoint option `event_id: delivery`). */
   event_id: string;
-  endpoint_id: string;
-  url: string;
-  status: OutboxDeliveryStatus;
-  attempts: number;
-  next_attempt_at: Date | null;
-  last_status_code: number | null;
-  last_error: string | null;
-  last_attempt_at: Date | null;
-  created_at: Date;
-  completed_at: Date | null;
 }
 
-export interface OutboxAttempt {
-  id: number;
-  delivery_id: number;
-  attempt: number;
-  url: string;
-  started_at: Date;
-  duration_ms: number;
-  succeeded: boolean;
-  status_code: number | null;
-  error: string | null;
-  response_body: string | null;
-}
+/** One attempt of a delivery, as stored. */
+export type OutboxAttempt = AttemptRow;
 
 /** A delivery the dispatcher claimed for one attempt, with what the attempt needs from its endpoint. */
 export interface OutboxClaimedDelivery {
