@@ -1,5 +1,6 @@
 import type { Context, Service } from '../service.js';
-import { lastRunTimes, tryAdvisoryLock } from '../store/sql/advisory-lock.js';
+import { tryAdvisoryLock } from '../store/sql/advisory-lock.js';
+import { lastRunTimes } from '../store/sql/reconcile/runs.js';
 import type { Queryable } from '../store/db.js';
 import { runReconcile } from './run.js';
 

@@ -5,9 +5,3 @@ export const tryAdvisoryLock = defineStatement<{ key: number }, { locked: boolea
   'tekil_try_advisory_xact_lock',
   'SELECT pg_try_advisory_xact_lock($key) AS locked',
 );
-
-/** The source's last run, for the scheduler: when it started and how it ended. */
-export const lastRunTimes = defineStatement<{ source: string }, { status: string; started_at: Date; updated_at: Date }>(
-  'reconcile_last_run_times',
-  'SELECT status, started_at, updated_at FROM reconcile_runs WHERE source = $source ORDER BY id DESC LIMIT 1',
-);

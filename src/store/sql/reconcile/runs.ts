@@ -72,3 +72,9 @@ export const listRuns = defineStatement<
 );
 
 export const runById = defineStatement<{ id: string }, ReconcileRunRow>('reconcile_run_by_id', `SELECT * FROM reconcile_runs WHERE id = $id::bigint`);
+
+/** The source's last run, for the scheduler: when it started and how it ended. */
+export const lastRunTimes = defineStatement<{ source: string }, { status: string; started_at: Date; updated_at: Date }>(
+  'reconcile_last_run_times',
+  'SELECT status, started_at, updated_at FROM reconcile_runs WHERE source = $source ORDER BY id DESC LIMIT 1',
+);
