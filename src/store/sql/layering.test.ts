@@ -33,4 +33,16 @@ describe('statement modules', () => {
       .map((f) => relative(srcDir, f));
     expect(positional).toEqual([]);
   });
+
+  it('sit in the areas the layer rules and docs/architecture.md name, one per room', () => {
+    const areas = readdirSync(sqlDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => `${e.name}/`);
+    const rules = readFileSync(resolve(srcDir, '../.dependency-cruiser.cjs'), 'utf8');
+    const sqlLine = rules.split('\n').find((line) => line.includes("'sql/: every statement")) ?? '';
+    const doc = readFileSync(resolve(srcDir, '../docs/architecture.md'), 'utf8');
+    const docAreas = doc.slice(doc.indexOf('**Areas are rooms.**'), doc.indexOf('**A caller'));
+    expect(areas.filter((a) => !sqlLine.includes(a))).toEqual([]);
+    expect(areas.filter((a) => !docAreas.includes(`\`${a}\``))).toEqual([]);
+  });
 });
