@@ -14,6 +14,7 @@ import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
 import { requireEndpointOf, requireMessageOf, tenantFilterOf } from '../outbox/tenant-scope.js';
+import { checkTenantLimits } from '../outbox/tenant-limits.js';
 import { TekilError } from '../errors.js';
 import type { FastifyRequest } from 'fastify';
 
@@ -101,6 +102,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       if (tenant !== undefined) {
         // A tenant caller makes endpoints of its own tenant only; naming another is naming no tenant.
         if (body.tenant_id !== undefined && body.tenant_id !== tenant) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${body.tenant_id}`);
+        // The operator bounds what a tenant sets for itself (tenants.limits).
+        checkTenantLimits(body, ctx.config.tenants.limits);
         raw = { ...(req.body as object), tenant_id: tenant };
       }
       const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, raw));
@@ -139,8 +142,10 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       params: endpointParams,
       body: endpointUpdateSchema,
     },
-    async ({ params }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
+    async ({ params, body }, req) => {
+      const tenant = callerTenant(req);
+      await requireEndpointOf(db, tenant, params.id);
+      if (tenant !== undefined) checkTenantLimits(body, ctx.config.tenants.limits);
       return endpoints.update(db, params.id, req.body ?? {});
     },
   );

@@ -22,6 +22,7 @@ import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
 import { traceparentOf, tracing } from '../telemetry/tracing.js';
 import type { Span } from '@opentelemetry/api';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
+import { refreshInheritedSettings } from './tenants.js';
 
 export interface DispatcherOptions {
   /** The store; the dispatcher opens its own small pool through it (same settings, own connections). */
@@ -120,6 +121,11 @@ export class Dispatcher implements Service {
   }
 
   async start(): Promise<void> {
+    // Endpoints that take a setting from the file (neither their own nor their tenant's) follow the file
+    // this process was started with (docs/tenants.md). Writes only what changed: usually nothing.
+    await refreshInheritedSettings(this.sql, this.options.sending, null).catch((err: unknown) =>
+      this.options.logger.warn({ err }, "dispatcher: writing the file's defaults into endpoints that inherit them failed"),
+    );
     this.running = true;
     // The loop's first round claims at once.
     await this.claims.start();

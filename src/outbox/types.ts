@@ -32,6 +32,8 @@ export interface Endpoint {
   failed_attempts_in_row: number;
   /** The event id its receivers see: the message's (`message`, the default) or the delivery's own (`delivery`). */
   event_id: EventIdMode;
+  /** The settings set on the endpoint itself; the others are its tenant's defaults, else the file's (docs/tenants.md). */
+  own_settings: string[];
   created_at: Date;
   updated_at: Date;
 }
