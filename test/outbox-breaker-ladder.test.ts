@@ -39,8 +39,8 @@ describe('outbox: the circuit breaker keeps each delivery on its ladder', () => 
     const sink = await startSink(() => ({ status: 500 }));
     sinks.push(sink);
     const h = outboxHarness(t.db, { time_scale: 1, circuit_breaker: { failures: 3 } });
-    // 4 attempts: at 0, ~1 s, ~2 s, ~3 s (±10 % a gap); the last one due at most 3.3 s after the first.
-    const { endpoint } = await h.endpoints.create(t.db, { url: sink.url, event_types: ['breaker.ladder'], ladder: ['1s', '1s', '1s'] });
+    // 4 attempts: at 0, ~2 s, ~4 s, ~6 s (±10 % a gap); the last one due at most 6.6 s after the first.
+    const { endpoint } = await h.endpoints.create(t.db, { url: sink.url, event_types: ['breaker.ladder'], ladder: ['2s', '2s', '2s'] });
     await publishMany('breaker.ladder', 12);
     const d = h.newDispatcher();
     dispatchers.push(d);
@@ -63,18 +63,18 @@ describe('outbox: the circuit breaker keeps each delivery on its ladder', () => 
     );
     for (const r of rows) {
       // Each attempt counted was sent, and each delivery failed on its schedule: by its last rung's time
-      // (3.3 s after its first attempt at most), with 3 s for the hold's round and a loaded machine
-      // (without the hold they were still pending 30 s later).
+      // (6.6 s after its first attempt at most), with 4 s for the hold's round, a probe's round trip and
+      // a loaded machine (without the hold they were still pending 30 s later).
       expect(r.attempts, r.id).toBe(r.recorded);
-      expect(r.failed_ms - r.first_ms, r.id).toBeLessThan(3_300 + 3_000);
+      expect(r.failed_ms - r.first_ms, r.id).toBeLessThan(6_600 + 4_000);
     }
     // The breaker held some: a delivery held at its last rung failed on time with fewer attempts sent,
     // and says why (one held earlier may have been tried as a probe at its last rung).
     const heldAtLast = rows.filter((r) => r.last_error === HELD_AT_LAST_ATTEMPT);
     expect(heldAtLast.length).toBeGreaterThan(0);
     for (const r of heldAtLast) expect(r.attempts).toBeLessThan(4);
-    // No hammering: after the 12 first attempts, about one probe a second (the ladder's shortest gap)
-    // for the ~3 s the ladders ran, far fewer than the 36 retries without the breaker.
+    // No hammering: after the 12 first attempts, at most one probe every 2 s (the ladder's shortest gap)
+    // for the ~6 s the ladders ran, far fewer than the 36 retries without the breaker.
     expect(sink.requests.length - 12).toBeLessThanOrEqual(8);
   }, 60_000);
 

@@ -30,6 +30,8 @@ export interface Endpoint {
   rate_limit: string | null;
   /** Failed attempts in a row; at `sending.circuit_breaker.failures` the breaker is open. */
   failed_attempts_in_row: number;
+  /** While the circuit breaker is open, when its next probe may start (docs/sending.md); null while it is closed. */
+  next_probe_at: Date | null;
   /** The event id its receivers see: the message's (`message`, the default) or the delivery's own (`delivery`). */
   event_id: EventIdMode;
   /** The settings set on the endpoint itself; the others are its tenant's defaults, else the file's (docs/tenants.md). */

@@ -4,7 +4,7 @@ import { defineStatement, type Statement } from '../statement.js';
 
 /** The columns an endpoint is shown with (never its secrets). */
 const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
-  consecutive_failures, rate_limit, failed_attempts_in_row, event_id, own_settings, created_at, updated_at`;
+  consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
 export interface EndpointRow {
@@ -23,6 +23,8 @@ export interface EndpointRow {
   consecutive_failures: number;
   rate_limit: string | null;
   failed_attempts_in_row: number;
+  /** While the circuit breaker is open, when its next probe may start; null while it is closed. */
+  next_probe_at: Date | null;
   event_id: string;
   /** The settings set on the endpoint itself (migration 027); the others are its tenant's, else the file's. */
   own_settings: string[];
