@@ -42,7 +42,7 @@ describe('outbox: the circuit breaker keeps each delivery on its ladder', () => 
     // 4 attempts: at 0, ~2 s, ~4 s, ~6 s (±10 % a gap); the last one due at most 6.6 s after the first.
     const { endpoint } = await h.endpoints.create(t.db, { url: sink.url, event_types: ['breaker.ladder'], ladder: ['2s', '2s', '2s'] });
     await publishMany('breaker.ladder', 12);
-    const d = h.newDispatcher();
+    const d = h.newDispatcher({ announceExhausted: true });
     dispatchers.push(d);
     await d.start();
 
@@ -73,6 +73,12 @@ describe('outbox: the circuit breaker keeps each delivery on its ladder', () => 
     const heldAtLast = rows.filter((r) => r.last_error === HELD_AT_LAST_ATTEMPT);
     expect(heldAtLast.length).toBeGreaterThan(0);
     for (const r of heldAtLast) expect(r.attempts).toBeLessThan(4);
+    // Each given-up delivery is announced (message.attempts_exhausted), held or not.
+    const announced = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM outbox_messages WHERE event_type = 'message.attempts_exhausted' AND idempotency_key = ANY ($1::text[])`,
+      [rows.map((r) => `tekil-attempts-exhausted:${r.id}`)],
+    );
+    expect(announced.rows[0]!.n).toBe(12);
     // No hammering: after the 12 first attempts, at most one probe every 2 s (the ladder's shortest gap)
     // for the ~6 s the ladders ran, far fewer than the 36 retries without the breaker.
     expect(sink.requests.length - 12).toBeLessThanOrEqual(8);

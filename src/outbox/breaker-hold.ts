@@ -1,5 +1,6 @@
 import type { Queryable } from '../store/db.js';
 import { takeHeldDeliveries, writeHeldDeliveries, type HeldRow } from '../store/sql/outbox/breaker-hold.js';
+import { newEventId } from './ids.js';
 import { nextAttemptDelay } from './ladders.js';
 
 /** The error a delivery fails with when its last attempt's time came while the breaker held it. */
@@ -47,7 +48,13 @@ export function heldStep(
  */
 export async function holdBreakerDeliveries(
   db: Queryable,
-  options: { breakerFailures: number; timeScale: number; ladder(json: string): readonly number[] | undefined },
+  options: {
+    breakerFailures: number;
+    timeScale: number;
+    ladder(json: string): readonly number[] | undefined;
+    /** Publish `message.attempts_exhausted` for each delivery failed here (alerts turned on). */
+    announceExhausted?: boolean;
+  },
 ): Promise<number> {
   if (options.breakerFailures <= 0) return 0;
   const { rows } = await takeHeldDeliveries.run(db, { breaker_failures: options.breakerFailures, limit: HOLD_BATCH });
@@ -60,6 +67,8 @@ export async function holdBreakerDeliveries(
     fail: steps.map((s) => s.fail),
     next_ms: steps.map((s) => s.nextMs),
     fail_error: HELD_AT_LAST_ATTEMPT,
+    announce: options.announceExhausted ?? false,
+    event_ids: steps.map((s) => (s.fail ? newEventId() : '')),
   });
   return rows.length;
 }

@@ -147,6 +147,7 @@ export class Dispatcher implements Service {
           breakerFailures: this.options.sending.circuit_breaker.failures,
           timeScale: this.options.sending.time_scale,
           ladder: (json) => this.caches.ladder(json),
+          announceExhausted: this.options.announceExhausted ?? false,
         })
           .then(
             () => undefined,

@@ -60,7 +60,17 @@ FROM taken`,
 
 /** Where each held delivery goes: `rungs` passed unsent, then pending until `next_ms`, or failed. */
 export const writeHeldDeliveries = defineStatement<
-  { tenant_ids: string[]; ids: number[]; rungs: number[]; fail: boolean[]; next_ms: number[]; fail_error: string },
+  {
+    tenant_ids: string[];
+    ids: number[];
+    rungs: number[];
+    fail: boolean[];
+    next_ms: number[];
+    fail_error: string;
+    /** Publish `message.attempts_exhausted` for each delivery failed here, with these event ids (one a row). */
+    announce: boolean;
+    event_ids: string[];
+  },
   never
 >(
   'tekil_outbox_breaker_write_held',
@@ -78,8 +88,32 @@ WITH r AS (
     next_attempt_at = CASE WHEN r.fail THEN d.next_attempt_at ELSE to_timestamp(r.next_ms / 1000) END,
     last_error = CASE WHEN r.fail THEN $fail_error::text ELSE d.last_error END
   FROM r WHERE d.tenant_id = r.tenant_id AND d.id = r.id AND d.status = 'pending'
-  RETURNING d.tenant_id, d.id, d.status, d.next_attempt_at
+  RETURNING d.tenant_id, d.id, d.status, d.next_attempt_at, d.message_id, d.endpoint_id, d.url, d.attempts, d.last_status_code
+), exhausted AS (
+  -- message.attempts_exhausted for a delivery failed here, as the completion of a last attempt
+  -- publishes it (src/store/sql/outbox/complete-attempts.ts): once per delivery, to its message's
+  -- tenant if it is not being deleted, never about such an announcement itself.
+  SELECT p.id FROM (SELECT * FROM upd WHERE $announce::boolean AND upd.status = 'failed') x
+    JOIN unnest($tenant_ids::text[], $ids::bigint[], $event_ids::text[]) AS k (tenant_id, id, event_id) ON k.tenant_id = x.tenant_id AND k.id = x.id
+    CROSS JOIN LATERAL (
+      SELECT m.tenant_id, m.id, m.event_type, m.resource_id FROM outbox_messages m
+      WHERE m.tenant_id = x.tenant_id AND m.id = x.message_id AND m.event_type <> 'message.attempts_exhausted' LIMIT 1
+    ) m
+    JOIN tenants t ON t.id = m.tenant_id AND t.deleted_at IS NULL
+    JOIN endpoints e ON e.id = x.endpoint_id
+    CROSS JOIN LATERAL (SELECT to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at) w
+    CROSS JOIN LATERAL tekil_outbox_publish(m.tenant_id, k.event_id, 'message.attempts_exhausted', m.resource_id,
+      convert_to(json_build_object(
+        'event_id', k.event_id, 'event_type', 'message.attempts_exhausted', 'type', 'message.attempts_exhausted',
+        'occurred_at', w.at, 'timestamp', w.at, 'resource_id', m.resource_id,
+        'data', json_build_object('delivery_id', x.id, 'message_id', m.id, 'event_type', m.event_type, 'resource_id', m.resource_id,
+          'endpoint_id', x.endpoint_id, 'url', coalesce(x.url, e.url), 'attempts', x.attempts, 'last_status_code', x.last_status_code,
+          'last_error', $fail_error::text)
+      )::text, 'UTF8'),
+      'tekil-attempts-exhausted:' || x.id, '{}'::text[], '{}'::text[]) AS p
 )
 UPDATE outbox_queue q SET next_attempt_at = upd.next_attempt_at, failed = upd.status = 'failed', lease_until = NULL
-FROM upd WHERE q.tenant_id = upd.tenant_id AND q.delivery_id = upd.id`,
+FROM upd WHERE q.tenant_id = upd.tenant_id AND q.delivery_id = upd.id
+  -- Referenced, so the announcements are made; one evaluation, over nothing when none is failed.
+  AND (SELECT count(*) FROM exhausted) >= 0`,
 );
