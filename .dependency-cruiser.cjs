@@ -26,7 +26,7 @@ const rooms = [
   {
     label: 'tenants/',
     path: '^src/tenants/',
-    uses: ['dashboard/', 'audit/', 'auth/', 'outbox/', 'store/', 'settings.ts service.ts', 'kernel'],
+    uses: ['dashboard/', 'audit/', 'auth/', 'outbox/', 'config/', 'store/', 'settings.ts service.ts', 'kernel'],
     says: "the merchant's room: tenants and their settings, the scope a request reads or writes in, portal links, the portal's server side, the tenants' health page, a tenant's live delivery stream (their SQL: store/sql/tenants/)",
   },
   {

@@ -47,6 +47,7 @@ export const errorCatalogue = {
   BODY_TRIMMED: { status: 409, message: 'the body was trimmed by retention; there is nothing left to replay' },
   VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'the Idempotency-Key was first used with a different request' },
+  TENANT_LIMIT_EXCEEDED: { status: 422, message: "the value is beyond what the operator allows a tenant's own callers to set" },
   FORBIDDEN_DESTINATION: { status: 400, message: 'the destination is on a private, loopback or link-local network' },
   // sending
   SECRET_KEY_MISMATCH: { status: 500, message: 'stored secrets were encrypted with another secret key' },

@@ -57,8 +57,16 @@ describe('CLI: tenants against a running tekil', () => {
     expect(JSON.parse(await cli('tenants', 'update', 'm_123', '--enabled'))).toMatchObject({ disabled: false });
     expect(JSON.parse(await cli('tenants', 'show', 'm_123'))).toMatchObject({ id: 'm_123', disabled: false });
 
+    // A tenant's own settings: defaults for its endpoints, and its weight.
+    expect(JSON.parse(await cli('tenants', 'update', 'm_123', '--timeout', '3s', '--endpoint-max-in-flight', '4', '--weight', '2'))).toMatchObject({
+      timeout_ms: 3000,
+      endpoint_max_in_flight: 4,
+      weight: 2,
+    });
     const endpoint = JSON.parse(await cli('endpoints', 'create', sink.url, '--tenant', 'm_123')) as { id: string; tenant_id: string };
-    expect(endpoint.tenant_id).toBe('m_123');
+    expect(endpoint).toMatchObject({ tenant_id: 'm_123', timeout_ms: 3000, max_in_flight: 4, own_settings: [] });
+    expect(JSON.parse(await cli('endpoints', 'update', endpoint.id, '--timeout', '5s'))).toMatchObject({ timeout_ms: 5000, own_settings: ['timeout'] });
+    expect(JSON.parse(await cli('endpoints', 'update', endpoint.id, '--inherit', 'timeout'))).toMatchObject({ timeout_ms: 3000, own_settings: [] });
     expect((JSON.parse(await cli('endpoints', 'list', '--tenant', 'm_123', '--json')) as Array<{ id: string }>).map((e) => e.id)).toEqual([endpoint.id]);
     const published = JSON.parse(await cli('messages', 'publish', '--tenant', 'm_123', '--type', 'invoice.paid')) as { id: string };
     await sink.waitFor(1);
@@ -67,5 +75,5 @@ describe('CLI: tenants against a running tekil', () => {
     expect(await refused('tenants', 'delete', 'm_123')).toContain('CONFIRMATION_REQUIRED');
     expect(JSON.parse(await cli('tenants', 'delete', 'm_123', '--confirm'))).toMatchObject({ id: 'm_123', deleted: true, endpoints: 1, messages: 1 });
     expect(await refused('tenants', 'show', 'm_123')).toContain('TENANT_NOT_FOUND');
-  }, 120_000); // many CLI processes, each compiling the CLI's sources through tsx
+  }, 240_000); // many CLI processes, each compiling the CLI's sources through tsx
 });

@@ -26,6 +26,7 @@ const MODULES: Record<string, string> = {
   'incidents.js': 'incidents',
   'audit.js': 'audit',
   'tenants.js': 'tenants',
+  'tenant-settings.js': 'tenants',
 };
 
 /** Word keys a module names literally: t('key'), word(tag, 'key'), column labels, empty rows, data-i18n. */

@@ -79,6 +79,7 @@ export interface ApiOperations {
       };
       enabled?: boolean;
       event_id?: "message" | "delivery";
+      inherit?: ("ladder" | "timeout" | "max_in_flight" | "rate_limit" | "event_id")[];
     } | undefined;
   };
   /** Delete an endpoint */
@@ -225,6 +226,13 @@ export interface ApiOperations {
         [key: string]: unknown;
       };
       disabled?: boolean;
+      ladder?: (string | string[]) | null;
+      timeout?: (number | string) | null;
+      rate_limit?: string | null;
+      endpoint_max_in_flight?: number | null;
+      event_id?: ("message" | "delivery") | null;
+      max_in_flight?: number | null;
+      weight?: number;
     } | undefined;
   };
   /** List tenants in id order (`after` pages on) */
@@ -244,7 +252,7 @@ export interface ApiOperations {
     query: Record<string, never>;
     body: undefined;
   };
-  /** Change a tenant's name, metadata or `disabled` (a disabled tenant's messages are kept, not sent) */
+  /** Change a tenant's name, metadata, `disabled` (a disabled tenant's messages are kept, not sent) or settings (defaults for its endpoints, `max_in_flight`, `weight`; null clears one) */
   "PATCH /tenants/{id}": {
     path: {
       id: string;
@@ -256,6 +264,13 @@ export interface ApiOperations {
         [key: string]: unknown;
       };
       disabled?: boolean;
+      ladder?: (string | string[]) | null;
+      timeout?: (number | string) | null;
+      rate_limit?: string | null;
+      endpoint_max_in_flight?: number | null;
+      event_id?: ("message" | "delivery") | null;
+      max_in_flight?: number | null;
+      weight?: number;
     } | undefined;
   };
   /** Delete a tenant with its endpoints, messages, deliveries and attempts; needs `confirm: true` */

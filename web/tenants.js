@@ -6,6 +6,7 @@
 
 import { api, canOperate, el, navigate, pageLink, pick, queryString, wordsOf } from './lib.js';
 import { filterForm, table } from './widgets.js';
+import { editTenantSettings } from './tenant-settings.js';
 
 /**
  * A tenant with its health, as GET /stats/tenants gives it.
@@ -84,7 +85,22 @@ export const tenantsPage = {
         label: 'actions',
         cell: (x) =>
           canOperate()
-            ? word('button', 'openPortal', { type: 'button', className: 'open-portal', on: { click: () => void openPortal(x.id, note) } })
+            ? el(
+                'span',
+                {},
+                word('button', 'openPortal', { type: 'button', className: 'open-portal', on: { click: () => void openPortal(x.id, note) } }),
+                ' ',
+                word('button', 'settings', {
+                  type: 'button',
+                  className: 'tenant-settings',
+                  on: {
+                    click: () =>
+                      void editTenantSettings(x.id, note).catch((err) =>
+                        note.replaceChildren(el('span', { className: 'error' }, err instanceof Error ? err.message : String(err))),
+                      ),
+                  },
+                }),
+              )
             : document.createTextNode(''),
       },
     ];

@@ -15,6 +15,7 @@ import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
 import { narrowScope, requireEndpointIn, requireMessageIn } from '../tenants/scope.js';
 import type { Scope } from '../scope.js';
+import { checkTenantLimits } from '../outbox/tenant-limits.js';
 import { TekilError } from '../errors.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
@@ -103,6 +104,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       if (tenant !== undefined) {
         // A tenant caller makes endpoints of its own tenant only; naming another is naming no tenant.
         if (body.tenant_id !== undefined && body.tenant_id !== tenant) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${body.tenant_id}`);
+        // The operator bounds what a tenant sets for itself (tenants.limits).
+        checkTenantLimits(body, ctx.config.tenants.limits);
         raw = { ...(req.body as object), tenant_id: tenant };
       }
       const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, raw));
@@ -138,8 +141,9 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       params: endpointParams,
       body: endpointUpdateSchema,
     },
-    async ({ params, scope }, req) => {
+    async ({ params, body, scope }, req) => {
       await requireEndpointIn(db, scope, params.id);
+      if (scope.tenantId !== undefined) checkTenantLimits(body, ctx.config.tenants.limits);
       return endpoints.update(db, params.id, req.body ?? {});
     },
   );

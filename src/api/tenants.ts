@@ -30,7 +30,8 @@ export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
       body: tenantCreateSchema,
       status: 201,
     },
-    async ({ body }) => createTenant(db, body),
+    // The store parses the raw body itself: the parsed one has durations in ms, which it would read as seconds.
+    async (_input, req) => createTenant(db, req.body),
   );
   routes.add(
     { method: 'GET', url: '/tenants', tag, summary: 'List tenants in id order (`after` pages on)', permission: 'view', query: listQuery },
@@ -44,12 +45,13 @@ export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
       method: 'PATCH',
       url: '/tenants/:id',
       tag,
-      summary: "Change a tenant's name, metadata or `disabled` (a disabled tenant's messages are kept, not sent)",
+      summary:
+        "Change a tenant's name, metadata, `disabled` (a disabled tenant's messages are kept, not sent) or settings (defaults for its endpoints, `max_in_flight`, `weight`; null clears one)",
       permission: 'operate',
       params: tenantParams,
       body: tenantUpdateSchema,
     },
-    async ({ params, body }) => updateTenantSettings(db, params.id, body),
+    async ({ params }, req) => updateTenantSettings(db, params.id, req.body ?? {}, ctx.config.sending),
   );
   routes.add(
     {

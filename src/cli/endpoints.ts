@@ -16,6 +16,7 @@ interface EndpointFlags extends ApiOptions {
   description?: string;
   tenant?: string;
   eventId?: string;
+  inherit?: string;
   json?: boolean;
 }
 
@@ -44,6 +45,11 @@ function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   if (flags.description !== undefined) body.description = flags.description;
   if (flags.tenant !== undefined) body.tenant_id = flags.tenant;
   if (flags.eventId !== undefined) body.event_id = flags.eventId;
+  if (flags.inherit !== undefined)
+    body.inherit = flags.inherit
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
   return body;
 }
 
@@ -94,6 +100,10 @@ export function registerEndpointsCommand(program: Command): void {
 
   settingOptions(addApiOptions(endpoints.command('update <id>').description('Change an endpoint’s settings.')))
     .option('--destination <url>', 'new destination URL')
+    .option(
+      '--inherit <settings>',
+      "hand settings back to the tenant's defaults (else the file's): comma-separated, of ladder, timeout, max_in_flight, rate_limit, event_id",
+    )
     .action(async (id: string, flags: EndpointFlags) => {
       print(await callApi(resolveApiTarget(flags), 'PATCH', `/api/v1/endpoints/${encodeURIComponent(id)}`, endpointBody(flags)));
     });

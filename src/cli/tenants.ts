@@ -12,9 +12,19 @@ interface TenantFlags extends ApiOptions {
   confirm?: boolean;
   after?: string;
   limit?: string;
+  ladder?: string;
+  timeout?: string;
+  rateLimit?: string;
+  endpointMaxInFlight?: string;
+  eventId?: string;
+  maxInFlight?: string;
+  weight?: string;
 }
 
-const COLUMNS = ['id', 'name', 'disabled', 'created_at'];
+const COLUMNS = ['id', 'name', 'disabled', 'weight', 'max_in_flight', 'created_at'];
+
+/** `none` clears a default (the file's applies again); a number flag is a number. */
+const orNone = (text: string, read: (t: string) => unknown = (t) => t): unknown => (text === 'none' ? null : read(text));
 
 const print = (value: unknown): void => {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
@@ -32,7 +42,27 @@ function tenantBody(flags: TenantFlags): Record<string, unknown> {
   }
   if (flags.disabled) body.disabled = true;
   if (flags.enabled) body.disabled = false;
+  // `--ladder paymos` names a preset; `--ladder 30s,2m,1h` lists gaps.
+  if (flags.ladder !== undefined) body.ladder = orNone(flags.ladder, (t) => (/^\d/.test(t) ? t.split(',').map((g) => g.trim()) : t));
+  if (flags.timeout !== undefined) body.timeout = orNone(flags.timeout);
+  if (flags.rateLimit !== undefined) body.rate_limit = orNone(flags.rateLimit);
+  if (flags.endpointMaxInFlight !== undefined) body.endpoint_max_in_flight = orNone(flags.endpointMaxInFlight, Number);
+  if (flags.eventId !== undefined) body.event_id = orNone(flags.eventId);
+  if (flags.maxInFlight !== undefined) body.max_in_flight = orNone(flags.maxInFlight, Number);
+  if (flags.weight !== undefined) body.weight = Number(flags.weight);
   return body;
+}
+
+/** A tenant's own settings (docs/tenants.md): defaults for its endpoints, and two of the tenant itself. */
+function settingOptions(cmd: Command): Command {
+  return cmd
+    .option('--ladder <ladder>', "its endpoints' default ladder: a preset or gaps like 30s,2m,1h (none: the file's)")
+    .option('--timeout <duration>', "its endpoints' default timeout, e.g. 10s (none: the file's)")
+    .option('--rate-limit <rate>', "its endpoints' default rate limit, e.g. 20/s (none: no default)")
+    .option('--endpoint-max-in-flight <n>', "its endpoints' default max_in_flight, each endpoint's own cap (none: the file's)")
+    .option('--event-id <mode>', "its endpoints' default event id: message or delivery (none: the file's)")
+    .option('--max-in-flight <n>', 'requests in flight across all its endpoints, every dispatcher together (none: sending.tenant_max_in_flight)')
+    .option('--weight <n>', 'its share of claims against other tenants with due work, 1 to 100 (default 1)');
 }
 
 const path = (id: string) => `/api/v1/tenants/${encodeURIComponent(id)}`;
@@ -40,7 +70,7 @@ const path = (id: string) => `/api/v1/tenants/${encodeURIComponent(id)}`;
 export function registerTenantsCommand(program: Command): void {
   const tenants = program.command('tenants').description('Manage tenants, one per merchant (through the admin API).');
 
-  addApiOptions(tenants.command('create [id]').description('Create a tenant; [id] is your own merchant id (generated when left out).'))
+  settingOptions(addApiOptions(tenants.command('create [id]').description('Create a tenant; [id] is your own merchant id (generated when left out).')))
     .option('--name <name>', "the merchant's name")
     .option('--metadata <json>', 'free metadata as a JSON object')
     .option('--disabled', 'create it disabled (its messages are kept, not sent)')
@@ -66,7 +96,7 @@ export function registerTenantsCommand(program: Command): void {
     print(await callApi(resolveApiTarget(flags), 'GET', path(id)));
   });
 
-  addApiOptions(tenants.command('update <id>').description('Change a tenant’s name, metadata, or disable / enable it.'))
+  settingOptions(addApiOptions(tenants.command('update <id>').description('Change a tenant’s name, metadata or settings, or disable / enable it.')))
     .option('--name <name>', "the merchant's name")
     .option('--metadata <json>', 'free metadata as a JSON object (replaces the old)')
     .option('--disabled', 'keep its messages and send none')

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PostResult } from '../http/post.js';
 import { endpointStreaks, nextStep, outcomeOf, probeDelay, type AttemptOutcome } from './attempt-decision.js';
+import { heldStep } from './breaker-hold.js';
 import type { OutboxCompletion } from './types.js';
 
 const startedAt = new Date(0);
@@ -93,9 +94,31 @@ describe('410 Gone and the breaker probe', () => {
     expect(nextStep({ ...base, outcome: gone, goneIsPermanent: false }).next).toBe('pending');
   });
 
-  it('probes at the ladder gap of its step past the threshold, then at the last gap', () => {
+  it("spaces probes by the ladder's shortest gap, however long the streak: no delivery waits longer than its own next gap", () => {
     expect(probeDelay([1_000, 2_000, 5_000], 20, 20, 1)).toBe(1_000);
-    expect(probeDelay([1_000, 2_000, 5_000], 21, 20, 1)).toBe(2_000);
-    expect(probeDelay([1_000, 2_000, 5_000], 99, 20, 0.01)).toBe(50);
+    expect(probeDelay([1_000, 2_000, 5_000], 21, 20, 1)).toBe(1_000);
+    expect(probeDelay([60_000, 120_000, 8 * 3_600_000], 99, 20, 0.01)).toBe(600);
+    expect(probeDelay([5_000, 1_000], 99, 20, 1)).toBe(1_000);
+  });
+});
+
+describe('the breaker holds a delivery on its own ladder', () => {
+  const gaps = [1_000, 2_000, 4_000];
+  it('passes the rung whose time came unsent and takes the next gap from the time it was due', () => {
+    // One attempt made (attempts 1, base 0): the rung due was attempt 2; the gap after it is 2 s.
+    const step = heldStep({ attempts: 1, ladder_base: 0, due_ms: 10_000, now_ms: 10_050 }, gaps, 1);
+    expect(step.fail).toBe(false);
+    expect(step.rungs).toBe(1);
+    expect(step.nextMs).toBeGreaterThanOrEqual(10_000 + 1_800);
+    expect(step.nextMs).toBeLessThanOrEqual(10_000 + 2_200);
+  });
+  it('passes every rung whose time has gone by, and fails at the time its last attempt was due', () => {
+    const late = heldStep({ attempts: 1, ladder_base: 0, due_ms: 10_000, now_ms: 14_000 }, gaps, 1);
+    expect(late).toMatchObject({ rungs: 2, fail: false });
+    const last = heldStep({ attempts: 3, ladder_base: 0, due_ms: 10_000, now_ms: 10_001 }, gaps, 1);
+    expect(last).toEqual({ rungs: 1, fail: true, nextMs: 10_000 });
+    // A replay's new ladder (base 3) starts again at its first gap.
+    expect(heldStep({ attempts: 4, ladder_base: 3, due_ms: 0, now_ms: 1 }, gaps, 1)).toMatchObject({ rungs: 1, fail: false });
+    expect(heldStep({ attempts: 1, ladder_base: 0, due_ms: 0, now_ms: 1 }, undefined, 1)).toMatchObject({ fail: true });
   });
 });

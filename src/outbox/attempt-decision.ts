@@ -132,11 +132,13 @@ export function endpointStreaks(batch: readonly OutboxCompletion[]): Map<string,
 }
 
 /**
- * The wait before the breaker's next probe: the ladder's gap for the probe's step (the failed attempts
- * past the threshold), the last gap once the ladder runs out, scaled like every gap.
+ * The wait before the breaker's next probe: the ladder's shortest gap (its first, on every preset),
+ * scaled like every gap. The breaker only spaces its probes; each delivery keeps its own schedule
+ * (src/outbox/breaker-hold.ts), so a probe never waits for a gap longer than any delivery's next one,
+ * and a new message to a receiver that came back is tried within that gap. `failedInRow` and
+ * `threshold` are kept for the callers; the spacing no longer grows with the streak.
  */
-export function probeDelay(gapsMs: readonly number[] | undefined, failedInRow: number, threshold: number, timeScale: number): number {
+export function probeDelay(gapsMs: readonly number[] | undefined, _failedInRow: number, _threshold: number, timeScale: number): number {
   if (gapsMs === undefined || gapsMs.length === 0) return 60_000 * timeScale;
-  const step = Math.min(Math.max(0, failedInRow - threshold), gapsMs.length - 1);
-  return gapsMs[step]! * timeScale;
+  return Math.min(...gapsMs) * timeScale;
 }

@@ -22,6 +22,8 @@ import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
 import { traceparentOf, tracing } from '../telemetry/tracing.js';
 import type { Span } from '@opentelemetry/api';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
+import { refreshInheritedSettings } from './inherited-settings.js';
+import { holdBreakerDeliveries } from './breaker-hold.js';
 
 export interface DispatcherOptions {
   /** The store; the dispatcher opens its own small pool through it (same settings, own connections). */
@@ -104,6 +106,9 @@ export class Dispatcher implements Service {
   private followUpTimer: NodeJS.Timeout | undefined;
   private lastNotifyAt = 0;
   private wakeAt = Infinity;
+  /** The circuit breaker's hold: a round every poll interval (at most a second), while the breaker is on. */
+  private holdTimer: NodeJS.Timeout | undefined;
+  private holding: Promise<void> | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
     this.sender = new Sender(options.guard, options.sending.proxy);
@@ -120,9 +125,44 @@ export class Dispatcher implements Service {
   }
 
   async start(): Promise<void> {
+    // Endpoints that take a setting from the file (neither their own nor their tenant's) follow the file
+    // this process was started with (docs/tenants.md). Writes only what changed: usually nothing.
+    await refreshInheritedSettings(this.sql, this.options.sending, null).catch((err: unknown) =>
+      this.options.logger.warn({ err }, "dispatcher: writing the file's defaults into endpoints that inherit them failed"),
+    );
     this.running = true;
     // The loop's first round claims at once.
     await this.claims.start();
+    if (this.options.sending.circuit_breaker.failures > 0) this.scheduleHold();
+  }
+
+  /**
+   * Every poll interval (at most a second), the deliveries an open breaker holds pass their rung or fail
+   * on schedule (src/outbox/breaker-hold.ts): a held delivery is at most that late on its own ladder.
+   */
+  private scheduleHold(): void {
+    this.holdTimer = setTimeout(
+      () => {
+        this.holding = holdBreakerDeliveries(this.sql, {
+          breakerFailures: this.options.sending.circuit_breaker.failures,
+          timeScale: this.options.sending.time_scale,
+          ladder: (json) => this.caches.ladder(json),
+          announceExhausted: this.options.announceExhausted ?? false,
+        })
+          .then(
+            () => undefined,
+            (err: unknown) => {
+              if (this.running) this.options.logger.warn({ err }, "dispatcher: the circuit breaker's hold failed; trying again at the next round");
+            },
+          )
+          .finally(() => {
+            this.holding = undefined;
+            if (this.running) this.scheduleHold();
+          });
+      },
+      Math.min(this.options.sending.dispatcher.poll_interval, 1_000),
+    );
+    this.holdTimer.unref();
   }
 
   async stop(): Promise<void> {
@@ -130,6 +170,8 @@ export class Dispatcher implements Service {
     clearTimeout(this.wakeTimer);
     clearTimeout(this.followUpTimer);
     clearTimeout(this.flushTimer);
+    clearTimeout(this.holdTimer);
+    await this.holding;
     const deadline = Date.now() + STOP_GRACE_MS;
     // A claim in flight finishes its round; stop() looks again when it has.
     void this.claims.stop().finally(() => this.settled.notify());

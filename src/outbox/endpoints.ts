@@ -25,6 +25,7 @@ import { scopeTenantId, type Scope } from '../scope.js';
 import { parseInput } from '../validation.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
 import { eventIdModes, newEndpointId } from './ids.js';
+import { writeInheritedSettings } from '../store/sql/outbox/inherited-settings.js';
 import { DEFAULT_TENANT_ID } from './publish.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
@@ -40,7 +41,7 @@ export const storableText = (max: number) =>
 
 /** Longest endpoint timeout: an attempt holds a request slot and its lease for this long at most. */
 export const MAX_ENDPOINT_TIMEOUT_MS = 5 * 60_000;
-const endpointTimeout = durationMs.refine((ms) => ms >= 1 && ms <= MAX_ENDPOINT_TIMEOUT_MS, 'expected a timeout from 1ms to 5m');
+export const endpointTimeout = durationMs.refine((ms) => ms >= 1 && ms <= MAX_ENDPOINT_TIMEOUT_MS, 'expected a timeout from 1ms to 5m');
 
 /** A rate limit: requests per second, minute or hour (`20/s`, `600/m`, `1000/h`). */
 export const rateLimitSetting = z.string().regex(/^[1-9]\d{0,6}\/(s|m|h)$/, 'a rate limit is a count per s, m or h, e.g. 20/s');
@@ -87,7 +88,18 @@ export const endpointCreateSchema = z
   .strict();
 export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
 
-export const endpointUpdateSchema = endpointCreateSchema.omit({ secret: true, tenant_id: true }).partial().strict();
+/** The settings an endpoint may take from its tenant (else the file) instead of setting them itself. */
+export const inheritableSettings = ['ladder', 'timeout', 'max_in_flight', 'rate_limit', 'event_id'] as const;
+export type InheritableSetting = (typeof inheritableSettings)[number];
+
+export const endpointUpdateSchema = endpointCreateSchema
+  .omit({ secret: true, tenant_id: true })
+  .partial()
+  .extend({
+    /** Settings handed back to the tenant's defaults (else the file's): the endpoint stops setting them itself. */
+    inherit: z.array(z.enum(inheritableSettings)).max(inheritableSettings.length).optional(),
+  })
+  .strict();
 export type EndpointUpdateInput = z.input<typeof endpointUpdateSchema>;
 
 /**
@@ -132,6 +144,18 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
     return asEndpoint(rows[0]);
   }
 
+  /** Writes the endpoint's inherited settings; answers it again when that changed any. */
+  async function inherit(db: Queryable, id: string): Promise<Endpoint | undefined> {
+    const { rows } = await writeInheritedSettings.run(db, {
+      endpointId: id,
+      tenantId: null,
+      ladderJson: JSON.stringify(sending.ladder),
+      timeoutMs: sending.timeout,
+      maxInFlight: sending.max_in_flight,
+    });
+    return rows.length > 0 ? read(db, id) : undefined;
+  }
+
   return {
     /** One endpoint of the scope: another tenant's is answered as one that does not exist. */
     async get(db: Queryable, scope: Scope, id: string): Promise<Endpoint> {
@@ -165,10 +189,13 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         rate_limit: input.rate_limit ?? null,
         send_interval_ms: input.rate_limit ? sendIntervalMs(input.rate_limit) : null,
         event_id: input.event_id ?? 'message',
+        own_settings: inheritableSettings.filter((s) => input[s] !== undefined),
       });
       if (!rows[0]) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${tenantId}`, { hint: 'create it first: POST /api/v1/tenants (tekil tenants create)' });
       await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
-      return { endpoint: asEndpoint(rows[0]), secret };
+      // What it does not set itself comes from its tenant (the file's defaults above stand where the tenant has none).
+      const inherited = await inherit(db, id);
+      return { endpoint: inherited ?? asEndpoint(rows[0]), secret };
     },
 
     /** The scope's live endpoints. */
@@ -213,9 +240,24 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
         if (input.enabled) resetStreak = true;
         else set('disabled_reason', 'disabled by an operator');
       }
+      // A setting given becomes the endpoint's own; one handed back (inherit) its tenant's again.
+      const given = inheritableSettings.filter((s) => input[s] !== undefined);
+      const handedBack = input.inherit ?? [];
+      const both = given.filter((s) => handedBack.includes(s));
+      if (both.length > 0) throw new TekilError('VALIDATION_FAILED', `${both.join(', ')}: given a value and in inherit at once`);
+      if (given.length > 0 || handedBack.length > 0) {
+        const own = new Set((await read(db, id)).own_settings);
+        for (const s of given) own.add(s);
+        for (const s of handedBack) own.delete(s);
+        set(
+          'own_settings',
+          inheritableSettings.filter((s) => own.has(s)),
+        );
+      }
       if (columns.length === 0) return read(db, id);
       const { rows } = await updateEndpointStatement(columns, resetStreak).run(db, values);
       if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
+      if (handedBack.length > 0) return (await inherit(db, id)) ?? asEndpoint(rows[0]);
       return asEndpoint(rows[0]);
     },
 

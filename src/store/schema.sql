@@ -87,6 +87,7 @@ CREATE TABLE endpoints (
     failed_attempts_in_row integer DEFAULT 0 NOT NULL,
     probe_at timestamp with time zone,
     event_id text DEFAULT 'message'::text NOT NULL,
+    own_settings text[] DEFAULT ARRAY['ladder'::text, 'timeout'::text, 'max_in_flight'::text, 'rate_limit'::text, 'event_id'::text] NOT NULL,
     CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
@@ -358,6 +359,14 @@ CREATE TABLE tenants (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
+    ladder jsonb,
+    timeout_ms integer,
+    rate_limit text,
+    endpoint_max_in_flight integer,
+    event_id_mode text,
+    max_in_flight integer,
+    weight integer DEFAULT 1 NOT NULL,
+    CONSTRAINT tenants_event_id_mode_check CHECK (event_id_mode = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
@@ -394,6 +403,7 @@ CREATE INDEX audit_events_actor ON public.audit_events USING btree (actor, at, i
 CREATE INDEX audit_events_at ON public.audit_events USING btree (at, id);
 CREATE INDEX dashboard_sessions_expires ON public.dashboard_sessions USING btree (expires_at);
 CREATE INDEX endpoint_secrets_endpoint ON public.endpoint_secrets USING btree (endpoint_id);
+CREATE INDEX endpoints_breaker_open ON public.endpoints USING btree (id) WHERE (probe_at IS NOT NULL);
 CREATE INDEX endpoints_tenant ON public.endpoints USING btree (tenant_id) WHERE (deleted_at IS NULL);
 CREATE INDEX endpoints_tenant_history ON public.endpoints USING btree (tenant_id, id);
 CREATE INDEX inbox_attempt_history_delivery ON public.inbox_attempt_history USING hash (event_id);

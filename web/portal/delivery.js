@@ -4,7 +4,7 @@
 // this one by default). Another tenant's delivery is not found (404): the session sees only its own
 // tenant.
 
-import { api, canOperate, cell, el, formatTime, messageOf, statusText, t, toLocalInput, word } from './lib.js';
+import { api, canOperate, cell, el, formatTime, messageOf, nextTry, statusText, t, toLocalInput, word } from './lib.js';
 
 /**
  * @typedef {{ attempt: number, started_at: string, duration_ms: number, succeeded: boolean, status_code: number | null, error: string | null, response_body: string | null }} Attempt
@@ -67,7 +67,7 @@ async function render(section, messageId, deliveryId) {
     ['code', d.last_status_code],
     ['error', d.last_error],
     ['created', formatTime(d.created_at)],
-    ['nextAttempt', formatTime(d.next_attempt_at)],
+    ['nextAttempt', nextTry(d)],
   ];
   const attempts = el(
     'tbody',

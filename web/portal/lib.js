@@ -89,6 +89,18 @@ export const cell = (text, className) => el('td', { className }, text == null ? 
 /** @param {string | null | undefined} value */
 export const formatTime = (value) => (value ? new Date(value).toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB') : '');
 
+/**
+ * A delivery's next try: only while it may still be sent, and never a time in the past (a delivery
+ * whose time has come is being sent, or waits for the endpoint's circuit breaker's probe: "now").
+ * @param {{ status: string, next_attempt_at: string | null }} d
+ */
+export const nextTry = (d) =>
+  d.status !== 'pending' && d.status !== 'sending'
+    ? ''
+    : d.next_attempt_at && Date.parse(d.next_attempt_at) > Date.now()
+      ? formatTime(d.next_attempt_at)
+      : String(t('dueNow'));
+
 /** A date as a datetime-local input holds it (local time, to the minute). @param {Date} d */
 export const toLocalInput = (d) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 

@@ -6,7 +6,7 @@
 
 import { api, canOperate, cell, el, formatTime, messageOf, t, word } from './lib.js';
 
-/** @typedef {{ id: string, url: string, description: string | null, event_types: string[], enabled: boolean, disabled_reason: string | null }} Endpoint */
+/** @typedef {{ id: string, url: string, description: string | null, event_types: string[], enabled: boolean, disabled_reason: string | null, next_probe_at?: string | null }} Endpoint */
 
 /** The two-signature window of a rotation. */
 const ROTATION_WINDOW = '24h';
@@ -133,6 +133,14 @@ async function list(section) {
           { className: ep.enabled ? 'status-succeeded' : 'status-failed' },
           word('span', ep.enabled ? 'enabled' : 'disabled'),
           ep.disabled_reason ? ` (${ep.disabled_reason})` : '',
+          // The circuit breaker's state and its next probe, never a time in the past.
+          ep.next_probe_at
+            ? el(
+                'div',
+                { className: 'breaker' },
+                `${String(t('breakerOpen'))} ${Date.parse(ep.next_probe_at) > Date.now() ? formatTime(ep.next_probe_at) : String(t('dueNow'))}`,
+              )
+            : '',
         ),
         actions(section, ep),
       ),

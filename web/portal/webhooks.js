@@ -6,7 +6,7 @@
 // is made or changes, and the page shown is read again; while the stream is down, it is read every few
 // seconds instead. Everything the API answers is already the tenant's own: the session is scoped to it.
 
-import { api, canOperate, cell, el, formatTime, messageOf, queryString, statusCell, statusText, t, toLocalInput, word } from './lib.js';
+import { api, canOperate, cell, el, formatTime, messageOf, nextTry, queryString, statusCell, statusText, t, toLocalInput, word } from './lib.js';
 import { statuses } from './words.js';
 
 /**
@@ -122,7 +122,7 @@ function row(d) {
     cell(d.last_status_code),
     cell(d.last_duration_ms),
     cell(d.last_error, 'wrap'),
-    cell(formatTime(d.next_attempt_at)),
+    cell(nextTry(d)),
   );
 }
 

@@ -4,7 +4,7 @@ import { defineStatement, type Statement } from '../statement.js';
 
 /** The columns an endpoint is shown with (never its secrets). */
 const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
-  consecutive_failures, rate_limit, failed_attempts_in_row, event_id, created_at, updated_at`;
+  consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
 export interface EndpointRow {
@@ -23,7 +23,11 @@ export interface EndpointRow {
   consecutive_failures: number;
   rate_limit: string | null;
   failed_attempts_in_row: number;
+  /** While the circuit breaker is open, when its next probe may start; null while it is closed. */
+  next_probe_at: Date | null;
   event_id: string;
+  /** The settings set on the endpoint itself (migration 027); the others are its tenant's, else the file's. */
+  own_settings: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -54,12 +58,15 @@ export const insertEndpoint = defineStatement<
     rate_limit: string | null;
     send_interval_ms: number | null;
     event_id: string;
+    own_settings: string[];
   },
   EndpointRow
 >(
   'tekil_outbox_insert_endpoint',
-  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms, event_id)
-   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms, $event_id
+  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms, event_id,
+     own_settings)
+   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms, $event_id,
+     $own_settings::text[]
    FROM tenants t WHERE t.id = $tenant_id AND t.deleted_at IS NULL
    RETURNING ${COLUMNS}`,
 );
@@ -79,6 +86,7 @@ export const UPDATABLE_COLUMNS = {
   rate_limit: '',
   send_interval_ms: '::double precision',
   event_id: '',
+  own_settings: '::text[]',
 } as const;
 export type UpdatableColumn = keyof typeof UPDATABLE_COLUMNS;
 

@@ -7,11 +7,47 @@ export interface TenantRow {
   name: string | null;
   metadata: Record<string, unknown>;
   disabled: boolean;
+  /** Defaults for the tenant's endpoints (migration 027); null: the file's. */
+  ladder: unknown;
+  timeout_ms: number | null;
+  rate_limit: string | null;
+  endpoint_max_in_flight: number | null;
+  event_id: string | null;
+  /** Requests in flight across the tenant's endpoints (null: sending.tenant_max_in_flight) and its weight in the claim. */
+  max_in_flight: number | null;
+  weight: number;
   created_at: Date;
   updated_at: Date;
 }
 
-const COLUMNS = 'id, name, metadata, disabled, created_at, updated_at';
+const COLUMNS = `id, name, metadata, disabled, ladder, timeout_ms, rate_limit, endpoint_max_in_flight, event_id_mode AS event_id, max_in_flight, weight,
+  created_at, updated_at`;
+
+/** A tenant's settings as a statement's parameters: each one's value, and whether it is given (a given null clears it). */
+export interface TenantSettingsParams extends Record<string, unknown> {
+  ladderJson: string | null;
+  setLadder: boolean;
+  timeoutMs: number | null;
+  setTimeout: boolean;
+  rateLimit: string | null;
+  setRateLimit: boolean;
+  endpointMaxInFlight: number | null;
+  setEndpointMaxInFlight: boolean;
+  eventId: string | null;
+  setEventId: boolean;
+  maxInFlight: number | null;
+  setMaxInFlight: boolean;
+  weight: number | null;
+}
+
+const SETTINGS = `
+     ladder = CASE WHEN $setLadder::boolean THEN $ladderJson::jsonb ELSE ladder END,
+     timeout_ms = CASE WHEN $setTimeout::boolean THEN $timeoutMs::int ELSE timeout_ms END,
+     rate_limit = CASE WHEN $setRateLimit::boolean THEN $rateLimit::text ELSE rate_limit END,
+     endpoint_max_in_flight = CASE WHEN $setEndpointMaxInFlight::boolean THEN $endpointMaxInFlight::int ELSE endpoint_max_in_flight END,
+     event_id_mode = CASE WHEN $setEventId::boolean THEN $eventId::text ELSE event_id_mode END,
+     max_in_flight = CASE WHEN $setMaxInFlight::boolean THEN $maxInFlight::int ELSE max_in_flight END,
+     weight = coalesce($weight::int, weight)`;
 
 export const selectTenant = defineStatement<{ id: string }, TenantRow>(
   'tekil_tenants_select',
@@ -25,22 +61,39 @@ export const listTenants = defineStatement<{ afterId: string | null; limit: numb
 );
 
 /** No row when the id is taken (by a live tenant or one being deleted). */
-export const insertTenant = defineStatement<{ id: string; name: string | null; metadataJson: string; disabled: boolean }, TenantRow>(
+export const insertTenant = defineStatement<
+  {
+    id: string;
+    name: string | null;
+    metadataJson: string;
+    disabled: boolean;
+    ladderJson: string | null;
+    timeoutMs: number | null;
+    rateLimit: string | null;
+    endpointMaxInFlight: number | null;
+    eventId: string | null;
+    maxInFlight: number | null;
+    weight: number;
+  },
+  TenantRow
+>(
   'tekil_tenants_insert',
-  `INSERT INTO tenants (id, name, metadata, disabled) VALUES ($id, $name, $metadataJson::jsonb, $disabled)
+  `INSERT INTO tenants (id, name, metadata, disabled, ladder, timeout_ms, rate_limit, endpoint_max_in_flight, event_id_mode, max_in_flight, weight)
+   VALUES ($id, $name, $metadataJson::jsonb, $disabled, $ladderJson::jsonb, $timeoutMs::int, $rateLimit::text, $endpointMaxInFlight::int, $eventId::text,
+     $maxInFlight::int, $weight::int)
    ON CONFLICT (id) DO NOTHING RETURNING ${COLUMNS}`,
 );
 
 /** Sets the fields given (a null parameter leaves its column as it is; `name` is cleared with `clearName`). */
 export const updateTenant = defineStatement<
-  { id: string; name: string | null; clearName: boolean; metadataJson: string | null; disabled: boolean | null },
+  { id: string; name: string | null; clearName: boolean; metadataJson: string | null; disabled: boolean | null } & TenantSettingsParams,
   TenantRow
 >(
   'tekil_tenants_update',
   `UPDATE tenants SET
      name = CASE WHEN $clearName::boolean THEN NULL ELSE coalesce($name::text, name) END,
      metadata = coalesce($metadataJson::jsonb, metadata),
-     disabled = coalesce($disabled::boolean, disabled),
+     disabled = coalesce($disabled::boolean, disabled),${SETTINGS},
      updated_at = now()
    WHERE id = $id AND deleted_at IS NULL RETURNING ${COLUMNS}`,
 );
