@@ -14,6 +14,7 @@ import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
 import { requireEndpointOf, requireMessageOf, tenantFilterOf } from '../outbox/tenant-scope.js';
+import { requireRoom, requireSecretRoom } from '../outbox/quotas.js';
 import { TekilError } from '../errors.js';
 import type { FastifyRequest } from 'fastify';
 
@@ -103,7 +104,11 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
         if (body.tenant_id !== undefined && body.tenant_id !== tenant) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${body.tenant_id}`);
         raw = { ...(req.body as object), tenant_id: tenant };
       }
-      const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, raw));
+      const { endpoint, secret } = await db.transaction(async (tx) => {
+        // A merchant's own endpoints count against its quota; the provider (an operator) is not bound by it.
+        if (tenant !== undefined) await requireRoom(tx, ctx.config.tenants.quotas, tenant, 'endpoints');
+        return endpoints.create(tx, raw);
+      });
       return { ...endpoint, secret };
     },
   );
@@ -185,8 +190,16 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       body: rotateBody,
     },
     async ({ params, body }, req) => {
-      await requireEndpointOf(db, callerTenant(req), params.id);
-      return { id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) };
+      const tenant = callerTenant(req);
+      await requireEndpointOf(db, tenant, params.id);
+      return {
+        id: params.id,
+        ...(await db.transaction(async (tx) => {
+          // Each rotation keeps the old secrets signing for their window: a merchant's live secrets are bounded.
+          if (tenant !== undefined) await requireSecretRoom(tx, ctx.config.tenants.quotas, tenant, params.id);
+          return endpoints.rotateSecret(tx, params.id, body.window);
+        })),
+      };
     },
   );
   routes.add(
