@@ -148,6 +148,17 @@ describe("a tenant's history page reads one page whatever the statistics", () =>
     await check('analyzed');
   }, 60_000);
 
+  it("an endpoint filter reads the endpoint's key, one page", async () => {
+    const values = { ...filters, tenant_id: 'm_a', endpoint_id: 'ep_a', limit: 51 };
+    const plan = await explain(t.db, listTenantDeliveriesStatement.text, listTenantDeliveriesStatement.bind(values));
+    expect(rowsRead(plan, 'outbox_deliveries')).toBeLessThanOrEqual(2 * 51 + 2);
+    const { rows } = await listTenantDeliveriesStatement.run(t.db, values);
+    expect(rows).toHaveLength(51);
+    expect(rows[0]!.message_id).toBe(newestA);
+    const walk = await functionReads('tekil_outbox_tenant_delivery_page', ['m_a', null, 'ep_a', null, null, null, null, null, 51], 'outbox_deliveries');
+    for (const n of walk) expect(n, "the endpoint page's walk").toBeLessThanOrEqual(52);
+  });
+
   it("a message filter still reads the message's deliveries through the fan-out key", async () => {
     const values = { ...filters, tenant_id: 'm_a', message_id: newestA, limit: 51 };
     const plan = await explain(t.db, listTenantDeliveriesStatement.text, listTenantDeliveriesStatement.bind(values));

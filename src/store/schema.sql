@@ -612,19 +612,35 @@ CREATE OR REPLACE FUNCTION public.tekil_outbox_tenant_delivery_page(p_tenant_id 
  STABLE
  SET enable_sort TO 'off'
 AS $function$
-  SELECT d.id FROM outbox_deliveries d
-  WHERE d.tenant_id >= $1 AND d.tenant_id <= $1
-    AND d.id < coalesce($2, 9223372036854775807)
-    AND ($3::text IS NULL OR d.endpoint_id = $3)
-    AND ($4::text IS NULL OR d.status = $4)
-    AND ($5::timestamptz IS NULL OR d.created_at >= $5)
-    AND ($6::timestamptz IS NULL OR d.created_at < $6)
-    AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
-      SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
-        AND ($7::text IS NULL OR m.event_type = $7)
-        AND ($8::text IS NULL OR m.resource_id = $8)))
-  ORDER BY d.tenant_id DESC, d.id DESC
-  LIMIT $9
+  -- The tenant's key, or with an endpoint filter the endpoint's key (endpoint_id, id) the same way:
+  -- each branch runs only when its one-time filter holds.
+  (SELECT d.id FROM outbox_deliveries d
+   WHERE $3::text IS NULL
+     AND d.tenant_id >= $1 AND d.tenant_id <= $1
+     AND d.id < coalesce($2, 9223372036854775807)
+     AND ($4::text IS NULL OR d.status = $4)
+     AND ($5::timestamptz IS NULL OR d.created_at >= $5)
+     AND ($6::timestamptz IS NULL OR d.created_at < $6)
+     AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
+       SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
+         AND ($7::text IS NULL OR m.event_type = $7)
+         AND ($8::text IS NULL OR m.resource_id = $8)))
+   ORDER BY d.tenant_id DESC, d.id DESC
+   LIMIT $9)
+  UNION ALL
+  (SELECT d.id FROM outbox_deliveries d
+   WHERE $3::text IS NOT NULL
+     AND d.endpoint_id >= $3 AND d.endpoint_id <= $3 AND d.tenant_id = $1
+     AND d.id < coalesce($2, 9223372036854775807)
+     AND ($4::text IS NULL OR d.status = $4)
+     AND ($5::timestamptz IS NULL OR d.created_at >= $5)
+     AND ($6::timestamptz IS NULL OR d.created_at < $6)
+     AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
+       SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
+         AND ($7::text IS NULL OR m.event_type = $7)
+         AND ($8::text IS NULL OR m.resource_id = $8)))
+   ORDER BY d.endpoint_id DESC, d.id DESC
+   LIMIT $9)
 $function$;
 
 CREATE OR REPLACE FUNCTION public.tekil_outbox_tenant_message_page(p_tenant_id text, p_before_id text, p_event_type text, p_resource_id text, p_since timestamp with time zone, p_until timestamp with time zone, p_endpoint_id text, p_status text, p_limit integer)

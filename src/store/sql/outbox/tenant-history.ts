@@ -9,8 +9,9 @@ import type { DeliveryListParams, DeliveryListRow, MessageListParams, MessageLis
  * cursor by tekil_outbox_tenant_delivery_page (migration 030): one page of the key whatever the table's
  * statistics say, none at all included (left to its estimates, the planner read a tenant's whole
  * history for a page of 200 on tables never analyzed, and walked other tenants' newer rows with them).
- * With a message id the page comes from the fan-out's key (tenant_id, message_id, …) instead: a
- * message's few deliveries, sorted.
+ * With a message id the page comes from the fan-out's key (tenant_id, message_id, …) instead (a
+ * message's few deliveries, sorted). With an endpoint id the function walks the endpoint's key
+ * (endpoint_id, id) instead of the tenant's.
  *
  * Filters on a delivery's status and on its message's type or resource are checked row by row along the
  * tenant's key: adding status to an index would make every completion's update leave the heap-only path
