@@ -12,6 +12,7 @@ import { capConnections } from './http/connection-cap.js';
 import { clientErrorAnswer } from './http/client-error.js';
 import { discardRest } from './http/discard-body.js';
 import { storeAnswers } from './store/sql/health.js';
+import { storeMaintenance } from './store/maintenance.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -113,10 +114,13 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
   app.addHook('onClose', async () => clearInterval(idleReaper));
 
   app.get('/healthz', async () => ({ status: 'ok' }));
+  const maintenance = storeMaintenance(ctx.db);
   app.get('/readyz', async (_req, reply) => {
     try {
       await storeAnswers.run(ctx.db);
-      return { status: 'ready', store: ctx.db.kind };
+      // Ready either way; the details say what an operator should look at (autovacuum off).
+      const details = await maintenance();
+      return Object.keys(details).length === 0 ? { status: 'ready', store: ctx.db.kind } : { status: 'ready', store: ctx.db.kind, details };
     } catch (err) {
       return reply.code(503).send(new TekilError('STORE_UNAVAILABLE', 'store unreachable', { cause: err }).toJSON());
     }

@@ -49,6 +49,8 @@ export const errorCatalogue = {
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'the Idempotency-Key was first used with a different request' },
   TENANT_LIMIT_EXCEEDED: { status: 422, message: "the value is beyond what the operator allows a tenant's own callers to set" },
   FORBIDDEN_DESTINATION: { status: 400, message: 'the destination is on a private, loopback or link-local network' },
+  QUOTA_EXCEEDED: { status: 409, message: 'the tenant holds as many of these as its quota allows' },
+  TOO_MANY_STREAMS: { status: 429, message: 'too many event streams are open for this tenant, credential or address' },
   // sending
   SECRET_KEY_MISMATCH: { status: 500, message: 'stored secrets were encrypted with another secret key' },
   // the CLI, talking to a running tekil

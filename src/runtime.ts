@@ -7,6 +7,7 @@ import { createMetricsRegistry } from './metrics.js';
 import type { Db } from './store/db.js';
 import { openConfiguredStore } from './store/open.js';
 import { migrate } from './store/migrate.js';
+import { storeMaintenance } from './store/maintenance.js';
 import { resolveAdminToken, type AdminToken } from './auth/admin-token.js';
 import { roleNames, type Context, type Role, type Service } from './service.js';
 import { createDispatcherService } from './outbox/parts.js';
@@ -81,6 +82,8 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
     telemetry = await startTelemetry(config, settings.otlpEndpoint, logger);
     const applied = await migrate(db);
     if (applied.length) logger.info({ applied }, 'migrations applied');
+    const { warning } = await storeMaintenance(db)();
+    if (warning) logger.warn({ autovacuum: 'off' }, warning);
     // Started before listen and stopped after app.close(), so every answered request was flushed.
     const batcher = roles.has('receiver') ? createInboxBatcher(ctx) : undefined;
     if (batcher) services.push(batcher);

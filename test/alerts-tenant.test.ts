@@ -119,7 +119,9 @@ describe('operational webhooks go to the tenant concerned: message.attempts_exha
   it("endpoint.failing is published to the endpoint's tenant; the incident itself to the operators (default tenant)", async () => {
     const round = await evaluateOnce(t.db, alerts);
     const opened = round.opened.filter((r) => r.rule === 'endpoint_failing');
-    expect(opened.map((r) => r.subject)).toEqual([failingEndpoint]);
+    // A merchant's failing endpoints are one incident of its tenant, listing them.
+    expect(opened.map((r) => r.subject)).toEqual(['tenant:m_ops']);
+    expect(opened[0]!.details).toMatchObject({ tenant_id: 'm_ops', endpoint_count: 1, endpoints: [expect.objectContaining({ endpoint_id: failingEndpoint })] });
     const { rows } = await t.db.query<{ event_type: string; tenant_id: string }>(
       `SELECT event_type, tenant_id FROM outbox_messages WHERE resource_id IN ($1, $2) ORDER BY event_type`,
       [failingEndpoint, `incident_${opened[0]!.id}`],

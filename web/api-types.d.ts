@@ -324,6 +324,27 @@ export interface ApiOperations {
       role?: "viewer" | "operator";
     } | undefined;
   };
+  /** A tenant's quotas, its own overrides and what it holds */
+  "GET /tenants/{id}/quotas": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Set a tenant's own quotas (null: back to the configured default) */
+  "PATCH /tenants/{id}/quotas": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      endpoints?: number | null;
+      tokens?: number | null;
+      secrets?: number | null;
+      streams?: number | null;
+    } | undefined;
+  };
   /** List inbound deliveries, newest first, by filter and cursor */
   "GET /inbox": {
     path: Record<string, never>;
@@ -738,6 +759,7 @@ export type ApiPath =
   | `/tenants/${string}/tokens?${string}`
   | `/tenants/${string}/tokens/${string}/revoke`
   | `/tenants/${string}/portal-links`
+  | `/tenants/${string}/quotas`
   | "/inbox"
   | `/inbox?${string}`
   | `/inbox/${string}/${string}`

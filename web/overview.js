@@ -40,6 +40,8 @@ function build(section) {
       'div',
       { id: 'overview' },
       el('h1', {}, word('span', 'overview'), ' ', el('span', { id: 'overview-live', dataset: { i18nTitle: 'live' }, title: t('live') }, '●')),
+      // Shown when /readyz says the store runs with autovacuum off (docs/operations.md).
+      word('p', 'autovacuumOff', { id: 'store-warning', className: 'banner', hidden: true }),
       el(
         'div',
         { className: 'tiles' },
@@ -119,6 +121,18 @@ function close() {
   find('overview-live')?.classList.remove('on');
 }
 
+/** The readiness probe's details: a banner when the store runs with autovacuum off. */
+async function storeWarning() {
+  try {
+    const res = await fetch('/readyz');
+    const body = /** @type {{ details?: { autovacuum?: string } }} */ (await res.json());
+    const banner = document.getElementById('store-warning');
+    if (banner) banner.hidden = body.details?.autovacuum !== 'off';
+  } catch {
+    // No answer: the page's own requests show the store's trouble.
+  }
+}
+
 /** @type {import('./lib.js').Page} */
 export const overviewPage = {
   id: 'overview',
@@ -139,6 +153,7 @@ export const overviewPage = {
       }, REFRESH_MS);
     });
     timer = setInterval(() => refresh(section), IDLE_REFRESH_MS);
+    void storeWarning();
     await refresh(section);
   },
   leave: close,

@@ -21,6 +21,8 @@ export const overviewWords = {
     dead: 'dead',
     notReceiving: 'This process does not receive webhooks.',
     noAttempts: 'No outbound attempts in the last hour.',
+    autovacuumOff:
+      "The store's Postgres runs with autovacuum off: tekil's tables are never vacuumed nor analyzed. Turn autovacuum on, or run VACUUM ANALYZE on a schedule (docs/operations.md).",
   },
   tr: {
     reviewQueue: 'inceleme kuyruğu',
@@ -41,5 +43,7 @@ export const overviewWords = {
     dead: 'incelemede',
     notReceiving: 'Bu süreç webhook almıyor.',
     noAttempts: 'Son bir saatte giden deneme yok.',
+    autovacuumOff:
+      "Deponun Postgres'i autovacuum kapalı çalışıyor: tekil'in tabloları hiç vakumlanmıyor ve analiz edilmiyor. autovacuum'u açın ya da VACUUM ANALYZE'ı düzenli çalıştırın (docs/operations.md).",
   },
 };

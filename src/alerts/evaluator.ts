@@ -10,7 +10,7 @@ import { toClientError } from '../errors.js';
 import { chatBody } from './format.js';
 import { storeOutages } from './store-outages.js';
 import { incidentView } from './list.js';
-import { observe, type Observation } from './rules.js';
+import { endpointsOf, observe, tenantOfSubject, type Observation } from './rules.js';
 
 /** Held by each round's transaction: one process evaluates at a time, the others skip the round. */
 const ALERTS_LOCK = 7_340_003;
@@ -42,6 +42,11 @@ async function announce(tx: Queryable, config: AlertsConfig, row: IncidentRow): 
       idempotencyKey: `${key}:${format}`,
     });
   }
+  // A merchant's incident (all its failing endpoints): the merchant hears of each endpoint on its own.
+  if (row.rule === 'endpoint_failing' && tenantOfSubject(row.subject) !== undefined) {
+    await tellMerchant(tx, row, incident.state === 'open' ? [] : endpointsOf(row.details), incident.state === 'open' ? endpointsOf(row.details) : []);
+    return;
+  }
   // To the tenant the endpoint belongs to (its own endpoints subscribed to the type), not the default
   // tenant's: an endpoint deleted meanwhile, or whose tenant is being deleted, has no one left to tell.
   const tenantId = row.rule === 'endpoint_failing' ? (await endpointTenant.run(tx, { endpointId: row.subject })).rows[0]?.tenant_id : undefined;
@@ -57,7 +62,40 @@ async function announce(tx: Queryable, config: AlertsConfig, row: IncidentRow): 
   }
 }
 
+/**
+ * Tells a merchant of each of its endpoints that joined (`endpoint.failing`) or left (`endpoint.recovered`)
+ * its tenant's incident, once each (the key names the incident, the endpoint and the change). An
+ * endpoint deleted meanwhile, or whose tenant is being deleted, has no one left to tell.
+ */
+async function tellMerchant(tx: Queryable, row: IncidentRow, before: Array<Record<string, unknown>>, after: Array<Record<string, unknown>>): Promise<void> {
+  const was = new Set(before.map((e) => e.endpoint_id as string));
+  const is = new Set(after.map((e) => e.endpoint_id as string));
+  const changes = [
+    ...after.filter((e) => !was.has(e.endpoint_id as string)).map((e) => ['failing', e] as const),
+    ...before.filter((e) => !is.has(e.endpoint_id as string)).map((e) => ['recovered', e] as const),
+  ];
+  for (const [change, endpoint] of changes) {
+    const endpointId = endpoint.endpoint_id as string;
+    const tenantId = (await endpointTenant.run(tx, { endpointId })).rows[0]?.tenant_id;
+    if (tenantId === undefined) continue;
+    await publish(tx, {
+      tenantId,
+      type: `endpoint.${change}`,
+      resourceId: endpointId,
+      data: { ...endpoint, endpoint_id: endpointId, incident_id: row.id, state: change === 'failing' ? 'open' : 'closed' },
+      idempotencyKey: `tekil-incident:${row.id}:endpoint:${endpointId}:${change}`,
+    });
+  }
+}
+
 const details = (o: Observation): string => JSON.stringify({ ...o.details, summary: o.summary });
+const sameEndpoints = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
+  endpointsOf(a)
+    .map((e) => e.endpoint_id)
+    .join() ===
+  endpointsOf(b)
+    .map((e) => e.endpoint_id)
+    .join();
 
 /**
  * One round: what the rules see now against the open incidents. A new problem opens an incident and
@@ -77,7 +115,10 @@ export async function evaluateOnce(db: Db, config: AlertsConfig): Promise<RoundR
       for (const o of firing) {
         const current = open.get(`${rule}\u0000${o.subject}`);
         if (current) {
-          if (current.last_value !== o.value) await touchIncident.run(tx, { id: current.id, value: o.value, details: details(o) });
+          // A tenant's incident whose endpoints changed: the merchant hears of the ones that joined or left.
+          const endpointsChanged = tenantOfSubject(o.subject) !== undefined && !sameEndpoints(current.details, o.details);
+          if (current.last_value !== o.value || endpointsChanged) await touchIncident.run(tx, { id: current.id, value: o.value, details: details(o) });
+          if (endpointsChanged) await tellMerchant(tx, current, endpointsOf(current.details), endpointsOf(o.details));
           continue;
         }
         const row = (await openIncident.run(tx, { rule, subject: o.subject, value: o.value, details: details(o) })).rows[0];

@@ -1,4 +1,5 @@
 import type { AlertsConfig } from '../config/alerts.js';
+import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import type { Queryable } from '../store/db.js';
 import { forgetStoreOutages, recentStoreOutages } from '../store/sql/alerts/store-outages.js';
 import { forgetSignatureFailures, signatureFailuresInWindow } from '../store/sql/alerts/signature-failures.js';
@@ -45,6 +46,17 @@ export interface RuleResult {
 type Q = Pick<Queryable, 'query'>;
 type Rules = AlertsConfig['rules'];
 
+/** A merchant's endpoint_failing incident is its tenant's (`tenant:<id>`); the provider's own are an endpoint's. */
+export function tenantOfSubject(subject: string): string | undefined {
+  return subject.startsWith('tenant:') ? subject.slice('tenant:'.length) : undefined;
+}
+
+/** The endpoints a tenant's endpoint_failing incident lists (its details). */
+export function endpointsOf(details: Record<string, unknown> | undefined): Array<Record<string, unknown>> {
+  const list = details?.endpoints;
+  return Array.isArray(list) ? list.filter((e): e is Record<string, unknown> => typeof e === 'object' && e !== null && typeof e.endpoint_id === 'string') : [];
+}
+
 /** The two queues' stall rules share their shape: one age, one subject. */
 function stalled(rule: 'dispatcher_stalled' | 'worker_stalled', ageS: number | null, afterMs: number, what: string): RuleResult {
   const age = ageS ?? 0;
@@ -64,18 +76,19 @@ function stalled(rule: 'dispatcher_stalled' | 'worker_stalled', ageS: number | n
 }
 
 /** `openSince`: the rule's open incidents, subject → when each opened. */
-const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>) => Promise<RuleResult>> = {
-  async endpoint_failing(q, rules, openSince) {
+const evaluators: Record<
+  RuleName,
+  (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>, openDetails: ReadonlyMap<string, Record<string, unknown>>) => Promise<RuleResult>
+> = {
+  async endpoint_failing(q, rules, openSince, openDetails) {
     const { failures, window, success_below, min_attempts } = rules.endpoint_failing;
     const rows = (await endpointAttempts.run(q, { windowMs: window })).rows;
-    const firing = rows
+    const failing = rows
       .filter((e) => e.failing_in_a_row >= failures || (e.attempts >= min_attempts && (100 * e.succeeded) / e.attempts < success_below))
-      .map<Observation>((e) => {
+      .map((e) => {
         const rate = Math.round((1000 * e.succeeded) / e.attempts) / 10;
         return {
-          rule: 'endpoint_failing',
-          subject: e.id,
-          value: e.failing_in_a_row,
+          tenant_id: e.tenant_id,
           summary: `endpoint ${e.id} (${e.url}): ${e.failing_in_a_row} attempts failed in a row; ${rate}% of ${e.attempts} succeeded in the last ${window / 60_000} min${e.enabled ? '' : '; it is disabled'}`,
           details: {
             endpoint_id: e.id,
@@ -88,11 +101,54 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
           },
         };
       });
+    // The provider's own endpoints (the default tenant's) are an incident each. A merchant's are one
+    // incident of its tenant, listing them: one merchant's 1,000 failing endpoints are one problem to the
+    // operators, not 1,000 (the merchant still hears of each endpoint: src/alerts/evaluator.ts).
+    const firing: Observation[] = [];
+    const byTenant = new Map<string, Array<(typeof failing)[number]>>();
+    for (const f of failing) {
+      if (f.tenant_id === DEFAULT_TENANT_ID) {
+        firing.push({ rule: 'endpoint_failing', subject: f.details.endpoint_id, value: f.details.failing_in_a_row, summary: f.summary, details: f.details });
+      } else {
+        const list = byTenant.get(f.tenant_id) ?? [];
+        list.push(f);
+        byTenant.set(f.tenant_id, list);
+      }
+    }
     // Recovery is the next successful attempt, not a quiet window: an endpoint waiting hours on its
-    // retry ladder makes no attempts at all, and has not recovered.
+    // retry ladder makes no attempts at all, and has not recovered. A tenant's incident keeps each endpoint
+    // it listed until that endpoint succeeds.
     const holding = new Set<string>();
+    const recovered = async (endpointId: string, since: Date) => (await endpointSucceededSince.run(q, { endpointId, since })).rows[0]!.ok;
+    const kept = new Map<string, Array<Record<string, unknown>>>();
     for (const [subject, since] of openSince) {
-      if (!(await endpointSucceededSince.run(q, { endpointId: subject, since })).rows[0]!.ok) holding.add(subject);
+      const tenantId = tenantOfSubject(subject);
+      if (tenantId === undefined) {
+        if (!(await recovered(subject, since))) holding.add(subject);
+        continue;
+      }
+      const firingNow = new Set((byTenant.get(tenantId) ?? []).map((f) => f.details.endpoint_id));
+      const listed = endpointsOf(openDetails.get(subject));
+      const stillOut: Array<Record<string, unknown>> = [];
+      for (const e of listed) if (!firingNow.has(e.endpoint_id as string) && !(await recovered(e.endpoint_id as string, since))) stillOut.push(e);
+      if (stillOut.length > 0) kept.set(tenantId, stillOut);
+    }
+    for (const tenantId of new Set([...byTenant.keys(), ...kept.keys()])) {
+      const now = byTenant.get(tenantId) ?? [];
+      const endpoints = [...now.map((f) => f.details), ...(kept.get(tenantId) ?? [])].sort((a, b) =>
+        String(a.endpoint_id).localeCompare(String(b.endpoint_id)),
+      );
+      const shown = endpoints
+        .slice(0, 3)
+        .map((e) => e.endpoint_id)
+        .join(', ');
+      firing.push({
+        rule: 'endpoint_failing',
+        subject: `tenant:${tenantId}`,
+        value: endpoints.length,
+        summary: `tenant ${tenantId}: ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'} failing (${shown}${endpoints.length > 3 ? ', …' : ''})${now.length === 1 ? `; ${now[0]!.summary}` : ''}`,
+        details: { tenant_id: tenantId, endpoint_count: endpoints.length, endpoints },
+      });
     }
     return { rule: 'endpoint_failing', firing, holding };
   },
@@ -171,11 +227,17 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
 };
 
 /** Runs every enabled rule. A turned-off rule is not looked at, and its open incidents stay as they are. */
-export async function observe(q: Q, rules: Rules, open: ReadonlyArray<{ rule: string; subject: string; opened_at: Date }>): Promise<RuleResult[]> {
+export async function observe(
+  q: Q,
+  rules: Rules,
+  open: ReadonlyArray<{ rule: string; subject: string; opened_at: Date; details?: Record<string, unknown> }>,
+): Promise<RuleResult[]> {
   const results: RuleResult[] = [];
   for (const name of ruleNames) {
-    const openSince = new Map(open.filter((o) => o.rule === name).map((o) => [o.subject, o.opened_at]));
-    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince));
+    const mine = open.filter((o) => o.rule === name);
+    const openSince = new Map(mine.map((o) => [o.subject, o.opened_at]));
+    const openDetails = new Map(mine.map((o) => [o.subject, o.details ?? {}]));
+    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince, openDetails));
   }
   return results;
 }

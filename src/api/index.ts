@@ -6,6 +6,7 @@ import { CSRF_HEADER } from '../auth/sessions.js';
 import { outboxRoutes } from './outbox.js';
 import { tenantRoutes } from './tenants.js';
 import { tenantAccessRoutes } from './tenant-access.js';
+import { tenantQuotaRoutes } from './tenant-quotas.js';
 import { inboxRoutes } from './inbox.js';
 import { operatorRoutes } from './operators.js';
 import { reconcileRoutes } from './reconcile.js';
@@ -33,6 +34,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   outboxRoutes,
   tenantRoutes,
   tenantAccessRoutes,
+  tenantQuotaRoutes,
   inboxRoutes,
   operatorRoutes,
   sessionRoutes,

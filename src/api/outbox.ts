@@ -16,6 +16,7 @@ import { outboxDeliveryStatuses } from '../outbox/types.js';
 import { narrowScope, requireEndpointIn, requireMessageIn } from '../tenants/scope.js';
 import type { Scope } from '../scope.js';
 import { checkTenantLimits } from '../outbox/tenant-limits.js';
+import { requireRoom, requireSecretRoom } from '../tenants/quotas.js';
 import { TekilError } from '../errors.js';
 
 const idParams = z.object({ id: z.string().min(1).max(64) });
@@ -108,7 +109,11 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
         checkTenantLimits(body, ctx.config.tenants.limits);
         raw = { ...(req.body as object), tenant_id: tenant };
       }
-      const { endpoint, secret } = await db.transaction((tx) => endpoints.create(tx, raw));
+      const { endpoint, secret } = await db.transaction(async (tx) => {
+        // A merchant's own endpoints count against its quota; the provider (an operator) is not bound by it.
+        if (tenant !== undefined) await requireRoom(tx, ctx.config.tenants.quotas, tenant, 'endpoints');
+        return endpoints.create(tx, raw);
+      });
       return { ...endpoint, secret };
     },
   );
@@ -189,7 +194,15 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     },
     async ({ params, body, scope }) => {
       await requireEndpointIn(db, scope, params.id);
-      return { id: params.id, ...(await db.transaction((tx) => endpoints.rotateSecret(tx, params.id, body.window))) };
+      const tenant = scope.tenantId;
+      return {
+        id: params.id,
+        ...(await db.transaction(async (tx) => {
+          // Each rotation keeps the old secrets signing for their window: a merchant's live secrets are bounded.
+          if (tenant !== undefined) await requireSecretRoom(tx, ctx.config.tenants.quotas, tenant, params.id);
+          return endpoints.rotateSecret(tx, params.id, body.window);
+        })),
+      };
     },
   );
   routes.add(

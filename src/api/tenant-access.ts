@@ -4,6 +4,7 @@ import { operatorRoles } from '../auth/roles.js';
 import { createTenantToken, listTenantTokens, revokeTenantTokenOf } from '../auth/tenant-tokens.js';
 import { durationMs } from '../config/units.js';
 import { storableText } from '../outbox/endpoints.js';
+import { requireRoom } from '../tenants/quotas.js';
 import { getTenant, tenantId } from '../tenants/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
@@ -38,7 +39,11 @@ export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
       status: 201,
     },
     async ({ params, body }) => {
-      const { tenantToken, token } = await createTenantToken(db, params.id, body.role, body.name);
+      // Tokens count against the tenant's quota whoever makes them: a leak of tokens is a leak of access.
+      const { tenantToken, token } = await db.transaction(async (tx) => {
+        await requireRoom(tx, ctx.config.tenants.quotas, params.id, 'tokens');
+        return createTenantToken(tx, params.id, body.role, body.name);
+      });
       return { ...tenantToken, token };
     },
   );

@@ -13,10 +13,10 @@ import { defineStatement, type NoParams } from '../statement.js';
  */
 export const endpointAttempts = defineStatement<
   { windowMs: number },
-  { id: string; url: string; enabled: boolean; attempts: number; succeeded: number; failing_in_a_row: number }
+  { id: string; tenant_id: string; url: string; enabled: boolean; attempts: number; succeeded: number; failing_in_a_row: number }
 >(
   'tekil_alerts_endpoint_attempts',
-  `SELECT e.id, e.url, e.enabled, a.attempts, a.succeeded, a.failing_in_a_row
+  `SELECT e.id, e.tenant_id, e.url, e.enabled, a.attempts, a.succeeded, a.failing_in_a_row
    FROM (
      SELECT endpoint_id, count(*)::int AS attempts, count(*) FILTER (WHERE succeeded)::int AS succeeded,
             count(*) FILTER (WHERE NOT succeeded AND started_at > coalesce(ok_at, '-infinity'))::int AS failing_in_a_row
