@@ -87,6 +87,7 @@ CREATE TABLE endpoints (
     failed_attempts_in_row integer DEFAULT 0 NOT NULL,
     probe_at timestamp with time zone,
     event_id text DEFAULT 'message'::text NOT NULL,
+    slow_p90_ms integer,
     CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
@@ -234,6 +235,12 @@ CREATE TABLE outbox_queue (
     CONSTRAINT outbox_queue_pkey PRIMARY KEY (tenant_id, delivery_id)
 );
 
+CREATE TABLE outbox_tenant_done (
+    tenant_id text NOT NULL,
+    requests_done bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT outbox_tenant_done_pkey PRIMARY KEY (tenant_id)
+);
+
 CREATE TABLE portal_links (
     id text NOT NULL,
     tenant_id text NOT NULL,
@@ -358,6 +365,11 @@ CREATE TABLE tenants (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
+    max_in_flight integer,
+    weight integer DEFAULT 1 NOT NULL,
+    requests_claimed bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT tenants_max_in_flight_check CHECK (max_in_flight IS NULL OR max_in_flight > 0),
+    CONSTRAINT tenants_weight_check CHECK (weight >= 1 AND weight <= 1000),
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
@@ -418,6 +430,7 @@ CREATE INDEX outbox_messages_type ON public.outbox_messages USING btree (event_t
 CREATE INDEX outbox_messages_untrimmed ON public.outbox_messages USING btree (created_at) WHERE (trimmed_at IS NULL);
 CREATE INDEX outbox_queue_due ON public.outbox_queue USING btree (endpoint_id, next_attempt_at) WHERE (NOT failed);
 CREATE INDEX outbox_queue_failed ON public.outbox_queue USING btree (delivery_id) WHERE failed;
+CREATE INDEX outbox_queue_tenant_due ON public.outbox_queue USING btree (tenant_id, endpoint_id, next_attempt_at) WHERE (NOT failed);
 CREATE INDEX portal_links_expires ON public.portal_links USING btree (expires_at);
 CREATE INDEX reconcile_findings_run ON public.reconcile_findings USING btree (run_id, id);
 CREATE INDEX reconcile_findings_source_kind ON public.reconcile_findings USING btree (source, kind, id);
