@@ -6,7 +6,7 @@ import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { WakeLoop, Wakeup } from '../store/wake-loop.js';
-import { claimDeliveriesAfter } from '../store/sql/outbox/claim-deliveries.js';
+import { CLAIM_QUANTUM, claimDeliveriesAfter } from '../store/sql/outbox/claim-deliveries.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { writeEndpointSlow } from '../store/sql/outbox/endpoint-slow.js';
@@ -98,6 +98,8 @@ export class Dispatcher implements Service {
   private claimAfter = '';
   /** Per tenant, the endpoint last claimed from (least recently claimed first): its next walk starts after it. */
   private readonly tenantCursors = new Map<string, string>();
+  /** Rows a tenant of weight 1 may take from the next claim (see CLAIM_QUANTUM). */
+  private quantum: number;
   private pumpScheduled = false;
   private wakeTimer: NodeJS.Timeout | undefined;
   private followUpTimer: NodeJS.Timeout | undefined;
@@ -110,6 +112,7 @@ export class Dispatcher implements Service {
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
     this.attemptDeps = { sender: this.sender, caches: new DispatcherCaches(this.sql, options.box), sending };
     this.metrics = dispatcherMetrics(options.metrics);
+    this.quantum = sending.dispatcher.batch_size;
     this.capacity = resolveCapacity(sending.dispatcher.concurrency, sending.slow_lane.max_in_flight);
     this.slowLane = new SlowLane(sending.slow_lane.threshold, (id, p90) => {
       void writeEndpointSlow(this.sql, id, p90).catch((err: unknown) =>
@@ -230,6 +233,7 @@ export class Dispatcher implements Service {
           paceMarginMs: this.options.sending.rate_limit_margin,
           after: this.claimAfter,
           cursors: this.tenantCursors,
+          quantum: this.quantum,
           tenantCap: this.options.sending.tenant_max_in_flight,
           slowFree: Math.max(0, this.capacity.slow - this.slowInFlight),
         });
@@ -248,11 +252,15 @@ export class Dispatcher implements Service {
         ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
       }
       this.attemptDeps.caches.prefetchSecrets(rows);
+      const tenants = new Set<string>();
       for (const row of rows) {
+        tenants.add(row.tenant_id);
         this.rememberCursor(row.tenant_id, row.endpoint_id);
         if (row.send_at_ms > 0) this.pace(row, lease);
         else this.queue.push({ row, lease });
       }
+      // The next claim's quantum: the batch shared among the tenants this one served.
+      if (rows.length > 0) this.quantum = Math.max(CLAIM_QUANTUM, Math.ceil(batch_size / tenants.size));
       this.pump();
       if (rows.length < limit) break;
     }

@@ -183,11 +183,15 @@ WITH RECURSIVE walk (tenant_id, endpoint_id, pos, wrapped, tstart, twrapped, tqu
   -- Each tenant claimed from, locked (another dispatcher claiming it meanwhile is skipped, as with an
   -- endpoint): a locked row is read at its latest version, so its claimed count includes every claim
   -- committed before this one, whatever this statement's snapshot. Its share: the quota again, exactly.
+  -- (LATERAL: one primary-key probe per tenant, never a scan of every tenant.)
   SELECT t.id, greatest(0, least($quantum::int * t.weight,
       coalesce(t.max_in_flight, nullif($tenant_cap::int, 0), 2147483647)::bigint
         - greatest(0, t.requests_claimed - coalesce((SELECT o.requests_done FROM outbox_tenant_done o WHERE o.tenant_id = t.id), 0)))) AS share
-  FROM tenants t WHERE t.id IN (SELECT walk.tenant_id FROM walk WHERE walk.qualifies) AND NOT t.disabled
-  FOR NO KEY UPDATE OF t SKIP LOCKED
+  FROM (SELECT DISTINCT walk.tenant_id FROM walk WHERE walk.qualifies) w
+  CROSS JOIN LATERAL (
+    SELECT t.id, t.weight, t.max_in_flight, t.requests_claimed FROM tenants t WHERE t.id = w.tenant_id AND NOT t.disabled
+    FOR NO KEY UPDATE SKIP LOCKED
+  ) t
 ), eps AS (
   -- The gap between two send times: the limit's period shared by its count, plus the safety margin
   -- shared by the count too (sending.rate_limit_margin): that many requests then span the period and the
@@ -335,8 +339,12 @@ export interface ClaimOptions {
   slowFree?: number | undefined;
 }
 
-/** Rows a tenant of weight 1 takes from one claim when others have due work too. */
-export const CLAIM_QUANTUM = 32;
+/**
+ * Rows a tenant of weight 1 takes from one claim, at least. The dispatcher sizes each claim's quantum by
+ * the tenants the previous claim served (its batch shared among them), so one busy tenant alone still
+ * fills whole batches, and a tenant that turns up waits at most one claim for its share.
+ */
+export const CLAIM_QUANTUM = 8;
 
 /** Claims up to `limit` due deliveries, going round the tenants with queued rows from after `after`. */
 export async function claimDeliveriesAfter(db: Queryable, options: ClaimOptions): Promise<OutboxClaim> {
