@@ -103,6 +103,8 @@ describe('fair sending', () => {
     await publishMany('lane', 'l.x', 30);
     await waitUntil(async () => (await slowP90()) !== null, 60_000, 'the endpoint enters the slow lane');
     expect(await slowP90()).toBeGreaterThanOrEqual(300);
+    // What the API shows of it (the panel and the portal: "slow: p90 …").
+    expect((await h.endpoints.get(t.db, endpoint.id)).slow?.p90_ms).toBeGreaterThanOrEqual(300);
     // From now on the lane holds at most 2 of its requests (those started before it was judged finish first).
     await waitUntil(async () => server.open('/lane') <= 2, 30_000, 'the requests started in the fast lane finish');
     server.resetMost('/lane');
@@ -114,5 +116,6 @@ describe('fair sending', () => {
     server.setDelay('/lane', 0);
     await publishMany('lane', 'l.x', 40);
     await waitUntil(async () => (await slowP90()) === null, 60_000, 'the endpoint leaves the slow lane');
+    expect((await h.endpoints.get(t.db, endpoint.id)).slow).toBeNull();
   }, 180_000);
 });

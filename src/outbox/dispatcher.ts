@@ -41,6 +41,13 @@ export interface DispatcherOptions {
  * once, so a busy dispatcher never waits for connections the API and the receiver need, nor they for its.
  */
 const DISPATCHER_CONNECTIONS = 4;
+/**
+ * Deliveries a claim may take beyond the free request slots (at most 3 per slot): they keep the slots
+ * busy while the database round trips of claiming and recording run, and bigger claims are fewer. They
+ * wait for a slot only when every one of `concurrency` requests is open: with the memory-sized default
+ * (thousands), never behind a few slow receivers.
+ */
+const CLAIM_AHEAD_MAX = 256;
 /** Tenants whose last-claimed endpoint this dispatcher remembers (the walk inside a tenant starts after it). */
 const TENANT_CURSORS = 256;
 /** After a NOTIFY the dispatcher claims again every 50 ms for a second (publishers share one NOTIFY). */
@@ -81,7 +88,7 @@ export class Dispatcher implements Service {
   private inFlight = 0;
   /** Requests in flight to endpoints in the slow lane. */
   private slowInFlight = 0;
-  /** Claimed deliveries about to start (within the turn: a claim takes no more than there is room for). */
+  /** Claimed deliveries waiting for a request slot (at most CLAIM_AHEAD_MAX beyond the free ones). */
   private readonly queue: Array<{ row: OutboxClaimedDelivery; lease: string }> = [];
   /** Claimed deliveries whose send time (the endpoint's rate limit) has not come yet; queued when it has. */
   private readonly paced = new Map<number, { row: OutboxClaimedDelivery; lease: string; timer: NodeJS.Timeout }>();
@@ -218,10 +225,15 @@ export class Dispatcher implements Service {
   private async claimRound(): Promise<boolean> {
     const { batch_size, lease_margin } = this.options.sending.dispatcher;
     while (this.running) {
-      // No more than can start now: a claimed delivery never waits for a request slot. (Paced ones
-      // wait for their send time, not for a slot; they count, so a paced backlog cannot grow unbounded.)
-      const limit = Math.min(this.capacity.requests - this.inFlight - this.queue.length - this.paced.size, batch_size);
+      // The free slots and a little ahead (CLAIM_AHEAD_MAX). Paced deliveries wait for their send time,
+      // not for a slot; they count, so a paced backlog cannot grow unbounded.
+      const { requests } = this.capacity;
+      const ahead = Math.min(3 * requests, CLAIM_AHEAD_MAX);
+      const limit = Math.min(requests + ahead - this.inFlight - this.queue.length - this.paced.size, batch_size);
       if (limit <= 0) break;
+      // A claim costs about the same for a few rows as for many: while the queue still holds a round of
+      // work, wait until there is room for a full batch (pump kicks when it runs low).
+      if (limit < Math.min(batch_size, 2 * requests) && this.queue.length >= Math.min(requests, ahead)) break;
       const lease = `${this.id}:${++this.claimSeq}`;
       let rows: OutboxClaimedDelivery[];
       try {
@@ -299,7 +311,8 @@ export class Dispatcher implements Service {
       this.launch(next.row, next.lease);
       launched = true;
     }
-    if (launched && !this.claims.busy) this.kick();
+    // The queue running low asks for the next claim (a claim in progress continues by itself).
+    if (launched && !this.claims.busy && this.queue.length < Math.min(this.capacity.requests, CLAIM_AHEAD_MAX)) this.kick();
   }
   /**
    * Holds a delivery until the send time its claim gave it (the endpoint's rate limit), out of the

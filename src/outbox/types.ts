@@ -32,6 +32,8 @@ export interface Endpoint {
   failed_attempts_in_row: number;
   /** The event id its receivers see: the message's (`message`, the default) or the delivery's own (`delivery`). */
   event_id: EventIdMode;
+  /** In the slow lane (docs/sending.md, "Fairness"): its recent answers' p90; null while it answers in time. */
+  slow: { p90_ms: number } | null;
   created_at: Date;
   updated_at: Date;
 }
