@@ -18,6 +18,7 @@ import { DispatcherCaches } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
+import { type Claimed, PacedDeliveries } from './paced-deliveries.js';
 import { Sender } from './sender.js';
 import { SlowLane } from './slow-lane.js';
 import type { OutboxClaimedDelivery } from './types.js';
@@ -89,13 +90,12 @@ export class Dispatcher implements Service {
   /** Requests in flight to endpoints in the slow lane. */
   private slowInFlight = 0;
   /** Claimed deliveries waiting for a request slot (at most CLAIM_AHEAD_MAX beyond the free ones). */
-  private readonly queue: Array<{ row: OutboxClaimedDelivery; lease: string }> = [];
+  private readonly queue: Claimed[] = [];
   /** Claimed deliveries whose send time (the endpoint's rate limit) has not come yet; queued when it has. */
-  private readonly paced = new Map<number, { row: OutboxClaimedDelivery; lease: string; timer: NodeJS.Timeout }>();
-  /** The latest send time this process gave each rate-limited endpoint (epoch ms). */
-  private readonly lastPacedSend = new Map<string, number>();
-  /** Send times of paced deliveries claimed and not yet started (epoch ms), by delivery id. */
-  private readonly sendAt = new Map<number, number>();
+  private readonly paced = new PacedDeliveries((claimed) => {
+    this.queue.unshift(claimed);
+    this.pump();
+  });
   /** The claim loop: woken by NOTIFY on publish, by kick(), and by polling. */
   private readonly claims: WakeLoop;
   /** Wakes stop() while it waits for the last attempts and writes: each of them ends in kick(). */
@@ -268,7 +268,7 @@ export class Dispatcher implements Service {
       for (const row of rows) {
         tenants.add(row.tenant_id);
         this.rememberCursor(row.tenant_id, row.endpoint_id);
-        if (row.send_at_ms > 0) this.pace(row, lease);
+        if (row.send_at_ms > 0) this.paced.hold(row, lease);
         else this.queue.push({ row, lease });
       }
       // The next claim's quantum: the batch shared among the tenants this one served.
@@ -314,37 +314,9 @@ export class Dispatcher implements Service {
     // The queue running low asks for the next claim (a claim in progress continues by itself).
     if (launched && !this.claims.busy && this.queue.length < Math.min(this.capacity.requests, CLAIM_AHEAD_MAX)) this.kick();
   }
-  /**
-   * Holds a delivery until the send time its claim gave it (the endpoint's rate limit), out of the
-   * request slots, so a paced endpoint does not keep other endpoints' deliveries waiting.
-   */
-  private pace(row: OutboxClaimedDelivery, lease: string): void {
-    // The send time is on the database's clock, shared by every dispatcher: a wait counted from this
-    // claim's answer would add the claim's own round trip, which differs between claims and processes,
-    // and bunch requests. (Dispatchers' clocks are expected in step with the database's, as NTP keeps
-    // them; the wait never exceeds the one the claim gave, plus its round trip.) Within this process,
-    // requests to the endpoint also keep the interval between them, so a late timer cannot bunch them.
-    const last = this.lastPacedSend.get(row.endpoint_id) ?? 0;
-    const at = Math.max(row.send_at_ms, last + (row.send_interval_ms ?? 0));
-    this.lastPacedSend.set(row.endpoint_id, at);
-    this.sendAt.set(row.id, at);
-    const timer = setTimeout(
-      () => {
-        this.paced.delete(row.id);
-        this.queue.unshift({ row, lease });
-        this.pump();
-      },
-      Math.min(Math.max(0, at - Date.now()), row.wait_ms + 1_000),
-    );
-    this.paced.set(row.id, { row, lease, timer });
-  }
-
   /** On shutdown, claimed deliveries that never started go back to pending at once. */
   private async releaseQueued(): Promise<void> {
-    for (const p of this.paced.values()) clearTimeout(p.timer);
-    this.sendAt.clear();
-    const queued = [...this.paced.values(), ...this.queue.splice(0)];
-    this.paced.clear();
+    const queued = [...this.paced.drain(), ...this.queue.splice(0)];
     if (queued.length === 0) return;
     await releaseUnstarted(
       this.sql,
@@ -356,8 +328,7 @@ export class Dispatcher implements Service {
     this.inFlight++;
     const slow = row.slow_p90_ms !== null;
     if (slow) this.slowInFlight++;
-    const sendAt = this.sendAt.get(row.id);
-    this.sendAt.delete(row.id);
+    const sendAt = this.paced.takeSendAt(row.id);
     void runAttempt(this.attemptDeps, row, lease, sendAt).then((completion) => {
       this.inFlight--;
       if (slow) this.slowInFlight--;

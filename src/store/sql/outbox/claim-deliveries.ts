@@ -179,19 +179,32 @@ WITH RECURSIVE walk (tenant_id, endpoint_id, pos, wrapped, tstart, twrapped, tqu
         FROM endpoints e WHERE e.id = nxt.endpoint_id), 0)) AS n
   ) take
   WHERE w.found < $limit::int
-), tenants_locked AS (
-  -- Each tenant claimed from, locked (another dispatcher claiming it meanwhile is skipped, as with an
-  -- endpoint): a locked row is read at its latest version, so its claimed count includes every claim
-  -- committed before this one, whatever this statement's snapshot. Its share: the quota again, exactly.
-  -- (LATERAL: one primary-key probe per tenant, never a scan of every tenant.)
+), tenants_seen AS (
+  -- Each tenant claimed from, and its free requests in flight as this statement's snapshot reads them.
+  SELECT t.id, t.weight, coalesce(t.max_in_flight, nullif($tenant_cap::int, 0), 2147483647)::bigint
+      - greatest(0, t.requests_claimed - coalesce((SELECT o.requests_done FROM outbox_tenant_done o WHERE o.tenant_id = t.id), 0)) AS headroom
+  FROM (SELECT DISTINCT walk.tenant_id FROM walk WHERE walk.qualifies) w
+  -- (LIMIT: a primary-key probe per tenant, never a join the planner could turn into a scan of every tenant.)
+  CROSS JOIN LATERAL (SELECT t.id, t.weight, t.max_in_flight, t.requests_claimed FROM tenants t WHERE t.id = w.tenant_id AND NOT t.disabled LIMIT 1) t
+), tenants_near AS (
+  -- A tenant near its cap (less than two claims' worth free) is locked: another dispatcher claiming it
+  -- meanwhile is skipped, as with an endpoint, and a locked row is read at its latest version, so its
+  -- claimed count includes every claim committed before this one, whatever this statement's snapshot.
+  -- Its share is read again there, exactly. (Far from its cap, claims of several dispatchers need not
+  -- wait for each other: together they cannot take two claims' worth.)
   SELECT t.id, greatest(0, least($quantum::int * t.weight,
       coalesce(t.max_in_flight, nullif($tenant_cap::int, 0), 2147483647)::bigint
         - greatest(0, t.requests_claimed - coalesce((SELECT o.requests_done FROM outbox_tenant_done o WHERE o.tenant_id = t.id), 0)))) AS share
-  FROM (SELECT DISTINCT walk.tenant_id FROM walk WHERE walk.qualifies) w
+  FROM tenants_seen s
   CROSS JOIN LATERAL (
-    SELECT t.id, t.weight, t.max_in_flight, t.requests_claimed FROM tenants t WHERE t.id = w.tenant_id AND NOT t.disabled
+    SELECT t.id, t.weight, t.max_in_flight, t.requests_claimed FROM tenants t WHERE t.id = s.id AND NOT t.disabled
     FOR NO KEY UPDATE SKIP LOCKED
   ) t
+  WHERE s.headroom < 2 * $limit::int
+), tenants_locked AS (
+  SELECT s.id, least($quantum::int * s.weight, s.headroom) AS share FROM tenants_seen s WHERE s.headroom >= 2 * $limit::int
+  UNION ALL
+  SELECT tenants_near.id, tenants_near.share FROM tenants_near
 ), eps AS (
   -- The gap between two send times: the limit's period shared by its count, plus the safety margin
   -- shared by the count too (sending.rate_limit_margin): that many requests then span the period and the
