@@ -2,9 +2,11 @@ import { totalmem } from 'node:os';
 import { getHeapStatistics } from 'node:v8';
 
 /**
- * Memory one open request costs a dispatcher, measured: `npm run bench:fair` holds thousands of
- * requests open at receivers that answer in 8 s and prints the process's RSS over the requests in
- * flight (docs/performance.md, "Fair sending"). Rounded up, so the cap below errs on the safe side.
+ * Memory one open request may cost a dispatcher, on the safe side. `npm run bench:fair` holds 800
+ * requests open at receivers that answer in 8 s and prints the process's RSS next to the same process
+ * with one request open: the difference was within the noise of a few megabytes (docs/performance.md,
+ * "Fair sending"), i.e. a few KiB a request (a socket, a parser, a timer, the body); 64 KiB leaves room
+ * for answers kept (4 KiB) and TLS buffers.
  */
 export const BYTES_PER_OPEN_REQUEST = 64 * 1024;
 const FLOOR = 256;
