@@ -9,8 +9,8 @@ ALTER TABLE tenants ADD COLUMN weight int NOT NULL DEFAULT 1 CHECK (weight BETWE
 
 -- A tenant's requests in flight are its requests claimed less its requests finished. The two counts live
 -- on different rows so claims and completions never wait for each other: `requests_claimed` on the
--- tenant's row, which each claim locks (FOR NO KEY UPDATE, which publishing's foreign-key checks do not
--- block) and so reads at its latest value; `requests_done` here, added to by every completion and every
+-- tenant's row, which a claim locks when the tenant is near its cap (FOR NO KEY UPDATE, which
+-- publishing's foreign-key checks do not block) and so reads at its latest value; `requests_done` here, added to by every completion and every
 -- claim given back. A claim reads the finished count in its own snapshot, which can only be behind: it
 -- sees at most more in flight than there are, never fewer, so the cap holds across any number of
 -- dispatchers. A claim that takes back an abandoned attempt (its dispatcher died) does not count it
