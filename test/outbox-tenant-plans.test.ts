@@ -124,7 +124,21 @@ describe.skipIf(!onPostgres)('outbox statements find their rows by (tenant_id, i
 
   it('the dispatcher: claim, completion (with an announced exhaustion), release, abandoned attempts', async () => {
     const ids = [deliveryA];
-    expect(await planOf(claimStatement, { limit: 10, lease: 'l', lease_margin_ms: 1000, breaker_failures: 0, pace_margin_ms: 0, after: '' })).toEqual([]);
+    expect(
+      await planOf(claimStatement, {
+        limit: 10,
+        lease: 'l',
+        lease_margin_ms: 1000,
+        breaker_failures: 0,
+        pace_margin_ms: 0,
+        after_tenant: '',
+        cursor_tenants: ['m_a'],
+        cursor_after: [''],
+        quantum: 32,
+        tenant_cap: 1000,
+        slow_free: 100,
+      }),
+    ).toEqual([]);
     expect(
       await planOf(completeAttempts, {
         ...one,

@@ -14,8 +14,12 @@ export const dispatcherSchema = z
   .object({
     /** Deliveries claimed by one query. */
     batch_size: z.number().int().positive().default(200),
-    /** HTTP requests in flight at once in one dispatcher process (all endpoints together). */
-    concurrency: z.number().int().positive().default(64),
+    /**
+     * HTTP requests in flight at once in one dispatcher process (all endpoints together). `auto` sets it
+     * by memory (src/outbox/dispatch-capacity.ts): a request waiting for a slow receiver costs a socket,
+     * not a slot that others wait for.
+     */
+    concurrency: z.union([z.literal('auto'), z.number().int().positive()]).default('auto'),
     /** Polling fallback when no notification arrives. */
     poll_interval: durationMs.default(1_000),
     /** Added to an endpoint's timeout to form the claim's lease; after it another dispatcher may retry. */
@@ -45,6 +49,16 @@ export const circuitBreakerSchema = z
   })
   .strict();
 
+/** The slow lane (docs/sending.md, "Slow endpoints"). */
+export const slowLaneSchema = z
+  .object({
+    /** An endpoint whose recent answers' p90 reaches this is sent to from the slow lane. */
+    threshold: durationMs.pipe(z.number().min(1, 'expected at least 1ms')).default(5_000),
+    /** Requests the slow lane holds at once in one dispatcher; by default a quarter of `dispatcher.concurrency`. */
+    max_in_flight: z.number().int().positive().optional(),
+  })
+  .strict();
+
 export const sendingSchema = z
   .object({
     /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
@@ -65,6 +79,14 @@ export const sendingSchema = z
     rotation_window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).default(24 * 3_600_000),
     /** Concurrent requests per endpoint for an endpoint created without a value. */
     max_in_flight: z.number().int().positive().default(16),
+    /**
+     * Requests in flight at once for one tenant, across every dispatcher (a tenant's own `max_in_flight`
+     * overrides it); 0 for no cap. Claims also go round the tenants with due work, each taking a share
+     * by its `weight` (docs/sending.md, "Fairness").
+     */
+    tenant_max_in_flight: z.number().int().nonnegative().default(1_000),
+    /** Endpoints whose recent answers are slow are sent to from a lane of their own. */
+    slow_lane: slowLaneSchema.default(slowLaneSchema.parse({})),
     /** Ladder of an endpoint created without one. */
     ladder: ladderSetting.default('standard'),
     /** Disable an endpoint after this many consecutive failed deliveries; 0 never disables. */

@@ -6,24 +6,26 @@ import type { Logger } from '../logger.js';
 import type { Service } from '../service.js';
 import type { Db, Queryable } from '../store/db.js';
 import { WakeLoop, Wakeup } from '../store/wake-loop.js';
-import { claimDeliveriesAfter } from '../store/sql/outbox/claim-deliveries.js';
+import { CLAIM_QUANTUM, claimDeliveriesAfter } from '../store/sql/outbox/claim-deliveries.js';
 import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
-import { nextStep, probeDelay, type AttemptOutcome } from './attempt-decision.js';
+import { writeEndpointSlow } from '../store/sql/outbox/endpoint-slow.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
-import { DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
+import { runAttempt, type AttemptDeps } from './attempt.js';
+import { CompletionWriter } from './completion-writer.js';
+import { type Capacity, resolveCapacity } from './dispatch-capacity.js';
+import { DispatcherCaches } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
-import { deliveryEventId, withEventId } from './ids.js';
 import { OUTBOX_CHANNEL } from './publish.js';
-import { CompletionsNotRecorded, recordCompletions } from './record-completions.js';
 import type { SecretBox } from './secrets.js';
+import { type Claimed, PacedDeliveries } from './paced-deliveries.js';
 import { Sender } from './sender.js';
-import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
-import { traceparentOf, tracing } from '../telemetry/tracing.js';
-import type { Span } from '@opentelemetry/api';
-import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
+import { SlowLane } from './slow-lane.js';
 import { refreshInheritedSettings } from './inherited-settings.js';
 import { holdBreakerDeliveries } from './breaker-hold.js';
+import type { OutboxClaimedDelivery } from './types.js';
+
+export { FLUSH_GROUP } from './completion-writer.js';
 
 export interface DispatcherOptions {
   /** The store; the dispatcher opens its own small pool through it (same settings, own connections). */
@@ -42,17 +44,15 @@ export interface DispatcherOptions {
  * once, so a busy dispatcher never waits for connections the API and the receiver need, nor they for its.
  */
 const DISPATCHER_CONNECTIONS = 4;
-/** Completion writers that may run at once (each on its own connection). */
-const FLUSH_WRITERS = 2;
 /**
- * Finished attempts are written in groups of about this many, or after FLUSH_DELAY_MS: each statement
- * costs Postgres a commit and a fixed overhead, which a group of a few rows repeats for every few
- * deliveries.
+ * Deliveries a claim may take beyond the free request slots (at most 3 per slot): they keep the slots
+ * busy while the database round trips of claiming and recording run, and bigger claims are fewer. They
+ * wait for a slot only when every one of `concurrency` requests is open: with the memory-sized default
+ * (thousands), never behind a few slow receivers.
  */
-export const FLUSH_GROUP = 100;
-const FLUSH_DELAY_MS = 5;
-/** Deliveries claimed per request slot: the ones running plus those queued behind them. */
-const CLAIM_AHEAD = 4;
+const CLAIM_AHEAD_MAX = 256;
+/** Tenants whose last-claimed endpoint this dispatcher remembers (the walk inside a tenant starts after it). */
+const TENANT_CURSORS = 256;
 /** After a NOTIFY the dispatcher claims again every 50 ms for a second (publishers share one NOTIFY). */
 const NOTIFY_FOLLOW_UP_MS = 50;
 const NOTIFY_FOLLOW_UP_WINDOW_MS = 1_000;
@@ -67,10 +67,14 @@ export const PACE_LATE_MS = 50;
 const STOP_GRACE_MS = 5_000;
 
 /**
- * Claims due deliveries, signs and posts them, and records every attempt. Requests run concurrently up
- * to `dispatcher.concurrency`; finished attempts are written in groups (one statement per group), and
- * each freed slot takes the next claimed delivery at the end of the event-loop turn. Wake-ups come
- * from NOTIFY on publish, a timer for the earliest retry this process scheduled, and a polling fallback.
+ * Claims due deliveries, signs and posts them, and records every attempt. A request waiting for its
+ * answer costs a socket, not a slot others wait for: up to `dispatcher.concurrency` run at once (by
+ * default as many as memory allows, thousands), and a claim takes no more than can start at once, so a
+ * claimed delivery never waits behind requests held by a slow receiver. The claim shares out the work:
+ * round the tenants with due work by weight, within each tenant's cap on requests in flight, then round
+ * the tenant's endpoints; slow endpoints only within the slow lane's requests (docs/sending.md,
+ * "Fairness"). Finished attempts are written in groups (completion-writer.ts). Wake-ups come from NOTIFY
+ * on publish, a timer for the earliest retry this process scheduled, and a polling fallback.
  */
 export class Dispatcher implements Service {
   readonly name = 'dispatcher';
@@ -78,30 +82,34 @@ export class Dispatcher implements Service {
   private readonly sender: Sender;
   /** Where the dispatcher's statements run: its own pool from the store (the store itself on PGlite). */
   private readonly sql: Queryable & { close(): Promise<void> };
-  private readonly caches: DispatcherCaches;
-  private readonly completions: OutboxCompletion[] = [];
+  private readonly attemptDeps: AttemptDeps;
+  private readonly writer: CompletionWriter;
   private readonly metrics: DispatcherMetrics;
+  private readonly capacity: Capacity;
+  private readonly slowLane: SlowLane;
   private running = false;
   private inFlight = 0;
-  /** Claimed deliveries waiting for a free request slot (at most one `concurrency` worth). */
-  private readonly queue: Array<{ row: OutboxClaimedDelivery; lease: string }> = [];
+  /** Requests in flight to endpoints in the slow lane. */
+  private slowInFlight = 0;
+  /** Claimed deliveries waiting for a request slot (at most CLAIM_AHEAD_MAX beyond the free ones). */
+  private readonly queue: Claimed[] = [];
   /** Claimed deliveries whose send time (the endpoint's rate limit) has not come yet; queued when it has. */
-  private readonly paced = new Map<number, { row: OutboxClaimedDelivery; lease: string; timer: NodeJS.Timeout }>();
-  /** The latest send time this process gave each rate-limited endpoint (epoch ms). */
-  private readonly lastPacedSend = new Map<string, number>();
-  /** Send times of paced deliveries claimed and not yet started (epoch ms), by delivery id. */
-  private readonly sendAt = new Map<number, number>();
+  private readonly paced = new PacedDeliveries((claimed) => {
+    this.queue.unshift(claimed);
+    this.pump();
+  });
   /** The claim loop: woken by NOTIFY on publish, by kick(), and by polling. */
   private readonly claims: WakeLoop;
   /** Wakes stop() while it waits for the last attempts and writes: each of them ends in kick(). */
   private readonly settled = new Wakeup();
   private claimSeq = 0;
-  /** Where the next claim's round robin over endpoints starts: the last endpoint claimed from. */
+  /** Where the next claim's round robin over tenants starts: the last tenant claimed from. */
   private claimAfter = '';
+  /** Per tenant, the endpoint last claimed from (least recently claimed first): its next walk starts after it. */
+  private readonly tenantCursors = new Map<string, string>();
+  /** Rows a tenant of weight 1 may take from the next claim (see CLAIM_QUANTUM). */
+  private quantum: number;
   private pumpScheduled = false;
-  /** Completion writers running; two overlap so recording never waits a full round trip. */
-  private flushing = 0;
-  private flushTimer: NodeJS.Timeout | undefined;
   private wakeTimer: NodeJS.Timeout | undefined;
   private followUpTimer: NodeJS.Timeout | undefined;
   private lastNotifyAt = 0;
@@ -111,13 +119,35 @@ export class Dispatcher implements Service {
   private holding: Promise<void> | undefined;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.sender = new Sender(options.guard, options.sending.proxy);
+    const { sending } = options;
+    this.sender = new Sender(options.guard, sending.proxy);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
-    this.caches = new DispatcherCaches(this.sql, options.box);
+    this.attemptDeps = { sender: this.sender, caches: new DispatcherCaches(this.sql, options.box), sending };
     this.metrics = dispatcherMetrics(options.metrics);
+    this.quantum = sending.dispatcher.batch_size;
+    this.capacity = resolveCapacity(sending.dispatcher.concurrency, sending.slow_lane.max_in_flight);
+    this.slowLane = new SlowLane(sending.slow_lane.threshold, (id, p90) => {
+      void writeEndpointSlow(this.sql, id, p90).catch((err: unknown) =>
+        options.logger.warn({ err, endpointId: id }, "dispatcher: recording an endpoint's lane failed; the next answers try again"),
+      );
+    });
+    this.writer = new CompletionWriter({
+      sql: this.sql,
+      logger: options.logger,
+      record: {
+        dispatcher: this.id,
+        disableAfter: sending.disable_after_failures,
+        breakerFailures: sending.circuit_breaker.failures,
+        announceExhausted: options.announceExhausted ?? false,
+      },
+      retryMs: sending.dispatcher.poll_interval,
+      running: () => this.running,
+      onRetryScheduled: (ms) => this.wakeIn(ms),
+      onWritten: () => this.kick(),
+    });
     this.claims = new WakeLoop(options.db, {
       channel: OUTBOX_CHANNEL,
-      pollIntervalMs: options.sending.dispatcher.poll_interval,
+      pollIntervalMs: sending.dispatcher.poll_interval,
       run: () => this.claimRound(),
       onNotify: () => this.onNotify(),
       onListenFailed: (err, retryInMs) => options.logger.warn({ err, retryInMs }, 'dispatcher: LISTEN failed; polling until it is set up'),
@@ -146,7 +176,7 @@ export class Dispatcher implements Service {
         this.holding = holdBreakerDeliveries(this.sql, {
           breakerFailures: this.options.sending.circuit_breaker.failures,
           timeScale: this.options.sending.time_scale,
-          ladder: (json) => this.caches.ladder(json),
+          ladder: (json) => this.attemptDeps.caches.ladder(json),
           announceExhausted: this.options.announceExhausted ?? false,
         })
           .then(
@@ -169,7 +199,7 @@ export class Dispatcher implements Service {
     this.running = false;
     clearTimeout(this.wakeTimer);
     clearTimeout(this.followUpTimer);
-    clearTimeout(this.flushTimer);
+    this.writer.cancelTimer();
     clearTimeout(this.holdTimer);
     await this.holding;
     const deadline = Date.now() + STOP_GRACE_MS;
@@ -177,14 +207,14 @@ export class Dispatcher implements Service {
     void this.claims.stop().finally(() => this.settled.notify());
     await this.releaseQueued();
     let unwritten = false;
-    while ((this.inFlight > 0 || this.claims.busy || this.flushing > 0 || this.completions.length > 0) && Date.now() < deadline) {
-      if (this.flushing === 0 && this.completions.length > 0) {
+    while ((this.inFlight > 0 || this.claims.busy || this.writer.busy) && Date.now() < deadline) {
+      if (this.writer.idleWithWork) {
         // The first time, the write whose timer was cleared above; after that, a write that failed
-        // (flush() does not retry while stopping): tried again a poll interval later, or sooner if
+        // (the writer does not retry while stopping): tried again a poll interval later, or sooner if
         // another attempt finishes meanwhile.
         if (unwritten) await this.settled.wait(Math.min(this.options.sending.dispatcher.poll_interval, deadline - Date.now()));
         unwritten = true;
-        this.flush();
+        this.writer.flush();
       }
       await this.settled.wait(deadline - Date.now());
     }
@@ -228,17 +258,24 @@ export class Dispatcher implements Service {
     return this.inFlight;
   }
 
-  /** One round of the claim loop: claims while there is room for the claimed deliveries. */
+  /** Requests in flight to endpoints in the slow lane, in this process. */
+  get slowInFlightCount(): number {
+    return this.slowInFlight;
+  }
+
+  /** One round of the claim loop: claims while there is room to start the claimed deliveries. */
   private async claimRound(): Promise<boolean> {
-    const { concurrency, batch_size, lease_margin } = this.options.sending.dispatcher;
+    const { batch_size, lease_margin } = this.options.sending.dispatcher;
     while (this.running) {
-      // Claiming ahead keeps request slots busy while the database round trips of claiming and
-      // recording run; bigger claims also mean fewer of them.
-      const limit = Math.min(CLAIM_AHEAD * concurrency - this.inFlight - this.queue.length - this.paced.size, batch_size);
+      // The free slots and a little ahead (CLAIM_AHEAD_MAX). Paced deliveries wait for their send time,
+      // not for a slot; they count, so a paced backlog cannot grow unbounded.
+      const { requests } = this.capacity;
+      const ahead = Math.min(3 * requests, CLAIM_AHEAD_MAX);
+      const limit = Math.min(requests + ahead - this.inFlight - this.queue.length - this.paced.size, batch_size);
       if (limit <= 0) break;
-      // A claim costs about the same for a few rows as for many: while the queue still holds a
-      // round of work, wait until there is room for a full batch (pump kicks when it runs low).
-      if (limit < Math.min(batch_size, 2 * concurrency) && this.queue.length >= concurrency) break;
+      // A claim costs about the same for a few rows as for many: while the queue still holds a round of
+      // work, wait until there is room for a full batch (pump kicks when it runs low).
+      if (limit < Math.min(batch_size, 2 * requests) && this.queue.length >= Math.min(requests, ahead)) break;
       const lease = `${this.id}:${++this.claimSeq}`;
       let rows: OutboxClaimedDelivery[];
       try {
@@ -249,6 +286,10 @@ export class Dispatcher implements Service {
           breakerFailures: this.options.sending.circuit_breaker.failures,
           paceMarginMs: this.options.sending.rate_limit_margin,
           after: this.claimAfter,
+          cursors: this.tenantCursors,
+          quantum: this.quantum,
+          tenantCap: this.options.sending.tenant_max_in_flight,
+          slowFree: Math.max(0, this.capacity.slow - this.slowInFlight),
         });
         rows = claim.rows;
         this.claimAfter = claim.nextAfter;
@@ -264,15 +305,26 @@ export class Dispatcher implements Service {
           abandoned.map((r) => ({ ...r, attempt: r.attempt - 1, startedAt: r.previous_attempt_at ?? new Date() })),
         ).catch((err: unknown) => this.options.logger.warn({ err }, 'dispatcher: recording abandoned attempts failed'));
       }
-      this.caches.prefetchSecrets(rows);
+      this.attemptDeps.caches.prefetchSecrets(rows);
+      const tenants = new Set<string>();
       for (const row of rows) {
-        if (row.send_at_ms > 0) this.pace(row, lease);
+        tenants.add(row.tenant_id);
+        this.rememberCursor(row.tenant_id, row.endpoint_id);
+        if (row.send_at_ms > 0) this.paced.hold(row, lease);
         else this.queue.push({ row, lease });
       }
+      // The next claim's quantum: the batch shared among the tenants this one served.
+      if (rows.length > 0) this.quantum = Math.max(CLAIM_QUANTUM, Math.ceil(batch_size / tenants.size));
       this.pump();
       if (rows.length < limit) break;
     }
     return false;
+  }
+
+  private rememberCursor(tenantId: string, endpointId: string): void {
+    this.tenantCursors.delete(tenantId);
+    this.tenantCursors.set(tenantId, endpointId);
+    if (this.tenantCursors.size > TENANT_CURSORS) this.tenantCursors.delete(this.tenantCursors.keys().next().value as string);
   }
 
   /**
@@ -293,50 +345,20 @@ export class Dispatcher implements Service {
     });
   }
 
-  /** Starts queued attempts while request slots are free. */
+  /** Starts claimed attempts while requests may start; asks for the next claim when there is room. */
   private pump(): void {
-    const { concurrency } = this.options.sending.dispatcher;
     let launched = false;
-    while (this.running && this.inFlight < concurrency && this.queue.length > 0) {
+    while (this.running && this.inFlight < this.capacity.requests && this.queue.length > 0) {
       const next = this.queue.shift()!;
       this.launch(next.row, next.lease);
       launched = true;
     }
     // The queue running low asks for the next claim (a claim in progress continues by itself).
-    if (launched && !this.claims.busy && this.queue.length < concurrency) this.kick();
+    if (launched && !this.claims.busy && this.queue.length < Math.min(this.capacity.requests, CLAIM_AHEAD_MAX)) this.kick();
   }
-
-  /**
-   * Holds a delivery until the send time its claim gave it (the endpoint's rate limit), out of the
-   * request slots, so a paced endpoint does not keep other endpoints' deliveries waiting.
-   */
-  private pace(row: OutboxClaimedDelivery, lease: string): void {
-    // The send time is on the database's clock, shared by every dispatcher: a wait counted from this
-    // claim's answer would add the claim's own round trip, which differs between claims and processes,
-    // and bunch requests. (Dispatchers' clocks are expected in step with the database's, as NTP keeps
-    // them; the wait never exceeds the one the claim gave, plus its round trip.) Within this process,
-    // requests to the endpoint also keep the interval between them, so a late timer cannot bunch them.
-    const last = this.lastPacedSend.get(row.endpoint_id) ?? 0;
-    const at = Math.max(row.send_at_ms, last + (row.send_interval_ms ?? 0));
-    this.lastPacedSend.set(row.endpoint_id, at);
-    this.sendAt.set(row.id, at);
-    const timer = setTimeout(
-      () => {
-        this.paced.delete(row.id);
-        this.queue.unshift({ row, lease });
-        this.pump();
-      },
-      Math.min(Math.max(0, at - Date.now()), row.wait_ms + 1_000),
-    );
-    this.paced.set(row.id, { row, lease, timer });
-  }
-
   /** On shutdown, claimed deliveries that never started go back to pending at once. */
   private async releaseQueued(): Promise<void> {
-    for (const p of this.paced.values()) clearTimeout(p.timer);
-    this.sendAt.clear();
-    const queued = [...this.paced.values(), ...this.queue.splice(0)];
-    this.paced.clear();
+    const queued = [...this.paced.drain(), ...this.queue.splice(0)];
     if (queued.length === 0) return;
     await releaseUnstarted(
       this.sql,
@@ -346,8 +368,12 @@ export class Dispatcher implements Service {
 
   private launch(row: OutboxClaimedDelivery, lease: string): void {
     this.inFlight++;
-    void this.attempt(row, lease).then((completion) => {
+    const slow = row.slow_p90_ms !== null;
+    if (slow) this.slowInFlight++;
+    const sendAt = this.paced.takeSendAt(row.id);
+    void runAttempt(this.attemptDeps, row, lease, sendAt).then((completion) => {
       this.inFlight--;
+      if (slow) this.slowInFlight--;
       this.pumpAtEndOfTurn();
       if (completion === undefined) {
         // Given back unsent (too late for its send time): pending again, its attempt count as it was.
@@ -356,141 +382,9 @@ export class Dispatcher implements Service {
           .finally(() => this.kick());
         return;
       }
-      this.completions.push(completion);
+      this.slowLane.observe(row.endpoint_id, row.slow_p90_ms, completion.durationMs);
       this.metrics.attempt(completion.succeeded, completion.durationMs);
-      this.scheduleFlush();
-    });
-  }
-
-  /**
-   * One attempt; never throws: whatever goes wrong is recorded as the attempt's error. Answers
-   * undefined, sending nothing, for a paced delivery that could not start in time.
-   */
-  private async attempt(row: OutboxClaimedDelivery, lease: string): Promise<OutboxCompletion | undefined> {
-    const sendAt = this.sendAt.get(row.id);
-    this.sendAt.delete(row.id);
-    const stored = Buffer.from(row.payload.buffer, row.payload.byteOffset, row.payload.byteLength);
-    // An endpoint with `event_id: delivery` sees this delivery's own id, in the headers and the body.
-    const eventId = row.event_id_mode === 'delivery' ? deliveryEventId(row.message_id, row.id) : row.message_id;
-    const body = eventId === row.message_id ? stored : withEventId(stored, row.message_id, eventId);
-    const t = tracing();
-    let outcome: AttemptOutcome;
-    let span: Span | undefined;
-    try {
-      const secrets = await this.caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
-      const headers = this.caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: eventId });
-      Object.assign(headers, schemeExtraHeaders({ scheme: row.scheme, event_type: row.event_type, message_id: eventId }));
-      // Checked last before the request is written, so that nothing in between adds to its lateness.
-      if (sendAt !== undefined && Date.now() - sendAt > this.options.sending.rate_limit_margin) return undefined;
-      if (t) {
-        // Started here, so a paced delivery that waited is not counted; its traceparent goes with the request.
-        span = startDispatchSpan(t, row);
-        headers.traceparent = traceparentOf(span);
-      }
-      outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
-    } catch (err) {
-      outcome = {
-        startedAt: new Date(),
-        durationMs: 0,
-        succeeded: false,
-        statusCode: null,
-        error: `not sent: ${(err as Error).message}`,
-        responseBody: null,
-        retryAfterMs: undefined,
-        unsendable: false,
-      };
-    }
-    if (t && span) endDispatchSpan(t, span, outcome);
-    const { next, delayMs } = nextStep({
-      outcome,
-      gapsMs: outcome.succeeded ? [] : this.caches.ladder(row.ladder_json),
-      attemptsOnLadder: row.attempt - row.ladder_base,
-      timeScale: this.options.sending.time_scale,
-      retryAfterMaxMs: this.options.sending.retry_after_max,
-      goneIsPermanent: this.options.sending.gone_is_permanent,
-    });
-    return {
-      tenantId: row.tenant_id,
-      deliveryId: Number(row.id),
-      lease,
-      messageId: row.message_id,
-      endpointId: row.endpoint_id,
-      attempt: row.attempt,
-      url: row.url,
-      endpointHadFailures: row.consecutive_failures > 0 || row.failed_attempts_in_row > 0,
-      probeDelayMs: outcome.succeeded
-        ? 0
-        : probeDelay(
-            this.caches.ladder(row.ladder_json),
-            row.failed_attempts_in_row + 1,
-            this.options.sending.circuit_breaker.failures,
-            this.options.sending.time_scale,
-          ),
-      startedAt: outcome.startedAt,
-      durationMs: outcome.durationMs,
-      succeeded: outcome.succeeded,
-      statusCode: outcome.statusCode,
-      error: outcome.error,
-      responseBody: outcome.responseBody,
-      next,
-      delayMs,
-    };
-  }
-
-  /** Writes at once when a full group is waiting, else shortly, so more finished attempts share it. */
-  private scheduleFlush(): void {
-    if (this.completions.length >= FLUSH_GROUP || !this.running) {
-      this.flush();
-    } else if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => {
-        this.flushTimer = undefined;
-        this.flush();
-      }, FLUSH_DELAY_MS);
-    }
-  }
-
-  private flush(): void {
-    if (this.flushing >= FLUSH_WRITERS || this.completions.length === 0) return;
-    this.flushing++;
-    let abandoned = false;
-    void (async () => {
-      while (this.completions.length > 0) {
-        const batch = this.completions.splice(0, 1000);
-        let recorded: OutboxCompletion[];
-        try {
-          recorded = await recordCompletions(this.sql, batch, {
-            dispatcher: this.id,
-            disableAfter: this.options.sending.disable_after_failures,
-            breakerFailures: this.options.sending.circuit_breaker.failures,
-            announceExhausted: this.options.announceExhausted ?? false,
-            onRefused: (c, err) =>
-              this.options.logger.error(
-                { err, deliveryId: c.deliveryId, endpointId: c.endpointId },
-                'dispatcher: the store refused an attempt; its delivery is recorded as failed',
-              ),
-          });
-        } catch (err) {
-          const unwritten = err instanceof CompletionsNotRecorded ? err.unwritten : batch;
-          this.options.logger.warn({ err, attempts: unwritten.length }, 'dispatcher: recording attempts failed; retrying');
-          this.completions.unshift(...unwritten);
-          if (!this.running) {
-            // Stopping (the pool may be closed already): no retry, or this would loop for ever.
-            // The leases run out and the deliveries are retried elsewhere.
-            abandoned = true;
-            return;
-          }
-          await new Promise((r) => setTimeout(r, this.options.sending.dispatcher.poll_interval));
-          continue;
-        }
-        for (const c of recorded) if (c.next === 'pending') this.wakeIn(c.delayMs);
-        // The written rows freed their endpoints' slots: refill them while the next group is written.
-        this.kick();
-        if (this.running && this.completions.length < FLUSH_GROUP) break; // a small rest waits for company
-      }
-    })().finally(() => {
-      this.flushing--;
-      if (this.completions.length > 0 && !abandoned) this.scheduleFlush();
-      this.kick();
+      this.writer.push(completion);
     });
   }
 

@@ -82,6 +82,8 @@ export interface OutboxClaimedDelivery {
   traceparent: string | null;
   /** The endpoint's event id mode: `delivery` gives this delivery its own id (ids.ts, eventIdFor). */
   event_id_mode: string;
+  /** The endpoint's recent p90 (ms) when it is in the slow lane (migration 026); null otherwise. */
+  slow_p90_ms: number | null;
 }
 
 /** One finished attempt and what happens to its delivery next. */

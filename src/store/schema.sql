@@ -87,6 +87,7 @@ CREATE TABLE endpoints (
     failed_attempts_in_row integer DEFAULT 0 NOT NULL,
     probe_at timestamp with time zone,
     event_id text DEFAULT 'message'::text NOT NULL,
+    slow_p90_ms integer,
     CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
@@ -234,6 +235,12 @@ CREATE TABLE outbox_queue (
     CONSTRAINT outbox_queue_pkey PRIMARY KEY (tenant_id, delivery_id)
 );
 
+CREATE TABLE outbox_tenant_done (
+    tenant_id text NOT NULL,
+    requests_done bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT outbox_tenant_done_pkey PRIMARY KEY (tenant_id)
+);
+
 CREATE TABLE portal_links (
     id text NOT NULL,
     tenant_id text NOT NULL,
@@ -358,8 +365,11 @@ CREATE TABLE tenants (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
     deleted_at timestamp with time zone,
-    quotas jsonb DEFAULT '{}'::jsonb NOT NULL,
-    CONSTRAINT tenants_quotas_object CHECK (jsonb_typeof(quotas) = 'object'::text),
+    max_in_flight integer,
+    weight integer DEFAULT 1 NOT NULL,
+    requests_claimed bigint DEFAULT 0 NOT NULL,
+    CONSTRAINT tenants_max_in_flight_check CHECK (max_in_flight IS NULL OR max_in_flight > 0),
+    CONSTRAINT tenants_weight_check CHECK (weight >= 1 AND weight <= 1000),
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
 
@@ -420,6 +430,7 @@ CREATE INDEX outbox_messages_type ON public.outbox_messages USING btree (event_t
 CREATE INDEX outbox_messages_untrimmed ON public.outbox_messages USING btree (created_at) WHERE (trimmed_at IS NULL);
 CREATE INDEX outbox_queue_due ON public.outbox_queue USING btree (endpoint_id, next_attempt_at) WHERE (NOT failed);
 CREATE INDEX outbox_queue_failed ON public.outbox_queue USING btree (delivery_id) WHERE failed;
+CREATE INDEX outbox_queue_tenant_due ON public.outbox_queue USING btree (tenant_id, endpoint_id, next_attempt_at) WHERE (NOT failed);
 CREATE INDEX portal_links_expires ON public.portal_links USING btree (expires_at);
 CREATE INDEX reconcile_findings_run ON public.reconcile_findings USING btree (run_id, id);
 CREATE INDEX reconcile_findings_source_kind ON public.reconcile_findings USING btree (source, kind, id);
@@ -605,63 +616,6 @@ BEGIN
     RAISE EXCEPTION 'no tenant %', missing USING ERRCODE = 'no_data_found';
   END IF;
 END $function$;
-
-CREATE OR REPLACE FUNCTION public.tekil_outbox_tenant_delivery_page(p_tenant_id text, p_before_id bigint, p_endpoint_id text, p_status text, p_since timestamp with time zone, p_until timestamp with time zone, p_event_type text, p_resource_id text, p_limit integer)
- RETURNS TABLE(id bigint)
- LANGUAGE sql
- STABLE
- SET enable_sort TO 'off'
-AS $function$
-  -- The tenant's key, or with an endpoint filter the endpoint's key (endpoint_id, id) the same way:
-  -- each branch runs only when its one-time filter holds.
-  (SELECT d.id FROM outbox_deliveries d
-   WHERE $3::text IS NULL
-     AND d.tenant_id >= $1 AND d.tenant_id <= $1
-     AND d.id < coalesce($2, 9223372036854775807)
-     AND ($4::text IS NULL OR d.status = $4)
-     AND ($5::timestamptz IS NULL OR d.created_at >= $5)
-     AND ($6::timestamptz IS NULL OR d.created_at < $6)
-     AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
-       SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
-         AND ($7::text IS NULL OR m.event_type = $7)
-         AND ($8::text IS NULL OR m.resource_id = $8)))
-   ORDER BY d.tenant_id DESC, d.id DESC
-   LIMIT $9)
-  UNION ALL
-  (SELECT d.id FROM outbox_deliveries d
-   WHERE $3::text IS NOT NULL
-     AND d.endpoint_id >= $3 AND d.endpoint_id <= $3 AND d.tenant_id = $1
-     AND d.id < coalesce($2, 9223372036854775807)
-     AND ($4::text IS NULL OR d.status = $4)
-     AND ($5::timestamptz IS NULL OR d.created_at >= $5)
-     AND ($6::timestamptz IS NULL OR d.created_at < $6)
-     AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
-       SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
-         AND ($7::text IS NULL OR m.event_type = $7)
-         AND ($8::text IS NULL OR m.resource_id = $8)))
-   ORDER BY d.endpoint_id DESC, d.id DESC
-   LIMIT $9)
-$function$;
-
-CREATE OR REPLACE FUNCTION public.tekil_outbox_tenant_message_page(p_tenant_id text, p_before_id text, p_event_type text, p_resource_id text, p_since timestamp with time zone, p_until timestamp with time zone, p_endpoint_id text, p_status text, p_limit integer)
- RETURNS TABLE(id text)
- LANGUAGE sql
- STABLE
- SET enable_sort TO 'off'
-AS $function$
-  SELECT m.id FROM outbox_messages m
-  WHERE m.tenant_id >= $1 AND m.tenant_id <= $1
-    AND m.id < coalesce($2, 'evu')
-    AND ($3::text IS NULL OR m.event_type = $3)
-    AND ($4::text IS NULL OR m.resource_id = $4)
-    AND ($5::timestamptz IS NULL OR m.created_at >= $5)
-    AND ($6::timestamptz IS NULL OR m.created_at < $6)
-    AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
-      SELECT 1 FROM outbox_deliveries d WHERE d.tenant_id = m.tenant_id AND d.message_id = m.id
-        AND ($7::text IS NULL OR d.endpoint_id = $7) AND ($8::text IS NULL OR d.status = $8)))
-  ORDER BY m.tenant_id DESC, m.id DESC
-  LIMIT $9
-$function$;
 
 CREATE TRIGGER inbox_deliveries_dequeue AFTER DELETE ON inbox_deliveries REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_dequeue_deleted();
 CREATE TRIGGER inbox_deliveries_enqueue AFTER INSERT ON inbox_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_enqueue();

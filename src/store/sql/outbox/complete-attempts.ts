@@ -86,6 +86,13 @@ WITH r AS (
     $streak_attempt_resets::boolean[], $streak_attempt_failures::int[], $streak_probe_delays_ms::double precision[])
     AS x (id, reset, failed, attempt_reset, attempt_failed, probe_delay_ms)
   WHERE e.id = x.id AND (x.failed > 0 OR e.consecutive_failures > 0 OR x.attempt_failed > 0 OR e.failed_attempts_in_row > 0)
+), finished AS (
+  -- Each tenant's requests finished (migration 026): with its requests claimed, what it has in flight.
+  -- Every attempt written counts, its lease still held or not: a taken-back attempt was not counted again
+  -- when claimed. In tenant order, so two writers lock the rows in the same order.
+  INSERT INTO outbox_tenant_done AS o (tenant_id, requests_done)
+  SELECT x.tenant_id, count(*) FROM unnest($tenant_ids::text[]) AS x (tenant_id) GROUP BY x.tenant_id ORDER BY x.tenant_id
+  ON CONFLICT (tenant_id) DO UPDATE SET requests_done = o.requests_done + excluded.requests_done
 ), exhausted AS (
   -- message.attempts_exhausted (docs/alerts.md), for a delivery this statement gave up (upd: the lease
   -- was still this attempt's), once per delivery (the idempotency key), to its message's tenant, if that

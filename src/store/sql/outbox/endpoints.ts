@@ -4,7 +4,8 @@ import { defineStatement, type Statement } from '../statement.js';
 
 /** The columns an endpoint is shown with (never its secrets). */
 const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
-  consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings, created_at, updated_at`;
+  consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings,
+  CASE WHEN slow_p90_ms IS NULL THEN NULL ELSE json_build_object('p90_ms', slow_p90_ms) END AS slow, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
 export interface EndpointRow {
@@ -28,6 +29,8 @@ export interface EndpointRow {
   event_id: string;
   /** The settings set on the endpoint itself (migration 027); the others are its tenant's, else the file's. */
   own_settings: string[];
+  /** The slow lane (migration 026): the endpoint's recent p90, or null. */
+  slow: { p90_ms: number } | null;
   created_at: Date;
   updated_at: Date;
 }
