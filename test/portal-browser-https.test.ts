@@ -97,6 +97,7 @@ describe.skipIf(!browserRunnable)('the merchant portal embedded on another site 
       // The proxy connects from loopback: only it is believed about https and the client's address.
       server: { trust_proxy: ['127.0.0.1'] },
       sending: { allow_networks: ['127.0.0.0/8'], dispatcher: { poll_interval: '100ms' } },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
       portal: { name: 'Paymos', frame_ancestors: [panel.origin] },
     });
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-portal-https-'));

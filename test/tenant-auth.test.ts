@@ -56,6 +56,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const config = parseConfig({
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-tenant-auth-')) },
       sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, dispatcher: { poll_interval: '100ms' } },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
       portal: { name: 'Paymos', accent_color: '#0a7cff' },
     });
     const ctx: Context = {

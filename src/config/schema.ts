@@ -7,6 +7,7 @@ import { alertsSchema } from './alerts.js';
 import { telemetrySchema } from './telemetry.js';
 import { auditSchema } from './audit.js';
 import { portalSchema } from './portal.js';
+import { tenantsSchema } from './tenants.js';
 import { proxyAddress } from './networks.js';
 
 export const serverSchema = z
@@ -129,6 +130,7 @@ export const configSchema = z
     audit: auditSchema.default(auditSchema.parse({})),
     telemetry: telemetrySchema.default(telemetrySchema.parse({})),
     portal: portalSchema.default(portalSchema.parse({})),
+    tenants: tenantsSchema.default(tenantsSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),
   })

@@ -11,13 +11,13 @@ import { recordAbandoned } from '../store/sql/outbox/record-abandoned.js';
 import { releaseUnstarted } from '../store/sql/outbox/release-unstarted.js';
 import { nextStep, probeDelay, type AttemptOutcome } from './attempt-decision.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
+import { publicOnlyGuard, Sender } from './sender.js';
 import { DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
 import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.js';
 import { deliveryEventId, withEventId } from './ids.js';
 import { OUTBOX_CHANNEL } from './publish.js';
 import { CompletionsNotRecorded, recordCompletions } from './record-completions.js';
 import type { SecretBox } from './secrets.js';
-import { Sender } from './sender.js';
 import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
 import { traceparentOf, tracing } from '../telemetry/tracing.js';
 import type { Span } from '@opentelemetry/api';
@@ -28,7 +28,10 @@ export interface DispatcherOptions {
   db: Db;
   sending: SendingConfig;
   box: SecretBox;
+  /** The default tenant's endpoints' guard (`sending.allow_networks`). */
   guard: DestinationGuard;
+  /** Every other tenant's endpoints' guard (`tenants.allow_networks`); absent: public addresses only. */
+  tenantGuard?: DestinationGuard | undefined;
   logger: Logger;
   metrics?: Registry | undefined;
   /** Publish `message.attempts_exhausted` to the tenant for each delivery given up (alerts turned on). */
@@ -106,7 +109,7 @@ export class Dispatcher implements Service {
   private wakeAt = Infinity;
 
   constructor(private readonly options: DispatcherOptions) {
-    this.sender = new Sender(options.guard, options.sending.proxy);
+    this.sender = new Sender({ operator: options.guard, tenants: options.tenantGuard ?? publicOnlyGuard() }, options.sending.proxy);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
     this.caches = new DispatcherCaches(this.sql, options.box);
     this.metrics = dispatcherMetrics(options.metrics);
@@ -345,7 +348,7 @@ export class Dispatcher implements Service {
         span = startDispatchSpan(t, row);
         headers.traceparent = traceparentOf(span);
       }
-      outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
+      outcome = await this.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms, tenantId: row.tenant_id });
     } catch (err) {
       outcome = {
         startedAt: new Date(),

@@ -23,6 +23,7 @@ import { durationMs } from '../config/units.js';
 import { TekilError } from '../errors.js';
 import { parseInput } from '../validation.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
+import { publicOnlyGuard } from './sender.js';
 import { eventIdModes, newEndpointId } from './ids.js';
 import { DEFAULT_TENANT_ID } from './publish.js';
 import { ladderGapsMs } from './ladders.js';
@@ -116,14 +117,19 @@ function schemeOptions(scheme: string, hmac: HmacSchemeOptions | null | undefine
 export interface EndpointStoreOptions {
   sending: SendingConfig;
   box: SecretBox;
+  /** The default tenant's (the operator's) destinations. */
   guard: DestinationGuard;
+  /** Every other tenant's destinations (`tenants.allow_networks`); absent: public addresses only. */
+  tenantGuard?: DestinationGuard;
 }
 
 /** An endpoint as stored: its jsonb columns (ladder, hmac) were validated by this module before they were written. */
 const asEndpoint = (row: EndpointRow): Endpoint => row as Endpoint;
 
 /** Endpoint storage: create, read, change, rotate secrets. Every function takes the store or a transaction. */
-export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
+export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGuard() }: EndpointStoreOptions) {
+  const guardOf = (tenantId: string): DestinationGuard => (tenantId === DEFAULT_TENANT_ID ? guard : tenantGuard);
+
   async function get(db: Queryable, id: string): Promise<Endpoint> {
     const { rows } = await selectEndpoint.run(db, { id });
     if (!rows[0]) throw new TekilError('NOT_FOUND', `no endpoint ${id}`);
@@ -135,7 +141,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
 
     async create(db: Queryable, raw: unknown): Promise<{ endpoint: Endpoint; secret: string }> {
       const input = parseInput(endpointCreateSchema, raw);
-      await guard.checkUrl(input.url);
+      await guardOf(input.tenant_id ?? DEFAULT_TENANT_ID).checkUrl(input.url);
       const ladder = input.ladder ?? sending.ladder;
       ladderGapsMs(ladder);
       const scheme = input.scheme ?? 'standard';
@@ -172,7 +178,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
 
     async update(db: Queryable, id: string, raw: unknown): Promise<Endpoint> {
       const input = parseInput(endpointUpdateSchema, raw);
-      if (input.url !== undefined) await guard.checkUrl(input.url);
+      if (input.url !== undefined) await guardOf((await get(db, id)).tenant_id).checkUrl(input.url);
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
       let hmac: HmacSchemeOptions | null | undefined;
       if (input.scheme !== undefined || input.hmac !== undefined) {
