@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { TekilError } from '../errors.js';
 import type { Context } from '../service.js';
 import { authenticate } from '../auth/authenticate.js';
-import { CSRF_HEADER } from '../auth/sessions.js';
+import { CSRF_HEADER, isPortalRequest } from '../auth/sessions.js';
 import { outboxRoutes } from './outbox.js';
 import { tenantRoutes } from './tenants.js';
 import { tenantAccessRoutes } from './tenant-access.js';
@@ -60,6 +60,7 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
         csrf: req.headers[CSRF_HEADER],
+        portal: isPortalRequest(req.headers, req.query),
       },
       (caller) => (req.caller = caller),
       { tenant: req.routeOptions.config.tenant === true, method: req.method, url: req.url },

@@ -154,7 +154,7 @@ function refresh(section) {
 /** The stream of the tenant's deliveries (`event: outbound`); the browser reconnects it by itself. @param {HTMLElement} section */
 function listen(section) {
   stream?.close();
-  stream = new EventSource('/api/v1/events', { withCredentials: true });
+  stream = new EventSource('/api/v1/events?portal=1', { withCredentials: true });
   stream.addEventListener('outbound', () => refresh(section));
   /** @param {'stream' | 'poll'} via how the page is kept up to date now */
   const mark = (via) => {
