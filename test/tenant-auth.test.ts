@@ -57,7 +57,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-tenant-auth-')) },
       sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, dispatcher: { poll_interval: '100ms' } },
       tenants: { allow_networks: ['127.0.0.0/8'] },
-      portal: { name: 'Paymos', accent_color: '#0a7cff' },
+      portal: { name: 'Paymos', accent_color: '#0a7cff', public_url: 'http://tekil.test' },
     });
     const ctx: Context = {
       config,
@@ -344,7 +344,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
   it('a portal link opens a session of its tenant once; the second use and an expired link get 410 and no session', async () => {
     const res = await admin('POST', '/tenants/m_A/portal-links', { ttl: '10m', role: 'operator' });
     const { url, expires_at } = res.body as { url: string; expires_at: string };
-    expect(url).toMatch(/^http:\/\/localhost(:\d+)?\/portal\/link\/[A-Za-z0-9_-]{43}$/);
+    expect(url).toMatch(/^http:\/\/tekil\.test\/portal\/link\/[A-Za-z0-9_-]{43}$/);
     const ttl = new Date(expires_at).getTime() - Date.now();
     expect(ttl).toBeGreaterThan(9 * 60_000);
     expect(ttl).toBeLessThanOrEqual(10 * 60_000 + 5_000);

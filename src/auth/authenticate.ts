@@ -40,6 +40,8 @@ export async function authenticate(
   if (header === undefined && cookie !== undefined) {
     const session = await findSession(db, cookie, adminToken);
     if (!session) throw new TekilError('UNAUTHORIZED', 'the session has expired or ended', { hint: 'sign in again' });
+    // Named before the CSRF check, so its refusal is audited with the session's caller (and tenant).
+    identified?.(session.caller);
     if (permission !== 'view' && !csrfMatches(session, typeof presented.csrf === 'string' ? presented.csrf : undefined)) {
       throw new TekilError('FORBIDDEN', 'a change made with the session cookie needs its CSRF token', {
         hint: `send the csrf_token from GET /api/v1/session in the ${CSRF_HEADER} header`,
