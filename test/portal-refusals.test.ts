@@ -81,6 +81,14 @@ describe('the portal: where links point, a disabled tenant, a refused CSRF check
     expect((await asPortal(session.cookie, 'GET', '/session')).statusCode).toBe(200);
   });
 
+  it("a download or an EventSource, which send no header, pick the portal's cookie with ?portal=1, which no route reads as a filter", async () => {
+    const session = await open(String((await admin('POST', '/tenants/m_p/portal-links', {})).body.url));
+    const csv = await app.inject({ method: 'GET', url: '/api/v1/deliveries/export.csv?status=failed&portal=1', headers: { cookie: session.cookie } });
+    expect(csv.statusCode, csv.body).toBe(200);
+    expect(csv.headers['content-type']).toContain('text/csv');
+    expect((await app.inject({ method: 'GET', url: '/api/v1/deliveries/export.csv', headers: { cookie: session.cookie } })).statusCode).toBe(401);
+  });
+
   it("audits a refused CSRF check with the session's tenant as its actor, not unknown", async () => {
     const session = await open(String((await admin('POST', '/tenants/m_p/portal-links', { role: 'operator' })).body.url));
     const refused = await asPortal(session.cookie, 'POST', '/deliveries/replay-failed', { 'x-tekil-csrf': 'not-the-token' });

@@ -51,6 +51,9 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
   // Who is calling, and may they: src/auth/authenticate.ts (bearer token, or the cookie with its CSRF token).
   app.addHook('onRequest', async (req) => {
     const permission = req.routeOptions.config.permission;
+    const portal = isPortalRequest(req.headers, req.query);
+    // `?portal=1` (an EventSource, a download link) only picks the cookie: no route reads it as a filter.
+    if (typeof req.query === 'object' && req.query !== null) delete (req.query as Record<string, unknown>).portal;
     if (permission === 'public') return;
     const { caller, session } = await authenticate(
       ctx.db,
@@ -60,7 +63,7 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
         csrf: req.headers[CSRF_HEADER],
-        portal: isPortalRequest(req.headers, req.query),
+        portal,
       },
       (caller) => (req.caller = caller),
       { tenant: req.routeOptions.config.tenant === true, method: req.method, url: req.url },

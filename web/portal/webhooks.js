@@ -90,7 +90,8 @@ function filterForm() {
 
 /** The export links: the same filter, every row of it (no paging), the tenant's own. */
 function exportLinks() {
-  const q = queryString(filter);
+  // A download is a plain navigation, which carries no header: `portal=1` picks the portal's session cookie.
+  const q = queryString({ ...filter, portal: '1' });
   return el(
     'span',
     { id: 'exports' },
