@@ -207,6 +207,34 @@ describe('the audit trail', () => {
     expect(refusals[0]!.target.token).toMatch(/^sha256:[0-9a-f]{12}$/);
   });
 
+  it('never refuses a token that matches because wrong tokens sharing its first characters were limited (the prefix is public)', async () => {
+    const prefix = ADMIN.slice(0, 8);
+    for (let i = 0; i < 6; i++) {
+      const res = await call(`${prefix}-wrong-guess-${i}`, 'GET', '/api/v1/inbox', undefined, `10.7.0.${i}`);
+      expect(res.statusCode).toBeOneOf([401, 429]);
+    }
+    // A wrong token with that prefix is still answered 429 (its guessing is visible in the trail)…
+    const wrong = await call(`${prefix}-wrong-guess-x`, 'GET', '/api/v1/inbox', undefined, '10.7.1.1');
+    expect(wrong.statusCode, wrong.body).toBe(429);
+    // …but the admin token itself, from a fresh address, and its sign-in, are not locked out.
+    const valid = await call(ADMIN, 'GET', '/api/v1/inbox', undefined, '10.7.1.2');
+    expect(valid.statusCode, valid.body).toBe(200);
+    const signIn = await call(undefined, 'POST', '/api/v1/session', { token: ADMIN }, '10.7.1.3');
+    expect(signIn.statusCode, signIn.body).toBe(201);
+  });
+
+  it('counts the sign-in limit per IPv6 /64, as the connection cap does: a host that picks addresses from its /64 is one address', async () => {
+    const statuses: number[] = [];
+    for (let i = 1; i <= 8; i++) {
+      const res = await call(undefined, 'POST', '/api/v1/session', { token: `v6guess${i}-${'z'.repeat(10)}` }, `2001:db8:7:7::${i.toString(16)}`);
+      statuses.push(res.statusCode);
+    }
+    expect(statuses.slice(0, 5)).toEqual([401, 401, 401, 401, 401]);
+    expect(statuses.slice(5)).toEqual([429, 429, 429]);
+    // Another /64 is not slowed by it.
+    expect((await call(undefined, 'POST', '/api/v1/session', { token: 'v6other-guess' }, '2001:db8:7:8::1')).statusCode).toBe(401);
+  });
+
   it('retention ages rows out past retention.audit only (400 days unless set, never under 90)', async () => {
     expect(ctx.config.retention.audit).toBe(400 * 86_400_000);
     expect(() => parseConfig({ retention: { audit: '30d' } })).toThrow(/at least 90d/);

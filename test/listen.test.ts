@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeHeaderValue, headerValue } from '../src/http/header-value.js';
 import { startTekil, type RunningTekil } from '../src/runtime.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { receiverConfig, signPaymos } from './helpers/receiver.js';
@@ -173,4 +176,92 @@ describe('tekil listen: forwards every delivery to a local URL, across a SIGKILL
     listener.child.kill('SIGTERM');
     await listener.exited;
   }, 90_000);
+});
+
+describe("tekil listen: what a remote answers cannot stop it or reach the local app's credentials", () => {
+  let remote: Server;
+  let remoteUrl = '';
+  let sink: Sink;
+  let dir: string;
+  const children: ChildProcess[] = [];
+  /** Until listen is listening, the remote holds one delivery whose received_at is not a time. */
+  let phase: 'starting' | 'running' = 'starting';
+  const now = new Date().toISOString();
+  const listed = () =>
+    phase === 'starting'
+      ? [{ event_id: 'evt_bad_time', received_at: 'not a time' }]
+      : [
+          { event_id: 'evt_bad_header', received_at: now },
+          { event_id: 'evt_ı_1', received_at: now },
+          { event_id: 'evt_bad_time', received_at: 'not a time' },
+        ];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'tekil-listen-remote-'));
+    sink = await startSink();
+    remote = createServer((req, res) => {
+      const url = new URL(req.url ?? '/', 'http://remote');
+      const json = (status: number, body: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(body));
+      };
+      if (url.pathname === '/api/v1/inbox') {
+        // Every page names a next one, for ever.
+        const cursor = url.searchParams.get('cursor');
+        const n = cursor === null ? 0 : Number(cursor.slice(1));
+        return json(200, { items: n === 0 ? listed() : [], next_cursor: `p${n + 1}` });
+      }
+      const detail = /^\/api\/v1\/inbox\/shop\/(.+)$/.exec(url.pathname);
+      if (detail) {
+        const id = decodeURIComponent(detail[1]!);
+        const headers: Record<string, string> = {
+          'content-type': 'application/json',
+          'x-provider': 'kept',
+          authorization: 'Bearer remote-secret',
+          cookie: 'sid=remote',
+        };
+        if (id === 'evt_bad_header') Object.assign(headers, { 'x-broken': 'a\r\nb', 'bad name': 'x' });
+        return json(200, { headers, content_type: 'application/json', body: JSON.stringify({ id }), body_encoding: 'utf8', body_trimmed_at: null });
+      }
+      json(404, { error: 'NOT_FOUND', message: 'no route' });
+    });
+    await new Promise<void>((resolve) => remote.listen(0, '127.0.0.1', resolve));
+    remoteUrl = `http://127.0.0.1:${(remote.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    await new Promise((resolve) => remote?.close(resolve));
+    await sink?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('forwards an id outside Latin-1 encoded as forwarding does, drops refused headers and credentials, survives a bad received_at and endless pages', async () => {
+    const env = { ...process.env, TEKIL_ADMIN_TOKEN: 'remote-token' };
+    const listener = await spawnListen(
+      ['--remote', remoteUrl, '--source', 'shop', '--to', sink.url, '--state', join(dir, 'remote.json'), '--interval', '200ms'],
+      env,
+    );
+    children.push(listener.child);
+    phase = 'running';
+    await waitUntil(() => sink.requests.length >= 2 || listener.child.exitCode !== null, 60_000, `both forwarded: ${listener.output()}`);
+    expect(listener.child.exitCode, listener.output()).toBeNull();
+    const byId = new Map(sink.requests.map((r) => [decodeHeaderValue(String(r.headers['x-tekil-event-id'])), r]));
+    expect([...byId.keys()].sort()).toEqual(['evt_bad_header', 'evt_ı_1']);
+    expect(String(byId.get('evt_ı_1')!.headers['x-tekil-event-id'])).toBe(headerValue('evt_ı_1'));
+    for (const r of sink.requests) {
+      expect(r.headers['x-provider']).toBe('kept');
+      expect(r.headers.authorization).toBeUndefined();
+      expect(r.headers.cookie).toBeUndefined();
+      expect(r.headers['x-broken']).toBeUndefined();
+    }
+    expect(listener.output()).toContain('evt_bad_header: left out headers the HTTP client refuses: "x-broken", "bad name"');
+    // Later polls still end (the pages are bounded) and send nothing twice.
+    const polls = () => listener.output().split('the remote lists more than').length;
+    const seen = polls();
+    await waitUntil(() => polls() >= seen + 2, 60_000, 'two more polls');
+    expect(sink.requests).toHaveLength(2);
+    expect(listener.child.exitCode).toBeNull();
+    listener.child.kill('SIGTERM');
+    await listener.exited;
+  }, 180_000);
 });

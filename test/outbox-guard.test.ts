@@ -6,7 +6,7 @@ import { startSink } from './helpers/sink.js';
 describe('destination guard', () => {
   it('checks the address a connection really uses: names resolving to loopback are refused at connect time', async () => {
     const sink = await startSink();
-    const sender = new Sender(new DestinationGuard());
+    const sender = new Sender({ operator: new DestinationGuard(), tenants: new DestinationGuard() });
     try {
       const port = new URL(sink.url).port;
       for (const url of [`http://localhost:${port}/hook`, `http://127.0.0.1:${port}/hook`, `http://[::ffff:127.0.0.1]:${port}/hook`]) {

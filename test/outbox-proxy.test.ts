@@ -113,7 +113,7 @@ describe('outbox: sending through an egress proxy', () => {
 
   it('a private final destination is refused before the proxy is asked, while allow-listing is off', async () => {
     // The proxy itself is on loopback, a private address: that is allowed (proxies usually are).
-    const sender = new Sender(new DestinationGuard([]), proxy.url('tekil', 's3cret'));
+    const sender = new Sender({ operator: new DestinationGuard([]), tenants: new DestinationGuard([]) }, proxy.url('tekil', 's3cret'));
     try {
       const asked = proxy.asked.length;
       const port = new URL(sink.url).port;

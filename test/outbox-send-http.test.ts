@@ -10,7 +10,7 @@ describe('outbox: one attempt over HTTP', () => {
   let sender: Sender;
   const sinks: Sink[] = [];
   beforeAll(() => {
-    sender = new Sender(new DestinationGuard(['127.0.0.0/8']));
+    sender = new Sender({ operator: new DestinationGuard(['127.0.0.0/8']), tenants: new DestinationGuard() });
   });
   afterAll(async () => {
     await sender.close(true);

@@ -97,6 +97,7 @@ describe.skipIf(!browserRunnable)('the merchant portal embedded on another site 
       // The proxy connects from loopback: only it is believed about https and the client's address.
       server: { trust_proxy: ['127.0.0.1'] },
       sending: { allow_networks: ['127.0.0.0/8'], dispatcher: { poll_interval: '100ms' } },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
       portal: { name: 'Paymos', frame_ancestors: [panel.origin] },
     });
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-portal-https-'));
@@ -168,15 +169,15 @@ describe.skipIf(!browserRunnable)('the merchant portal embedded on another site 
         expect(opened).toHaveLength(1);
         expect(opened[0]!.status()).toBe(303);
         const setCookie = (await opened[0]!.headerValue('set-cookie')) ?? '';
-        expect(setCookie).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure; Partitioned$/);
+        expect(setCookie).toMatch(/^tekil_portal=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure; Partitioned$/);
         // Kept by the browser under the panel's site, and sent on every API call the frame made.
-        const cookies = (await context.cookies(proxy.origin)).filter((c) => c.name === 'tekil_session');
+        const cookies = (await context.cookies(proxy.origin)).filter((c) => c.name === 'tekil_portal');
         expect(cookies).toEqual([expect.objectContaining({ httpOnly: true, secure: true, sameSite: 'None', partitionKey: 'https://localhost' })]);
         const calls = api.filter((r) => r.frame() !== page.mainFrame());
         expect(calls.map((r) => new URL(r.url()).pathname)).toEqual(expect.arrayContaining(['/api/v1/session', '/api/v1/deliveries']));
         for (const call of calls) {
           expect(call.status(), call.url()).toBe(200);
-          expect(await call.request().headerValue('cookie'), call.url()).toMatch(/(?:^|; )tekil_session=/);
+          expect(await call.request().headerValue('cookie'), call.url()).toMatch(/(?:^|; )tekil_portal=/);
         }
 
         // A change from inside the frame (cookie and CSRF header): Send test reaches A's endpoint.

@@ -86,6 +86,7 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
     const config = receiverConfig({
       // One retry, ten minutes on: a refused webhook stays pending with its next attempt in view.
       sending: { allow_networks: ['127.0.0.0/8'], ladder: ['10m'], dispatcher: { poll_interval: '100ms' } },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
       portal: { name: 'Paymos', accent_color: '#0a7cff', frame_ancestors: [allowed.origin] },
     });
     dataDir = mkdtempSync(join(tmpdir(), 'tekil-portal-'));

@@ -56,7 +56,8 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const config = parseConfig({
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-tenant-auth-')) },
       sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, dispatcher: { poll_interval: '100ms' } },
-      portal: { name: 'Paymos', accent_color: '#0a7cff' },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
+      portal: { name: 'Paymos', accent_color: '#0a7cff', public_url: 'http://tekil.test' },
     });
     const ctx: Context = {
       config,
@@ -343,7 +344,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
   it('a portal link opens a session of its tenant once; the second use and an expired link get 410 and no session', async () => {
     const res = await admin('POST', '/tenants/m_A/portal-links', { ttl: '10m', role: 'operator' });
     const { url, expires_at } = res.body as { url: string; expires_at: string };
-    expect(url).toMatch(/^http:\/\/localhost(:\d+)?\/portal\/link\/[A-Za-z0-9_-]{43}$/);
+    expect(url).toMatch(/^http:\/\/tekil\.test\/portal\/link\/[A-Za-z0-9_-]{43}$/);
     const ttl = new Date(expires_at).getTime() - Date.now();
     expect(ttl).toBeGreaterThan(9 * 60_000);
     expect(ttl).toBeLessThanOrEqual(10 * 60_000 + 5_000);
@@ -356,10 +357,10 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect(opened.status).toBe(303);
     expect(opened.headers.location).toBe('/portal/');
     const cookie = String(opened.headers['set-cookie']);
-    expect(cookie).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
+    expect(cookie).toMatch(/^tekil_portal=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=\d+$/);
     expect(await sessionCount()).toBe(sessions + 1);
 
-    const session = await call(undefined, 'GET', '/api/v1/session', undefined, { cookie: cookie.split(';')[0]! });
+    const session = await call(undefined, 'GET', '/api/v1/session', undefined, { cookie: cookie.split(';')[0]!, 'x-tekil-portal': '1' });
     expect(session.status).toBe(200);
     expect(session.body).toMatchObject({
       role: 'operator',
@@ -369,7 +370,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const csrf = (session.body as { csrf: string }).csrf;
     expect(csrf).toEqual(expect.any(String));
     // The session sees A's rows, 404 for B's, and changes need the CSRF header.
-    const asA = { cookie: cookie.split(';')[0]! };
+    const asA = { cookie: cookie.split(';')[0]!, 'x-tekil-portal': '1' };
     expect((await call(undefined, 'GET', `/api/v1/messages/${own.A.message}`, undefined, asA)).status).toBe(200);
     expect((await call(undefined, 'GET', `/api/v1/messages/${own.B.message}`, undefined, asA)).status).toBe(404);
     expect((await call(undefined, 'GET', '/api/v1/tenants', undefined, asA)).status).toBe(404);
@@ -404,6 +405,45 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect((await admin('POST', '/tenants/m_A/portal-links', { ttl: '2d' })).status).toBe(400);
     expect((await admin('POST', '/tenants/m_A/portal-links', { role: 'admin' })).status).toBe(400);
     expect((await admin('POST', '/tenants/m_nope/portal-links', {})).status).toBe(404);
+  });
+
+  it("a portal link never replaces the panel's session in the browser that opens it (an admin's Open portal, or another's link: login CSRF)", async () => {
+    /** A browser's cookie jar: a Set-Cookie replaces the cookie of its name. */
+    const jar = new Map<string, string>();
+    const keep = (setCookie: unknown) => {
+      for (const line of [setCookie].flat()) {
+        if (typeof line !== 'string') continue;
+        const [pair] = line.split(';');
+        const eq = pair!.indexOf('=');
+        jar.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+      }
+    };
+    const cookies = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+    const signedIn = await call(undefined, 'POST', '/api/v1/session', { token: ADMIN });
+    expect(signedIn.status).toBe(201);
+    keep(signedIn.headers['set-cookie']);
+    const panel = () => call(undefined, 'GET', '/api/v1/tenants', undefined, { cookie: cookies() });
+    expect((await panel()).status).toBe(200);
+
+    // The admin clicks Open portal: the portal opens as the tenant, and the panel stays the admin's.
+    keep((await call(undefined, 'GET', await portalLink())).headers['set-cookie']);
+    expect((await panel()).status).toBe(200);
+    const portal = await call(undefined, 'GET', '/api/v1/session', undefined, { cookie: cookies(), 'x-tekil-portal': '1' });
+    expect(portal.body).toMatchObject({ tenant: { id: 'm_A' } });
+    const asPanel = await call(undefined, 'GET', '/api/v1/session', undefined, { cookie: cookies() });
+    expect(asPanel.body).toMatchObject({ name: 'admin', role: 'admin' });
+    expect((asPanel.body as { tenant?: unknown }).tenant).toBeUndefined();
+    // Signing out of the portal leaves the panel signed in.
+    const csrf = (portal.body as { csrf: string }).csrf;
+    keep(
+      (await call(undefined, 'DELETE', '/api/v1/session', undefined, { cookie: cookies(), 'x-tekil-portal': '1', 'x-tekil-csrf': csrf })).headers['set-cookie'],
+    );
+    expect((await panel()).status).toBe(200);
+
+    // Someone else's link opened in a browser with no panel session signs the panel in to nothing.
+    const victim = await call(undefined, 'GET', await portalLink());
+    const planted = String(victim.headers['set-cookie']).split(';')[0]!;
+    expect((await call(undefined, 'GET', '/api/v1/session', undefined, { cookie: planted })).status).toBe(401);
   });
 
   it("the live stream gives a tenant its own outbound deliveries, never the inbox or another tenant's", async () => {
@@ -501,7 +541,7 @@ describe('the portal embedded in a provider panel (portal.frame_ancestors)', () 
     const opened = await app.inject({ method: 'GET', url: new URL(url).pathname });
     expect(opened.statusCode).toBe(303);
     const cookie = String(opened.headers['set-cookie']);
-    expect(cookie).toMatch(/^tekil_session=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure; Partitioned$/);
+    expect(cookie).toMatch(/^tekil_portal=[^;]+; Path=\/; HttpOnly; SameSite=None; Max-Age=\d+; Secure; Partitioned$/);
     // A browser may hold a partitioned and an unpartitioned cookie of the same name (a second session
     // here): signing out closes every session it sends, and clears both cookies with SameSite=None, the
     // only kind a page framed by another site may change.
@@ -513,13 +553,13 @@ describe('the portal embedded in a provider panel (portal.frame_ancestors)', () 
     });
     const secondOpened = await app.inject({ method: 'GET', url: new URL((second.json() as { url: string }).url).pathname });
     const both = `${cookie.split(';')[0]!}; ${String(secondOpened.headers['set-cookie']).split(';')[0]!}`;
-    const whoami = (c: string) => app.inject({ method: 'GET', url: '/api/v1/deliveries', headers: { cookie: c } });
+    const whoami = (c: string) => app.inject({ method: 'GET', url: '/api/v1/deliveries', headers: { cookie: c, 'x-tekil-portal': '1' } });
     for (const c of both.split('; ')) expect((await whoami(c)).statusCode).toBe(200);
-    const out = await app.inject({ method: 'DELETE', url: '/api/v1/session', headers: { cookie: both } });
+    const out = await app.inject({ method: 'DELETE', url: '/api/v1/session', headers: { cookie: both, 'x-tekil-portal': '1' } });
     expect(out.statusCode).toBe(200);
     expect(out.headers['set-cookie']).toEqual([
-      'tekil_session=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure; Partitioned',
-      'tekil_session=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure',
+      'tekil_portal=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure; Partitioned',
+      'tekil_portal=; Path=/; HttpOnly; SameSite=None; Max-Age=0; Secure',
     ]);
     for (const c of both.split('; ')) expect((await whoami(c)).statusCode).toBe(401);
   });

@@ -35,7 +35,10 @@ describe('CLI: tenants against a running tekil', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'tekil-tenants-cli-'));
     if (onPostgres) t = await createTestDb();
     env = { ...process.env, TEKIL_ADMIN_TOKEN: TOKEN, TEKIL_DATA_DIR: dataDir, TEKIL_SECRET_KEY: 'cli test key', DATABASE_URL: t?.url ?? '' };
-    const config = parseConfig({ sending: { allow_networks: ['127.0.0.0/8'], dispatcher: { poll_interval: '100ms' } } });
+    const config = parseConfig({
+      sending: { allow_networks: ['127.0.0.0/8'], dispatcher: { poll_interval: '100ms' } },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
+    });
     tekil = await startTekil({ config, roles: new Set(['api', 'dispatcher']), env, port: 0, host: '127.0.0.1', logger: createLogger({ level: 'silent' }) });
     env.TEKIL_URL = tekil.url;
   });

@@ -65,7 +65,7 @@ describe('CLI: tekil tenants token create | list | revoke and tenants portal-lin
     expect((await api(token, '/api/v1/tenants')).status).toBe(404);
     const first = await fetch(url, { redirect: 'manual' });
     expect(first.status).toBe(303);
-    expect(first.headers.get('set-cookie')).toMatch(/^tekil_session=/);
+    expect(first.headers.get('set-cookie')).toMatch(/^tekil_portal=/);
     expect((await fetch(url, { redirect: 'manual' })).status).toBe(410);
 
     const listed = JSON.parse((await cli('tenants', 'token', 'list', 'm_cli', '--json')).stdout) as Array<{ id: string; name: string; role: string }>;

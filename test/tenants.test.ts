@@ -41,6 +41,7 @@ describe('tenants: one per merchant, fan-out limited to the tenant', () => {
     const config = parseConfig({
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-tenants-')) },
       sending: { allow_networks: ['127.0.0.0/8'], time_scale: 0.001, dispatcher: { poll_interval: '100ms' } },
+      tenants: { allow_networks: ['127.0.0.0/8'] },
       retention: { batch_size: 2 },
     });
     const ctx: Context = {

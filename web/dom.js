@@ -23,11 +23,12 @@ export class ApiError extends Error {
  * @param {string} path below /api/v1
  * @param {unknown} body
  * @param {string | null} csrfToken
+ * @param {Record<string, string>} [extraHeaders] the portal's marker (`x-tekil-portal`), which picks its own session cookie
  * @returns {Promise<any>}
  */
-export async function request(method, path, body, csrfToken) {
+export async function request(method, path, body, csrfToken, extraHeaders = {}) {
   /** @type {Record<string, string>} */
-  const headers = {};
+  const headers = { ...extraHeaders };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (csrfToken) headers['x-tekil-csrf'] = csrfToken;
   const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });

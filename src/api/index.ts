@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { TekilError } from '../errors.js';
 import type { Context } from '../service.js';
 import { authenticate } from '../auth/authenticate.js';
-import { CSRF_HEADER } from '../auth/sessions.js';
+import { CSRF_HEADER, isPortalRequest } from '../auth/sessions.js';
 import { outboxRoutes } from './outbox.js';
 import { tenantRoutes } from './tenants.js';
 import { tenantAccessRoutes } from './tenant-access.js';
@@ -53,6 +53,9 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
   // Who is calling, and may they: src/auth/authenticate.ts (bearer token, or the cookie with its CSRF token).
   app.addHook('onRequest', async (req) => {
     const permission = req.routeOptions.config.permission;
+    const portal = isPortalRequest(req.headers, req.query);
+    // `?portal=1` (an EventSource, a download link) only picks the cookie: no route reads it as a filter.
+    if (typeof req.query === 'object' && req.query !== null) delete (req.query as Record<string, unknown>).portal;
     if (permission === 'public') return;
     const { caller, session } = await authenticate(
       ctx.db,
@@ -62,6 +65,7 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
         csrf: req.headers[CSRF_HEADER],
+        portal,
       },
       (caller) => (req.caller = caller),
       { tenant: req.routeOptions.config.tenant === true, method: req.method, url: req.url },

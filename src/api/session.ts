@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { TekilError } from '../errors.js';
 import { callerForToken } from '../auth/operators.js';
-import { closeSession, openSession, readCookies, SESSION_COOKIE, sessionCookie } from '../auth/sessions.js';
+import { closeSession, isPortalRequest, openSession, readCookies, sessionCookie, sessionCookieName } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
 import { getTenant } from '../tenants/tenants.js';
@@ -30,7 +30,8 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
       if (!caller) throw new TekilError('UNAUTHORIZED', 'wrong token', { hint: 'sign in with the admin token, an operator token or a tenant token' });
       req.caller = caller; // for the audit row of this sign-in
       const { id, session } = await openSession(ctx.db, caller, adminToken);
-      reply.header('set-cookie', sessionCookie(id, req.protocol === 'https'));
+      const name = sessionCookieName(isPortalRequest(req.headers, req.query));
+      reply.header('set-cookie', sessionCookie(id, req.protocol === 'https', undefined, false, false, name));
       reply.header('cache-control', 'no-store');
       return { name: caller.name, role: caller.role, csrf_token: session.csrfToken, expires_at: session.expiresAt };
     },
@@ -65,13 +66,20 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     async (_input, req, reply) => {
       // A partitioned cookie is another cookie than an unpartitioned one of the same name, and the browser
       // may send both: every session named is closed.
-      for (const id of readCookies(req.headers.cookie, SESSION_COOKIE)) await closeSession(ctx.db, id);
+      // The portal signs out of its own cookie, the panel of its own: neither ends the other's session.
+      const name = sessionCookieName(isPortalRequest(req.headers, req.query));
+      for (const id of readCookies(req.headers.cookie, name)) await closeSession(ctx.db, id);
       // A portal framed by the provider's panel can only change SameSite=None cookies (a Strict one is not
       // set from inside another site's frame): it clears the partitioned cookie and an unpartitioned one (a
       // tenant token's sign-in, or a portal session from before the cookie was partitioned).
       const secure = req.protocol === 'https';
       const embedded = req.caller?.tenantId !== undefined && ctx.config.portal.frame_ancestors.length > 0;
-      reply.header('set-cookie', embedded ? [sessionCookie('', secure, 0, true), sessionCookie('', secure, 0, true, false)] : sessionCookie('', secure, 0));
+      reply.header(
+        'set-cookie',
+        embedded
+          ? [sessionCookie('', secure, 0, true, true, name), sessionCookie('', secure, 0, true, false, name)]
+          : sessionCookie('', secure, 0, false, false, name),
+      );
       return { signed_out: true };
     },
   );

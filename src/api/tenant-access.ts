@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { createPortalLink, PORTAL_LINK_DEFAULT_TTL_MS, PORTAL_LINK_MAX_TTL_MS } from '../tenants/portal-links.js';
 import { operatorRoles } from '../auth/roles.js';
@@ -8,6 +9,24 @@ import { requireRoom } from '../tenants/quotas.js';
 import { getTenant, tenantId } from '../tenants/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { TekilError } from '../errors.js';
+
+/**
+ * Where portal links point: `portal.public_url`; else, behind a trusted proxy, the host the proxy
+ * describes; else the address and port this request reached tekil on. Never the request's own `Host`
+ * header, which any client sets: `Host: evil.example` must not make a link to evil.example.
+ */
+function portalLinkBase(ctx: Context, req: FastifyRequest): string {
+  const configured = ctx.config.portal.public_url;
+  if (configured !== undefined) return configured.replace(/\/+$/, '');
+  if (ctx.config.server.trust_proxy.length > 0) return `${req.protocol}://${req.host}`;
+  const { localAddress, localPort } = req.socket;
+  if (!localAddress || !localPort) {
+    throw new TekilError('CONFLICT', 'tekil does not know the address portal links should use', { hint: 'set portal.public_url in the configuration' });
+  }
+  const address = localAddress.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, '');
+  return `${req.protocol}://${address.includes(':') ? `[${address}]` : address}:${localPort}`;
+}
 
 const tenantParams = z.object({ id: tenantId });
 const tokenParams = z.object({ id: tenantId, token_id: z.string().regex(/^ttk_[0-9a-f]{1,64}$/, 'a tenant token id is ttk_…') });
@@ -85,8 +104,13 @@ export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
       status: 201,
     },
     async ({ params, body }, req, reply) => {
+      const base = portalLinkBase(ctx, req);
+      if ((await getTenant(db, params.id)).disabled) {
+        throw new TekilError('CONFLICT', `tenant ${params.id} is disabled: its portal does not open`, {
+          hint: 'enable the tenant first (PATCH /api/v1/tenants/:id {"disabled": false})',
+        });
+      }
       const { token, link } = await createPortalLink(db, params.id, body.role ?? 'viewer', body.ttl ?? PORTAL_LINK_DEFAULT_TTL_MS);
-      const base = (ctx.config.portal.public_url ?? `${req.protocol}://${req.host}`).replace(/\/+$/, '');
       reply.header('cache-control', 'no-store');
       return { url: `${base}/portal/link/${token}`, expires_at: link.expires_at, role: link.role, tenant_id: link.tenant_id };
     },

@@ -1,8 +1,12 @@
+import { addressKey } from '../http/connection-cap.js';
+
 /**
- * Slows down token guessing: refused credentials are counted per address and per token prefix over a
- * sliding window; past the limit, that address or prefix is refused (429) until its oldest failure
- * leaves the window. Kept in memory per process: a restart forgets, which costs an attacker a restart
- * they cannot cause, and keeps the store out of the way of a flood.
+ * Slows down token guessing: refused credentials are counted per address (an IPv6 /64 as one) and per
+ * token prefix over a sliding window. Past the limit, an address is refused (429) before its token is
+ * checked, until its oldest failure leaves the window. A prefix past the limit only turns the answer to
+ * a wrong token into a 429: the prefix is public (the token list shows it), so refusing by it would let
+ * anyone lock a valid token out. Kept in memory per process: a restart forgets, which costs an attacker
+ * a restart they cannot cause, and keeps the store out of the way of a flood.
  */
 export interface SignInLimitOptions {
   failures: number;
@@ -52,10 +56,19 @@ export class SignInLimit {
   }
 }
 
-/** The keys a request's credentials are counted under: its address, and its token's first characters. */
-export function signInKeys(address: string, token: string | undefined): string[] {
-  const keys = [`address:${address}`];
+/** The key a request's address is counted under: its IPv4 address, or its IPv6 /64 (as the connection cap counts it). */
+export function addressSignInKey(address: string): string {
+  return `address:${addressKey(address)}`;
+}
+
+/** The key a token is counted under: its first characters, or none for no token. */
+export function tokenSignInKey(token: string | undefined): string | undefined {
   // Eight characters: enough to tell tokens apart (`tko_` and four random ones), far too few to help guess one.
-  if (token !== undefined && token !== '') keys.push(`token:${token.slice(0, 8)}`);
-  return keys;
+  return token === undefined || token === '' ? undefined : `token:${token.slice(0, 8)}`;
+}
+
+/** The keys a refused credential is counted under: its address, and its token's first characters. */
+export function signInKeys(address: string, token: string | undefined): string[] {
+  const prefix = tokenSignInKey(token);
+  return prefix === undefined ? [addressSignInKey(address)] : [addressSignInKey(address), prefix];
 }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter } from 'prom-client';
 import { TekilError } from '../errors.js';
 import { writeAuditRow } from './write.js';
 import type { Context } from '../service.js';
-import { signInKeys, SignInLimit } from './sign-in-limit.js';
+import { addressSignInKey, signInKeys, SignInLimit, tokenSignInKey } from './sign-in-limit.js';
 import { summarize } from './summary.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
@@ -82,8 +82,9 @@ function targetOf(req: FastifyRequest, payload: unknown, status: number, token: 
  * log at error level, whole, with `tekil_audit_write_failures_total` counting it, so nothing is lost
  * silently.
  *
- * Refused credentials are also counted by a sign-in limit (per address and per token prefix); past it,
- * requests presenting a token are answered 429 SIGN_IN_LIMITED, and audited, before any token is checked.
+ * Refused credentials are also counted by a sign-in limit (per address, an IPv6 /64 as one, and per token
+ * prefix). Past it, an address's requests presenting a token are answered 429 SIGN_IN_LIMITED, and audited,
+ * before any token is checked; a limited prefix only turns a wrong token's 401 into a 429.
  */
 export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
   const { sign_in } = ctx.config.audit;
@@ -96,32 +97,41 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
       registers: [ctx.metrics],
     });
 
-  const refuseIfLimited = (req: FastifyRequest, reply: FastifyReply, token: string | undefined) => {
-    const wait = limit.retryAfter(signInKeys(req.ip, token));
+  const limited = (wait: number) =>
+    new TekilError('SIGN_IN_LIMITED', `too many refused sign-ins; retry in ${wait} s`, { hint: 'wait for Retry-After, then use a valid token' });
+
+  // Before authentication: a limited address is refused without checking its token. Not a limited
+  // prefix: a token that matches is never refused for the wrong ones that share its first characters.
+  app.addHook('onRequest', async (req, reply) => {
+    if (bearerOf(req) === undefined && !(req.method === 'POST' && req.routeOptions.url === SIGN_IN_ROUTE)) return;
+    const wait = limit.retryAfter([addressSignInKey(req.ip)]);
     if (wait > 0) {
       reply.header('retry-after', String(wait));
-      throw new TekilError('SIGN_IN_LIMITED', `too many refused sign-ins; retry in ${wait} s`, { hint: 'wait for Retry-After, then use a valid token' });
+      throw limited(wait);
     }
-  };
-
-  // Before authentication: a limited address or token is refused without checking its token.
-  app.addHook('onRequest', async (req, reply) => {
-    const token = bearerOf(req);
-    if (token !== undefined || (req.method === 'POST' && req.routeOptions.url === SIGN_IN_ROUTE)) refuseIfLimited(req, reply, token);
   });
   // The sign-in's token is in its body, read only by now.
-  app.addHook('preHandler', async (req, reply) => {
+  app.addHook('preHandler', async (req) => {
     if (req.method !== 'POST' || req.routeOptions.url !== SIGN_IN_ROUTE) return;
     const token = (req.body as { token?: unknown } | undefined)?.token;
-    if (typeof token !== 'string') return;
-    req.presentedToken = token;
-    refuseIfLimited(req, reply, token);
+    if (typeof token === 'string') req.presentedToken = token;
   });
 
-  app.addHook('onSend', async (req, reply, payload) => {
-    const status = reply.statusCode;
+  app.addHook('onSend', async (req, reply, payloadSent) => {
+    let payload = payloadSent;
+    let status = reply.statusCode;
     const token = req.presentedToken ?? bearerOf(req);
-    if (status === 401 && token !== undefined) limit.recordFailure(signInKeys(req.ip, token));
+    if (status === 401 && token !== undefined) {
+      // A wrong token whose prefix is past the limit is answered 429, so the guessing shows in the trail.
+      const prefix = tokenSignInKey(token);
+      const wait = prefix === undefined ? 0 : limit.retryAfter([prefix]);
+      limit.recordFailure(signInKeys(req.ip, token));
+      if (wait > 0) {
+        status = 429;
+        reply.code(status).header('retry-after', String(wait));
+        payload = JSON.stringify(limited(wait).toJSON());
+      }
+    }
     const refusedCredential = status === 401 || status === 429;
     if (!refusedCredential && (READS.has(req.method) || UNAUDITED_ROUTES.has(`${req.method} ${req.routeOptions.url}`))) return payload;
     const written = await writeAuditRow(ctx.db, req.log, {

@@ -2,13 +2,15 @@ import { TekilError } from '../errors.js';
 import type { Queryable } from '../store/db.js';
 import { callerForToken } from './operators.js';
 import { roleAllows, type Caller, type Permission } from './roles.js';
-import { CSRF_HEADER, csrfMatches, findSession, readCookie, SESSION_COOKIE, type Session } from './sessions.js';
+import { CSRF_HEADER, csrfMatches, findSession, readCookie, sessionCookieName, type Session } from './sessions.js';
 
 /** What a request presents: its headers, as the HTTP server read them. */
 export interface PresentedCredentials {
   authorization?: string | undefined;
   cookie?: string | undefined;
   csrf?: string | string[] | undefined;
+  /** The request is the portal's: its session is read from the portal's cookie, not the panel's. */
+  portal?: boolean;
 }
 
 export interface Authenticated {
@@ -33,11 +35,13 @@ export async function authenticate(
   route: { tenant: boolean; method: string; url: string } = { tenant: false, method: '', url: '' },
 ): Promise<Authenticated> {
   const { authorization: header } = presented;
-  const cookie = readCookie(presented.cookie, SESSION_COOKIE);
+  const cookie = readCookie(presented.cookie, sessionCookieName(presented.portal === true));
   let found: Authenticated;
   if (header === undefined && cookie !== undefined) {
     const session = await findSession(db, cookie, adminToken);
     if (!session) throw new TekilError('UNAUTHORIZED', 'the session has expired or ended', { hint: 'sign in again' });
+    // Named before the CSRF check, so its refusal is audited with the session's caller (and tenant).
+    identified?.(session.caller);
     if (permission !== 'view' && !csrfMatches(session, typeof presented.csrf === 'string' ? presented.csrf : undefined)) {
       throw new TekilError('FORBIDDEN', 'a change made with the session cookie needs its CSRF token', {
         hint: `send the csrf_token from GET /api/v1/session in the ${CSRF_HEADER} header`,

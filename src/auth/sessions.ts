@@ -6,6 +6,26 @@ import { tenantCallerName } from './tenant-tokens.js';
 import type { Caller } from './roles.js';
 
 export const SESSION_COOKIE = 'tekil_session';
+/**
+ * The portal's session cookie: its own name, so a portal link opened in a browser signed in to the panel
+ * (an admin's **Open portal**, or another tenant's link sent to a victim) never replaces the panel's session.
+ */
+export const PORTAL_COOKIE = 'tekil_portal';
+/**
+ * Marks a request as the portal's (`x-tekil-portal: 1`, or `?portal=1` where no header can be set: an
+ * EventSource): its session is read from the portal's cookie, and every other request's from the panel's.
+ */
+export const PORTAL_HEADER = 'x-tekil-portal';
+
+/** The cookie a request's session is read from: the portal's when the request says it is the portal's. */
+export function sessionCookieName(portal: boolean): string {
+  return portal ? PORTAL_COOKIE : SESSION_COOKIE;
+}
+
+/** Whether a request says it is the portal's: the header, or `portal=1` in the query. */
+export function isPortalRequest(headers: Record<string, string | string[] | undefined>, query: unknown): boolean {
+  return headers[PORTAL_HEADER] === '1' || (typeof query === 'object' && query !== null && (query as Record<string, unknown>).portal === '1');
+}
 /** The header a cookie-authenticated change must carry, with the value `GET /api/v1/session` gives. */
 export const CSRF_HEADER = 'x-tekil-csrf';
 /** A working day: long enough not to sign in twice a shift, short enough that a forgotten tab expires. */
@@ -98,8 +118,15 @@ export function readCookie(header: string | undefined, name: string): string | u
  * blocks third-party cookies still keeps a partitioned one, stored under the embedding panel's site
  * and sent only inside frames of that site.
  */
-export function sessionCookie(id: string, secure: boolean, maxAgeMs = SESSION_TTL_MS, embeddable = false, partitioned = embeddable): string {
-  const parts = [`${SESSION_COOKIE}=${id}`, 'Path=/', 'HttpOnly', embeddable ? 'SameSite=None' : 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
+export function sessionCookie(
+  id: string,
+  secure: boolean,
+  maxAgeMs = SESSION_TTL_MS,
+  embeddable = false,
+  partitioned = embeddable,
+  name: string = SESSION_COOKIE,
+): string {
+  const parts = [`${name}=${id}`, 'Path=/', 'HttpOnly', embeddable ? 'SameSite=None' : 'SameSite=Strict', `Max-Age=${Math.floor(maxAgeMs / 1000)}`];
   if (secure || embeddable) parts.push('Secure');
   if (partitioned) parts.push('Partitioned');
   return parts.join('; ');

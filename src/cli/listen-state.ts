@@ -64,11 +64,18 @@ export function writeState(path: string, state: ListenState): void {
   renameSync(tmp, path);
 }
 
-/** Records one forwarded delivery and moves the floor up to a look-back behind the newest one. */
+/**
+ * Records one forwarded delivery and moves the floor up to a look-back behind the newest one. A
+ * received_at that is not a time (a remote's answer is not trusted) moves nothing; its id is kept, so it
+ * is not sent again.
+ */
 export function markForwarded(state: ListenState, eventId: string, receivedAt: string): void {
   state.forwarded.set(eventId, receivedAt);
   let newest = 0;
-  for (const at of state.forwarded.values()) newest = Math.max(newest, Date.parse(at));
+  for (const at of state.forwarded.values()) {
+    const ms = Date.parse(at);
+    if (Number.isFinite(ms)) newest = Math.max(newest, ms);
+  }
   const floor = Math.max(Date.parse(state.floor), newest - LOOKBACK_MS);
   state.floor = new Date(floor).toISOString();
   for (const [id, at] of state.forwarded) if (Date.parse(at) < floor) state.forwarded.delete(id);

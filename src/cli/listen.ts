@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { request } from 'undici';
 import { parseDuration } from '../config/units.js';
 import { TekilError } from '../errors.js';
+import { headerValue } from '../http/header-value.js';
 import { addApiOptions, ApiError, callApi, resolveApiTarget, type ApiOptions, type ApiTarget } from './api-client.js';
 import { defaultStatePath, LOOKBACK_MS, markForwarded, readState, writeState, type ListenState } from './listen-state.js';
 
@@ -28,9 +29,27 @@ interface DeliveryDetail {
   body_trimmed_at: string | null;
 }
 
-/** Hop-by-hop and framing headers: the local request gets its own. */
-const NOT_FORWARDED = new Set(['host', 'content-length', 'connection', 'transfer-encoding', 'keep-alive']);
+/**
+ * Hop-by-hop and framing headers: the local request gets its own. Credentials: whatever the remote
+ * says a provider sent, the local app is never handed an `authorization` or a cookie to act on.
+ */
+const NOT_FORWARDED = new Set([
+  'host',
+  'content-length',
+  'connection',
+  'transfer-encoding',
+  'keep-alive',
+  'upgrade',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+]);
+/** A header name HTTP allows (RFC 9110 token), and a value the client will send (no CR, LF, NUL; Latin-1 only). */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 const PAGE_LIMIT = 500;
+/** Pages read in one poll at most: a remote that keeps answering a next page cannot hold listen in one poll for ever. */
+const MAX_PAGES = 100;
 const LOCAL_TIMEOUT_MS = 30_000;
 const MAX_BACKOFF_MS = 10_000;
 
@@ -139,32 +158,57 @@ async function startingState(run: ListenRun): Promise<ListenState> {
   if (run.since !== undefined) return { ...base, floor: new Date(Date.now() - run.since).toISOString(), forwarded: new Map() };
   const saved = readState(run.statePath, run.target.url, run.source);
   if (saved) return saved;
-  // The remote's newest delivery, not this machine's clock, says where "now" is.
+  // The remote's newest delivery, not this machine's clock, says where "now" is (this machine's clock
+  // when the remote's time cannot be read).
   const newest = await retrying('list deliveries', () => listPage(run, { limit: '1' }));
-  const floorMs = newest.items[0] ? Date.parse(newest.items[0].received_at) - LOOKBACK_MS : 0;
+  const newestMs = newest.items[0] ? Date.parse(newest.items[0].received_at) : 0;
+  const floorMs = Number.isFinite(newestMs) ? Math.max(0, newestMs - (newest.items[0] ? LOOKBACK_MS : 0)) : Date.now() - LOOKBACK_MS;
   const state: ListenState = { ...base, floor: new Date(floorMs).toISOString(), forwarded: new Map() };
   for (const d of await retrying('list deliveries', () => listSince(run, state.floor))) state.forwarded.set(d.event_id, d.received_at);
   return state;
 }
 
-function listPage(run: ListenRun, query: Record<string, string>): Promise<{ items: ListedDelivery[]; next_cursor: string | null }> {
-  return callApi(run.target, 'GET', `/api/v1/inbox?${new URLSearchParams({ source: run.source, ...query })}`);
+interface Page {
+  items: ListedDelivery[];
+  next_cursor: string | null;
 }
 
-/** Every delivery received at or after `floor`, oldest first (the list pages newest first). */
+/** One page of the remote's list, keeping only the items listen can use (an id and a received_at, as text). */
+async function listPage(run: ListenRun, query: Record<string, string>): Promise<Page> {
+  const page = await callApi<{ items?: unknown; next_cursor?: unknown }>(
+    run.target,
+    'GET',
+    `/api/v1/inbox?${new URLSearchParams({ source: run.source, ...query })}`,
+  );
+  const items = (Array.isArray(page.items) ? page.items : []).filter(
+    (d): d is ListedDelivery => typeof d === 'object' && d !== null && typeof d.event_id === 'string' && typeof d.received_at === 'string',
+  );
+  return { items, next_cursor: typeof page.next_cursor === 'string' && page.next_cursor !== '' ? page.next_cursor : null };
+}
+
+/**
+ * Every delivery received at or after `floor`, oldest first (the list pages newest first), each once.
+ * At most MAX_PAGES pages, and never the same cursor twice: past that, the newest ones read are forwarded
+ * and the rest is said on screen.
+ */
 async function listSince(run: ListenRun, floor: string): Promise<ListedDelivery[]> {
-  const all: ListedDelivery[] = [];
+  const all = new Map<string, ListedDelivery>();
+  const seen = new Set<string>();
   let cursor: string | null = null;
-  do {
-    const page: { items: ListedDelivery[]; next_cursor: string | null } = await listPage(run, {
-      since: floor,
-      limit: String(PAGE_LIMIT),
-      ...(cursor ? { cursor } : {}),
-    });
-    all.push(...page.items);
+  for (let pages = 0; ; pages++) {
+    if (pages === MAX_PAGES || (cursor !== null && seen.has(cursor))) {
+      log(
+        `the remote lists more than ${MAX_PAGES} pages (or repeats a page) since ${floor}: forwarding the ${all.size} newest; use a shorter --since for the rest`,
+      );
+      break;
+    }
+    if (cursor !== null) seen.add(cursor);
+    const page: Page = await listPage(run, { since: floor, limit: String(PAGE_LIMIT), ...(cursor ? { cursor } : {}) });
+    for (const d of page.items) if (!all.has(d.event_id)) all.set(d.event_id, d);
     cursor = page.next_cursor;
-  } while (cursor !== null);
-  return all.reverse();
+    if (cursor === null) break;
+  }
+  return [...all.values()].reverse();
 }
 
 /**
@@ -188,17 +232,38 @@ async function forwardUntilAccepted(run: ListenRun, d: ListedDelivery): Promise<
     log(`${d.event_id}: skipped, retention trimmed its body at ${detail.body_trimmed_at}`);
     return undefined;
   }
-  const body = Buffer.from(detail.body, detail.body_encoding === 'base64' ? 'base64' : 'utf8');
+  const body = Buffer.from(String(detail.body ?? ''), detail.body_encoding === 'base64' ? 'base64' : 'utf8');
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(detail.headers)) if (!NOT_FORWARDED.has(name.toLowerCase())) headers[name] = value;
-  if (detail.content_type !== null && headers['content-type'] === undefined) headers['content-type'] = detail.content_type;
-  headers['x-tekil-source'] = run.source;
-  headers['x-tekil-event-id'] = d.event_id;
+  const dropped: string[] = [];
+  for (const [name, value] of Object.entries(detail.headers ?? {})) {
+    if (NOT_FORWARDED.has(name.toLowerCase())) continue;
+    // A header the HTTP client would refuse (a stored value with a line break, a name that is no token)
+    // is left out, and said: one odd header must not hold every later delivery back.
+    if (typeof value === 'string' && HEADER_NAME.test(name) && HEADER_VALUE.test(value)) headers[name] = value;
+    else dropped.push(name);
+  }
+  if (typeof detail.content_type === 'string' && headers['content-type'] === undefined && HEADER_VALUE.test(detail.content_type)) {
+    headers['content-type'] = detail.content_type;
+  }
+  if (dropped.length > 0) log(`${d.event_id}: left out headers the HTTP client refuses: ${dropped.map((n) => JSON.stringify(n)).join(', ')}`);
+  // As forwarding sends them: an id or source outside plain ASCII in the RFC 8187 form (docs/processing.md).
+  headers['x-tekil-source'] = headerValue(run.source);
+  headers['x-tekil-event-id'] = headerValue(d.event_id);
   for (let attempt = 1; ; attempt++) {
     const started = Date.now();
     let outcome: string;
     try {
-      const res = await request(run.to, { method: 'POST', headers, body, headersTimeout: LOCAL_TIMEOUT_MS, bodyTimeout: LOCAL_TIMEOUT_MS });
+      let res: Awaited<ReturnType<typeof request>>;
+      try {
+        res = await request(run.to, { method: 'POST', headers, body, headersTimeout: LOCAL_TIMEOUT_MS, bodyTimeout: LOCAL_TIMEOUT_MS });
+      } catch (err) {
+        // A request that cannot be built fails the same way every time: skipped, not retried for ever.
+        if ((err as { code?: unknown }).code === 'UND_ERR_INVALID_ARG') {
+          log(`${d.event_id}: skipped, its request cannot be built: ${(err as Error).message}`);
+          return undefined;
+        }
+        throw err;
+      }
       await res.body.dump();
       if (res.statusCode >= 200 && res.statusCode < 300) {
         return `${res.statusCode} (${Date.now() - started} ms)`;

@@ -130,7 +130,7 @@ export const configSchema = z
     audit: auditSchema.default(auditSchema.parse({})),
     telemetry: telemetrySchema.default(telemetrySchema.parse({})),
     portal: portalSchema.default(portalSchema.parse({})),
-    /** Tenants: what their own callers may set, their quotas, their event streams (docs/tenants.md). */
+    /** Tenants: their networks, what their own callers may set, their quotas, their event streams (docs/tenants.md). */
     tenants: tenantsSchema.default(tenantsSchema.parse({})),
     sources: z.record(z.string().regex(/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/, 'source names use letters, digits, _ . -'), sourceSchema).default({}),
     shutdown_timeout: durationMs.default(10_000),

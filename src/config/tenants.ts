@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { networkCidr } from './networks.js';
 import { durationMs } from './units.js';
 
 /**
@@ -57,8 +58,16 @@ export const streamsSchema = z
   })
   .strict();
 
+/**
+ * Tenants (docs/tenants.md). `allow_networks`: what the operator allows the tenants (merchants) other than `default`. `sending.allow_networks` is the
+ * operator's own: it lets the operator's receivers on private networks be reached, and a tenant's
+ * endpoints must not inherit it (a merchant's token would reach tekil's own port, its database and
+ * internal services, and read their answers in its attempt history).
+ */
 export const tenantsSchema = z
   .object({
+    /** Networks (CIDR) a tenant's endpoints may resolve to although private, loopback or link-local; empty: public addresses only. */
+    allow_networks: z.array(networkCidr).default([]),
     limits: tenantLimitsSchema.default(tenantLimitsSchema.parse({})),
     quotas: quotasSchema.default(quotasSchema.parse({})),
     streams: streamsSchema.default(streamsSchema.parse({})),

@@ -76,6 +76,34 @@ export class DestinationGuard {
     }
   }
 
+  /**
+   * Names this guard let resolve to a non-public address (one its list allows), most recent last: a
+   * request to one of them may have been answered from a private network (see reachesNonPublic).
+   */
+  private readonly nonPublicNames = new Set<string>();
+
+  /** True when the address is on a private, loopback, link-local or other non-public network, allowed or not. */
+  isNonPublic(address: string): boolean {
+    const ip = ipv4Inside(address) ?? address;
+    return this.denied.check(ip, isIP(ip) === 4 ? 'ipv4' : 'ipv6');
+  }
+
+  /**
+   * True when a request this guard let through to `url` may have been answered from a non-public
+   * address: an IP literal on such a network, a `localhost` name, or a name this guard has seen resolve
+   * to one (remembered once seen, so a name switching between public and private answers stays marked).
+   */
+  reachesNonPublic(url: string): boolean {
+    let host: string;
+    try {
+      host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    } catch {
+      return true;
+    }
+    if (isIP(host) !== 0) return this.isNonPublic(host);
+    return isLocalhostName(host) || this.nonPublicNames.has(host.toLowerCase());
+  }
+
   /** True when a connection to this IP address is allowed. */
   permits(address: string): boolean {
     // IPv4-mapped IPv6 (::ffff:10.0.0.1, ::ffff:a00:1) is judged as the IPv4 address it carries.
@@ -124,6 +152,7 @@ export class DestinationGuard {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
       const usable = addresses.filter((a) => this.permits(a.address));
+      if (usable.some((a) => this.isNonPublic(a.address))) this.rememberNonPublic(hostname);
       if (usable.length === 0) {
         const refusal = this.refusal(hostname, addresses[0]?.address ?? '?') as TekilError & NodeJS.ErrnoException;
         return callback(refusal, '', 0);
@@ -135,6 +164,13 @@ export class DestinationGuard {
       }
     });
   };
+
+  private rememberNonPublic(hostname: string): void {
+    const name = hostname.toLowerCase();
+    this.nonPublicNames.delete(name);
+    this.nonPublicNames.add(name);
+    if (this.nonPublicNames.size > 10_000) this.nonPublicNames.delete(this.nonPublicNames.values().next().value!);
+  }
 
   /**
    * Validates a destination URL when an endpoint is created or changed: http(s) only, and refused when

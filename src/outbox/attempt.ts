@@ -44,7 +44,7 @@ export async function runAttempt(
       span = startDispatchSpan(t, row);
       headers.traceparent = traceparentOf(span);
     }
-    outcome = await deps.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms });
+    outcome = await deps.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms, tenantId: row.tenant_id });
   } catch (err) {
     outcome = {
       startedAt: new Date(),

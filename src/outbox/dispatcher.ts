@@ -19,7 +19,7 @@ import { dispatcherMetrics, type DispatcherMetrics } from './dispatcher-metrics.
 import { OUTBOX_CHANNEL } from './publish.js';
 import type { SecretBox } from './secrets.js';
 import { type Claimed, PacedDeliveries } from './paced-deliveries.js';
-import { Sender } from './sender.js';
+import { publicOnlyGuard, Sender } from './sender.js';
 import { SlowLane } from './slow-lane.js';
 import { refreshInheritedSettings } from './inherited-settings.js';
 import { holdBreakerDeliveries } from './breaker-hold.js';
@@ -32,7 +32,10 @@ export interface DispatcherOptions {
   db: Db;
   sending: SendingConfig;
   box: SecretBox;
+  /** The default tenant's endpoints' guard (`sending.allow_networks`). */
   guard: DestinationGuard;
+  /** Every other tenant's endpoints' guard (`tenants.allow_networks`); absent: public addresses only. */
+  tenantGuard?: DestinationGuard | undefined;
   logger: Logger;
   metrics?: Registry | undefined;
   /** Publish `message.attempts_exhausted` to the tenant for each delivery given up (alerts turned on). */
@@ -120,7 +123,7 @@ export class Dispatcher implements Service {
 
   constructor(private readonly options: DispatcherOptions) {
     const { sending } = options;
-    this.sender = new Sender(options.guard, sending.proxy);
+    this.sender = new Sender({ operator: options.guard, tenants: options.tenantGuard ?? publicOnlyGuard() }, sending.proxy);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
     this.attemptDeps = { sender: this.sender, caches: new DispatcherCaches(this.sql, options.box), sending };
     this.metrics = dispatcherMetrics(options.metrics);

@@ -24,6 +24,7 @@ import { TekilError } from '../errors.js';
 import { scopeTenantId, type Scope } from '../scope.js';
 import { parseInput } from '../validation.js';
 import type { DestinationGuard } from '../http/destination-guard.js';
+import { publicOnlyGuard } from './sender.js';
 import { eventIdModes, newEndpointId } from './ids.js';
 import { writeInheritedSettings } from '../store/sql/outbox/inherited-settings.js';
 import { DEFAULT_TENANT_ID } from './publish.js';
@@ -129,14 +130,19 @@ function schemeOptions(scheme: string, hmac: HmacSchemeOptions | null | undefine
 export interface EndpointStoreOptions {
   sending: SendingConfig;
   box: SecretBox;
+  /** The default tenant's (the operator's) destinations. */
   guard: DestinationGuard;
+  /** Every other tenant's destinations (`tenants.allow_networks`); absent: public addresses only. */
+  tenantGuard?: DestinationGuard;
 }
 
 /** An endpoint as stored: its jsonb columns (ladder, hmac) were validated by this module before they were written. */
 const asEndpoint = (row: EndpointRow): Endpoint => row as Endpoint;
 
 /** Endpoint storage: create, read, change, rotate secrets. Every function takes the store or a transaction. */
-export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
+export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGuard() }: EndpointStoreOptions) {
+  const guardOf = (tenantId: string): DestinationGuard => (tenantId === DEFAULT_TENANT_ID ? guard : tenantGuard);
+
   /** Any tenant's endpoint: for this module's own reads, whose caller already answered for the scope. */
   async function read(db: Queryable, id: string): Promise<Endpoint> {
     const { rows } = await selectEndpoint.run(db, { id });
@@ -166,7 +172,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
 
     async create(db: Queryable, raw: unknown): Promise<{ endpoint: Endpoint; secret: string }> {
       const input = parseInput(endpointCreateSchema, raw);
-      await guard.checkUrl(input.url);
+      await guardOf(input.tenant_id ?? DEFAULT_TENANT_ID).checkUrl(input.url);
       const ladder = input.ladder ?? sending.ladder;
       ladderGapsMs(ladder);
       const scheme = input.scheme ?? 'standard';
@@ -206,7 +212,7 @@ export function endpointStore({ sending, box, guard }: EndpointStoreOptions) {
 
     async update(db: Queryable, id: string, raw: unknown): Promise<Endpoint> {
       const input = parseInput(endpointUpdateSchema, raw);
-      if (input.url !== undefined) await guard.checkUrl(input.url);
+      if (input.url !== undefined) await guardOf((await read(db, id)).tenant_id).checkUrl(input.url);
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
       let hmac: HmacSchemeOptions | null | undefined;
       if (input.scheme !== undefined || input.hmac !== undefined) {

@@ -7,7 +7,10 @@ import { resolveSecretBox, type SecretBox } from './secrets.js';
 /** The parts of the sending side that the API and the dispatcher share within one process. */
 export interface OutboxParts {
   box: SecretBox;
+  /** The default tenant's endpoints, the operator's own: `sending.allow_networks`. */
   guard: DestinationGuard;
+  /** Every other tenant's endpoints: `tenants.allow_networks`, never the operator's list. */
+  tenantGuard: DestinationGuard;
   endpoints: EndpointStore;
 }
 
@@ -23,7 +26,8 @@ export function outboxParts(ctx: Context): OutboxParts {
     const sending = ctx.config.sending;
     const box = resolveSecretBox(ctx.settings.secretKey);
     const guard = new DestinationGuard(sending.allow_networks);
-    parts = { box, guard, endpoints: endpointStore({ sending, box, guard }) };
+    const tenantGuard = new DestinationGuard(ctx.config.tenants.allow_networks, { setting: ['tenants', 'allow_networks'] });
+    parts = { box, guard, tenantGuard, endpoints: endpointStore({ sending, box, guard, tenantGuard }) };
     partsByContext.set(ctx, parts);
   }
   return parts;
@@ -31,12 +35,13 @@ export function outboxParts(ctx: Context): OutboxParts {
 
 /** The dispatcher role's service. */
 export function createDispatcherService(ctx: Context): Service {
-  const { box, guard } = outboxParts(ctx);
+  const { box, guard, tenantGuard } = outboxParts(ctx);
   return new Dispatcher({
     db: ctx.db,
     sending: ctx.config.sending,
     box,
     guard,
+    tenantGuard,
     logger: ctx.logger,
     metrics: ctx.metrics,
     announceExhausted: ctx.config.alerts.enabled,

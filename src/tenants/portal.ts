@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { extname } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { usePortalLink } from './portal-links.js';
-import { openSession, sessionCookie } from '../auth/sessions.js';
+import { openSession, PORTAL_COOKIE, sessionCookie } from '../auth/sessions.js';
 import { tenantCallerName } from '../auth/tenant-tokens.js';
 import type { Caller } from '../auth/roles.js';
 import type { Queryable } from '../store/db.js';
@@ -106,7 +106,7 @@ export async function portalRoutes(app: FastifyInstance, options: PortalOptions)
     await audit(req, 303, link.tenant_id, { link: link.id }, caller);
     return reply
       .code(303)
-      .header('set-cookie', sessionCookie(id, req.protocol === 'https', undefined, embeddable))
+      .header('set-cookie', sessionCookie(id, req.protocol === 'https', undefined, embeddable, embeddable, PORTAL_COOKIE))
       .header('cache-control', 'no-store')
       .header('referrer-policy', 'no-referrer')
       .header('location', '/portal/')

@@ -26,11 +26,21 @@ export function outboxHarness(db: Db, sending: Record<string, unknown> = {}): Ou
   });
   const box = createSecretBox('test secret key');
   const guard = new DestinationGuard(config.sending.allow_networks);
+  // Tests send tenants' deliveries to loopback sinks too: the tenants' list allows what the operator's does.
+  const tenantGuard = new DestinationGuard(config.sending.allow_networks, { setting: ['tenants', 'allow_networks'] });
   return {
     sending: config.sending,
     box,
-    endpoints: endpointStore({ sending: config.sending, box, guard }),
+    endpoints: endpointStore({ sending: config.sending, box, guard, tenantGuard }),
     newDispatcher: (options = {}) =>
-      new Dispatcher({ db, sending: config.sending, box, guard, logger: createLogger({ level: 'silent' }), announceExhausted: options.announceExhausted }),
+      new Dispatcher({
+        db,
+        sending: config.sending,
+        box,
+        guard,
+        tenantGuard,
+        logger: createLogger({ level: 'silent' }),
+        announceExhausted: options.announceExhausted,
+      }),
   };
 }

@@ -66,7 +66,9 @@ export function translate(root = document) {
  * @param {unknown} [body]
  * @returns {Promise<any>}
  */
-export const api = (method, path, body) => request(method, path, body, session.csrfToken);
+// The portal's calls say they are the portal's, so the API reads the portal's session cookie
+// (tekil_portal), never the panel's: a portal link opened in the panel's browser leaves its session alone.
+export const api = (method, path, body) => request(method, path, body, session.csrfToken, { 'x-tekil-portal': '1' });
 
 /** Whether the merchant may change things (resend, endpoints): a viewer link may not. */
 export const canOperate = () => session.role !== null && session.role !== 'viewer';

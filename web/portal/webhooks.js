@@ -90,7 +90,8 @@ function filterForm() {
 
 /** The export links: the same filter, every row of it (no paging), the tenant's own. */
 function exportLinks() {
-  const q = queryString(filter);
+  // A download is a plain navigation, which carries no header: `portal=1` picks the portal's session cookie.
+  const q = queryString({ ...filter, portal: '1' });
   return el(
     'span',
     { id: 'exports' },
@@ -154,7 +155,7 @@ function refresh(section) {
 /** The stream of the tenant's deliveries (`event: outbound`); the browser reconnects it by itself. @param {HTMLElement} section */
 function listen(section) {
   stream?.close();
-  stream = new EventSource('/api/v1/events', { withCredentials: true });
+  stream = new EventSource('/api/v1/events?portal=1', { withCredentials: true });
   stream.addEventListener('outbound', () => refresh(section));
   /** @param {'stream' | 'poll'} via how the page is kept up to date now */
   const mark = (via) => {

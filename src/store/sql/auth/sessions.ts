@@ -41,7 +41,7 @@ const selectSessionStatement = defineStatement<{ idHash: string }, SessionRow>(
      LEFT JOIN tenants t ON t.id = s.tenant_id
      WHERE s.id_hash = $idHash AND s.expires_at > now() AND (s.operator_id IS NULL OR o.revoked_at IS NULL)
        AND (s.tenant_token_id IS NULL OR k.revoked_at IS NULL)
-       AND (s.tenant_id IS NULL OR t.deleted_at IS NULL)`,
+       AND (s.tenant_id IS NULL OR (t.deleted_at IS NULL AND NOT t.disabled))`,
   'prepared',
 );
 

@@ -26,7 +26,7 @@ const redeemPortalLinkStatement = defineStatement<{ hash: string }, PortalLinkRo
   'portal_links_redeem',
   `UPDATE portal_links l SET used_at = now()
      FROM tenants t
-     WHERE l.hash = $hash AND l.used_at IS NULL AND l.expires_at > now() AND t.id = l.tenant_id AND t.deleted_at IS NULL
+     WHERE l.hash = $hash AND l.used_at IS NULL AND l.expires_at > now() AND t.id = l.tenant_id AND t.deleted_at IS NULL AND NOT t.disabled
    RETURNING l.id, l.tenant_id, l.role, l.expires_at`,
 );
 
