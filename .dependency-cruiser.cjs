@@ -44,7 +44,7 @@ const rooms = [
   { label: 'reconcile/', path: '^src/reconcile/', uses: ['audit/', 'receiver/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: "compare a source with the provider's own API: adapters (stripe, generic, github), runs, findings, the schedule" },
   { label: 'audit/', path: '^src/audit/', uses: ['store/', 'settings.ts service.ts', 'kernel'], says: 'the audit trail: one row per operator action (the admin API\'s hooks, and the CLI\'s own store actions), the sign-in limit, what a row may say' },
   { label: 'provider/', path: '^src/provider/', uses: ['receiver/', 'signing/', 'kernel'], says: "a provider's invoices and each scheme's natural envelope (shared by simulate and prove)" },
-  { label: 'receiver/', path: '^src/receiver/', uses: ['telemetry/', 'config/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
+  { label: 'receiver/', path: '^src/receiver/', uses: ['telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
   { label: 'worker/', path: '^src/worker/', uses: ['telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },
   { label: 'outbox/', path: '^src/outbox/', uses: ['retention/', 'telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'publish, endpoints and secrets, the dispatcher and its decisions, ladders, history' },
   {
