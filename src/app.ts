@@ -62,8 +62,9 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
   });
   capConnections(app.server, {
     max: server.max_connections,
-    // Unset: half the cap, so one client (or a flood from one address) leaves room for everyone else.
-    maxPerAddress: server.max_connections_per_address ?? Math.max(1, Math.floor(server.max_connections / 2)),
+    // Unset: a tenth of the cap, so a flood from a few addresses (500 slow connections from two once
+    // took every slot) leaves room for everyone else.
+    maxPerAddress: server.max_connections_per_address ?? Math.max(1, Math.floor(server.max_connections / 10)),
     retryAfterSec: ctx.config.receiver.retry_after,
   });
 
