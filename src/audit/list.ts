@@ -24,12 +24,15 @@ export interface AuditEvent {
   target: Record<string, unknown>;
   status: number;
   error_code: string | null;
+  /** How many refusals the row stands for (refusals are counted per key and minute); 1 otherwise. */
+  count: number;
+  last_at: string | null;
 }
 
 export const MAX_AUDIT_PAGE = 500;
 
 function toEvent(row: AuditEventRow): AuditEvent {
-  return { ...row, at: row.at.toISOString() };
+  return { ...row, at: row.at.toISOString(), last_at: row.last_at?.toISOString() ?? null };
 }
 
 /** One page of the audit trail, newest first; `cursor` is the previous page's `next_cursor`. */

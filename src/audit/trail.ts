@@ -6,6 +6,7 @@ import type { Context } from '../service.js';
 import { insertAuditEvent, type AuditEventInsert } from '../store/sql/audit/events.js';
 import { signInKeys, SignInLimit } from './sign-in-limit.js';
 import { summarize } from './summary.js';
+import { RefusalCounts } from './refusals.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -72,8 +73,9 @@ function targetOf(req: FastifyRequest, payload: unknown, status: number, token: 
 
 /**
  * The audit trail's hooks on the admin API (docs/audit.md). Every request that may change something
- * (any method but GET, HEAD and OPTIONS), and every refused credential, leaves one row in
- * `audit_events` with who, from where, which route and input, and the outcome.
+ * (any method but GET, HEAD and OPTIONS) leaves one row in `audit_events` with who, from where, which
+ * route and input, and the outcome; refused credentials are counted, one row per key and minute with
+ * its count (RefusalCounts).
  *
  * The row is written in `onSend`: after the route's own transaction has committed, before the answer
  * leaves. One transaction shared with every route's own would need each route to run inside it; instead
@@ -95,6 +97,9 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
       help: 'Audit rows the store failed to take (each is logged whole at error level).',
       registers: [ctx.metrics],
     });
+
+  const refusals = new RefusalCounts(ctx, failures);
+  app.addHook('onClose', async () => refusals.stop());
 
   const refuseIfLimited = (req: FastifyRequest, reply: FastifyReply, token: string | undefined) => {
     const wait = limit.retryAfter(signInKeys(req.ip, token));
@@ -136,7 +141,9 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
       tenantId: req.caller?.tenantId ?? null,
     };
     try {
-      await insertAuditEvent.run(ctx.db, row);
+      // A refusal is counted into one row per key and minute (a flood must not cost a row a request).
+      if (refusedCredential) await refusals.record(row, token === undefined ? undefined : fingerprint(token));
+      else await insertAuditEvent.run(ctx.db, row);
     } catch (err) {
       failures.inc();
       req.log.error({ err, audit: row }, 'audit row not written: the store refused it; the row is in this log line');
