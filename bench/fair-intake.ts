@@ -18,7 +18,7 @@
  *   BENCH_BASELINE       another checkout's directory (e.g. main's): the same cases against its tekil, on
  *                        a database of its own, printed beside this one's
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,7 +32,8 @@ const settleMs = Number(process.env.BENCH_SETTLE ?? 3) * 1000;
 const baseline = process.env.BENCH_BASELINE;
 const SECRET = 'whsec_bench_fair_intake_secret';
 const PORT = 18_480;
-const dir = mkdtempSync(join(tmpdir(), 'tekil-fair-intake-'));
+/** The config files' directory (made by the measuring process only). */
+let dir = '';
 const scheme = createScheme('paymos');
 /** What a slow-header connection sends after its first byte, one byte every 2 s: a request that never ends. */
 const SLOW_HEAD = `OST /in/shop HTTP/1.1\r\nHost: x\r\nX-Pad: ${'x'.repeat(200)}`;
@@ -120,13 +121,24 @@ async function measure(port: number, name: string): Promise<CaseResult> {
   return { name, p50: pct(ms, 50), p99: pct(ms, 99), max: ms[ms.length - 1]!, refused, other };
 }
 
-async function during(port: number, name: string, attackers: Array<() => () => void>): Promise<CaseResult> {
-  const stops = attackers.map((a) => a());
+/** The attacks, each run in a process of its own so that its sockets do not slow the measuring client. */
+const ATTACKS: Record<string, (port: number) => Array<() => void>> = {
+  d: (port) => [attack(port, '127.0.0.2', 70, 'POST /in/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{')],
+  e: (port) => [attack(port, '127.0.0.3', 250, 'P', SLOW_HEAD), attack(port, '127.0.0.4', 250, 'P', SLOW_HEAD)],
+};
+
+async function during(port: number, name: string, which: keyof typeof ATTACKS): Promise<CaseResult> {
+  const attacker = spawn(process.execPath, ['--import', 'tsx', 'bench/fair-intake.ts'], {
+    env: { ...process.env, FAIR_INTAKE_ATTACK: which, FAIR_INTAKE_PORT: String(port) },
+    stdio: 'ignore',
+  });
   await new Promise((r) => setTimeout(r, settleMs));
   try {
     return await measure(port, name);
   } finally {
-    for (const stop of stops) stop();
+    const exited = new Promise<void>((resolve) => attacker.once('exit', () => resolve()));
+    attacker.kill('SIGTERM');
+    await exited;
     // Let the server see the attack's connections go before the next case.
     await new Promise((r) => setTimeout(r, 1_000));
   }
@@ -143,13 +155,8 @@ async function runAgainst(label: string, script: string): Promise<CaseResult[]> 
     // Warm up (JIT, the store's pool), then the cases.
     for (let i = 0; i < 50; i++) await webhook(PORT, i);
     const alone = await measure(PORT, 'alone');
-    const slowBodies = await during(PORT, '(d) 70 slow bodies', [
-      () => attack(PORT, '127.0.0.2', 70, 'POST /in/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{'),
-    ]);
-    const slowHeaders = await during(PORT, '(e) 500 slow headers', [
-      () => attack(PORT, '127.0.0.3', 250, 'P', SLOW_HEAD),
-      () => attack(PORT, '127.0.0.4', 250, 'P', SLOW_HEAD),
-    ]);
+    const slowBodies = await during(PORT, '(d) 70 slow bodies', 'd');
+    const slowHeaders = await during(PORT, '(e) 500 slow headers', 'e');
     return [alone, slowBodies, slowHeaders];
   } finally {
     if (child) await stopServer(child);
@@ -173,12 +180,27 @@ function print(label: string, results: CaseResult[]): boolean {
   return pass;
 }
 
-try {
-  const mine = await runAgainst('tekil', 'bench/ingest/tekil.ts');
-  const pass = print('tekil (this checkout)', mine);
-  if (baseline) print(`baseline (${baseline})`, await runAgainst('baseline', join(baseline, 'bench/ingest/tekil.ts')));
-  console.log(`\nbench:fair-intake ${pass ? 'PASS' : 'FAIL'}: goals p99 ≤ 2 × alone and no 503 while (d) and (e) run`);
-  process.exitCode = pass ? 0 : 1;
-} finally {
-  rmSync(dir, { recursive: true, force: true });
+const attackName = process.env.FAIR_INTAKE_ATTACK;
+if (attackName !== undefined) {
+  // The attacker process: runs until the bench stops it.
+  const stops = ATTACKS[attackName]!(Number(process.env.FAIR_INTAKE_PORT));
+  process.on('SIGTERM', () => {
+    for (const stop of stops) stop();
+    process.exit(0);
+  });
+} else {
+  await main();
+}
+
+async function main(): Promise<void> {
+  dir = mkdtempSync(join(tmpdir(), 'tekil-fair-intake-'));
+  try {
+    const mine = await runAgainst('tekil', 'bench/ingest/tekil.ts');
+    const pass = print('tekil (this checkout)', mine);
+    if (baseline) print(`baseline (${baseline})`, await runAgainst('baseline', join(baseline, 'bench/ingest/tekil.ts')));
+    console.log(`\nbench:fair-intake ${pass ? 'PASS' : 'FAIL'}: goals p99 ≤ 2 × alone and no 503 while (d) and (e) run`);
+    process.exitCode = pass ? 0 : 1;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
