@@ -63,8 +63,9 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
   });
   capConnections(app.server, {
     max: server.max_connections,
-    // Unset: half the cap, so one client (or a flood from one address) leaves room for everyone else.
-    maxPerAddress: server.max_connections_per_address ?? Math.max(1, Math.floor(server.max_connections / 2)),
+    // Unset: a tenth of the cap, so a flood from a few addresses (500 slow connections from two once
+    // took every slot) leaves room for everyone else.
+    maxPerAddress: server.max_connections_per_address ?? Math.max(1, Math.floor(server.max_connections / 10)),
     retryAfterSec: ctx.config.receiver.retry_after,
   });
 
@@ -94,7 +95,11 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
     // A refusal sent before the body was read (413, a 503 for bodies in flight) closes the connection:
     // read the rest and drop it first (up to four times the limit, a few seconds), so a client still
     // writing reads the answer instead of a reset.
-    if (req.raw.complete === false) await discardRest(req.raw, 4 * ctx.config.server.body_limit);
+    // A body cut for arriving too slowly is not waited for: its connection closes with the answer.
+    if (req.raw.complete === false) {
+      if (error.code === 'REQUEST_TIMEOUT') reply.header('connection', 'close');
+      else await discardRest(req.raw, 4 * ctx.config.server.body_limit);
+    }
     // Every 503 says when to come back (the receiver sets its own before throwing).
     if (error.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(ctx.config.receiver.retry_after));
     return reply.code(error.statusCode).send(error.toJSON());

@@ -177,7 +177,7 @@ describe('the audit trail', () => {
     expect(csv.statusCode).toBe(200);
     expect(csv.headers['content-type']).toContain('text/csv');
     const lines = csv.body.trim().split('\n');
-    expect(lines[0]).toBe('at,actor,role,address,method,route,target,status,error_code');
+    expect(lines[0]).toBe('at,actor,role,address,method,route,target,status,error_code,count,last_at');
     expect(lines.length - 1).toBe((await t.db.query("SELECT 1 FROM audit_events WHERE actor = 'olcay'")).rows.length);
   });
 

@@ -19,7 +19,9 @@ describe('webhook body bytes in flight', () => {
   const bodyLimit = 64 * 1024;
   beforeAll(async () => {
     t = await createTestDb();
-    ({ app } = await receiverApp(t.db, receiverConfig({ server: { body_limit: bodyLimit }, receiver: { in_flight_max_bytes: 4 * bodyLimit } })));
+    // The minimum body rate is checked once a minute here: the held uploads below must stay held.
+    const receiver = { in_flight_max_bytes: 4 * bodyLimit, body_rate_window: '1m' };
+    ({ app } = await receiverApp(t.db, receiverConfig({ server: { body_limit: bodyLimit }, receiver })));
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   });
   afterAll(async () => {
@@ -27,12 +29,17 @@ describe('webhook body bytes in flight', () => {
     await t?.close();
   });
 
-  /** An unsigned upload that declares a full-size body, sends part of it and holds its connection. */
-  async function heldUpload(): Promise<net.Socket> {
-    const socket = net.connect(Number(new URL(url).port), '127.0.0.1');
+  /**
+   * An unsigned upload from `from` that declares a full-size body, sends all of it but its last byte
+   * and holds its connection. Bytes are charged as they arrive, and one address holds at most a
+   * quarter of the bound (here one body): four addresses fill it.
+   */
+  async function heldUpload(from: string): Promise<net.Socket> {
+    const socket = net.connect({ port: Number(new URL(url).port), host: '127.0.0.1', localAddress: from });
     socket.on('error', () => {});
     await new Promise<void>((resolve) => socket.once('connect', resolve));
-    socket.write(`POST /in/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${bodyLimit}\r\n\r\n{"pad":"`);
+    socket.write(`POST /in/shop HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${bodyLimit}\r\n\r\n`);
+    socket.write(Buffer.alloc(bodyLimit - 1, 'x'));
     return socket;
   }
 
@@ -42,9 +49,9 @@ describe('webhook body bytes in flight', () => {
   };
 
   it('past the bound a webhook gets 503 OVERLOADED with Retry-After; once the held bodies are gone it is accepted', async () => {
-    const held = await Promise.all([heldUpload(), heldUpload(), heldUpload(), heldUpload()]);
+    const held = await Promise.all([heldUpload('127.0.0.2'), heldUpload('127.0.0.3'), heldUpload('127.0.0.4'), heldUpload('127.0.0.5')]);
     try {
-      // The four uploads hold the whole bound once the server has read their headers; until then an
+      // The four uploads hold the whole bound once the server has read their bodies; until then an
       // unsigned probe is let in (and refused 401), after it the probe does not fit.
       const probe = { path: '/in/shop', headers: [['Content-Type', 'application/json']] as Array<[string, string]>, body: '{"event_id":"evt_probe"}' };
       await waitUntil(async () => (await rawRequest(url, probe)).status === 503, 5_000, 'the bound is taken');
@@ -54,7 +61,7 @@ describe('webhook body bytes in flight', () => {
       expect(JSON.parse(refused.body)).toMatchObject({ error: 'OVERLOADED' });
       expect(JSON.parse(refused.body).message).toContain('receiver.in_flight_max_bytes');
       const held = (await app.inject({ method: 'GET', url: '/metrics' })).body;
-      expect(held).toContain(`tekil_inbox_body_bytes_in_flight ${4 * bodyLimit}`);
+      expect(held).toContain(`tekil_inbox_body_bytes_in_flight ${4 * (bodyLimit - 1)}`);
     } finally {
       for (const socket of held) socket.destroy();
     }

@@ -74,6 +74,10 @@ describe('a flood of connections', () => {
     const body = paymosBody(id);
     return rawRequest(url, { path: '/in/shop', headers: Object.entries(signPaymos(body)) as Array<[string, string]>, body });
   };
+  const signedHook = (id: string) => {
+    const body = paymosBody(id);
+    return { headers: Object.entries(signPaymos(body)) as Array<[string, string]>, body };
+  };
   const admin = (url: string) => rawRequest(url, { method: 'GET', path: '/api/v1/inbox', headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`]] });
 
   it('idle keep-alive connections filling max_connections are closed, idlest first, to let webhooks and the admin API in', async () => {
@@ -93,8 +97,8 @@ describe('a flood of connections', () => {
   });
 
   it('one address holds at most max_connections_per_address; past it (all busy) it is refused, and others still get in', async () => {
-    // Default: half of max_connections.
-    const url = await start({ max_connections: 20, request_timeout: '10s', headers_timeout: '10s' });
+    // Default: a tenth of max_connections.
+    const url = await start({ max_connections: 100, request_timeout: '10s', headers_timeout: '10s' });
     for (let i = 0; i < 10; i++) await busyUpload(url, '127.0.0.2');
     await waitUntil(async () => (await openConnections()) === 10, 5_000, 'ten busy connections from 127.0.0.2');
 
@@ -111,4 +115,51 @@ describe('a flood of connections', () => {
     expect((await webhook(url, 'evt_other_address')).status).toBe(200);
     expect((await admin(url)).status).toBe(200);
   });
+
+  /** A connection from `from` that sends the start of a request's headers, `bytes` bytes of it, and holds. */
+  async function slowHeaders(url: string, from: string, bytes: number): Promise<net.Socket> {
+    const socket = net.connect({ port: Number(new URL(url).port), host: '127.0.0.1', localAddress: from });
+    sockets.push(socket);
+    socket.on('error', () => {});
+    socket.on('data', () => {});
+    await new Promise<void>((resolve) => socket.once('connect', resolve));
+    socket.write('POST /in/shop HTTP/1.1\r\nHost: x\r\nX-Pad: '.padEnd(bytes, 'x').slice(0, bytes));
+    return socket;
+  }
+
+  /** Until the server holds exactly the flood connections the clients still have open (refused ones closed). */
+  const settled = (flood: net.Socket[]) =>
+    waitUntil(async () => (await openConnections()) === flood.filter((s) => !s.destroyed && !s.readableEnded).length, 10_000, 'the flood settled');
+
+  it('slow headers from two addresses cannot fill max_connections: by default one address holds a tenth', async () => {
+    // Scaled down from 500 connections from two addresses, sending a header byte every 2 s.
+    const url = await start({ max_connections: 40, request_timeout: '30s', headers_timeout: '30s' });
+    const flood: net.Socket[] = [];
+    for (let i = 0; i < 20; i++) flood.push(await slowHeaders(url, '127.0.0.2', 10), await slowHeaders(url, '127.0.0.3', 10));
+    await settled(flood);
+    expect(await openConnections()).toBeLessThanOrEqual(8);
+    const accepted = await rawRequest(url, { path: '/in/shop', ...signedHook('evt_third_address'), from: '127.0.0.4' });
+    expect(accepted.status, accepted.body).toBe(200);
+    const listed = await rawRequest(url, { method: 'GET', path: '/api/v1/inbox', headers: [['Authorization', `Bearer ${ADMIN_TOKEN}`]], from: '127.0.0.4' });
+    expect(listed.status, listed.body).toBe(200);
+  });
+
+  it('full of incomplete requests, the slowest one is closed to let a new connection in', async () => {
+    const url = await start({ max_connections: 10, max_connections_per_address: 10, request_timeout: '30s', headers_timeout: '30s' });
+    const serverSide: net.Socket[] = [];
+    app!.server.on('connection', (s: net.Socket) => serverSide.push(s));
+    // One that sent 2 bytes of headers (the slowest, and the first to have waited a second), then nine that sent 40.
+    const slowest = await slowHeaders(url, '127.0.0.2', 2);
+    const flood = [slowest];
+    for (let i = 0; i < 9; i++) flood.push(await slowHeaders(url, '127.0.0.2', 40));
+    await waitUntil(() => serverSide.length === 10 && serverSide.every((s) => s.bytesRead > 0), 5_000, 'the server has read every flood connection');
+    // Requests younger than a second are never taken for slow; until then the webhook is refused.
+    await waitUntil(
+      async () => (await rawRequest(url, { path: '/in/shop', ...signedHook('evt_made_room'), from: '127.0.0.3' })).status === 200,
+      15_000,
+      'the webhook let in',
+    );
+    await waitUntil(() => slowest.destroyed || slowest.readableEnded, 5_000, 'the slowest request closed');
+    expect(flood.slice(1).every((s) => !s.destroyed && !s.readableEnded)).toBe(true);
+  }, 30_000);
 });

@@ -67,19 +67,24 @@ describe('slow clients', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 408/);
   });
 
-  it('with every connection taken by slow clients, a real webhook gets a clear 503 and gets through once they are cut', async () => {
+  it('with every connection taken by slow clients, a real webhook gets in: the slowest is closed to make room, or they are cut', async () => {
     const slow = await Promise.all([trickle('evt_s1'), trickle('evt_s2'), trickle('evt_s3')]);
     await waitUntil(async () => (await openConnections()) === 3, 5_000, 'three slow connections open');
     const body = paymosBody('evt_real');
     const headers = Object.entries(signPaymos(body)) as Array<[string, string]>;
-    const refused = await rawRequest(url, { path: '/in/shop', headers, body });
-    expect(refused.status).toBe(503);
-    expect(refused.headers).toMatch(/\r\nretry-after: 5\r\n/i);
-    expect(JSON.parse(refused.body)).toMatchObject({ error: 'OVERLOADED' });
-
-    await Promise.all(slow.map((s) => s.closed));
-    const retried = await rawRequest(url, { path: '/in/shop', headers, body });
-    expect(retried.status).toBe(200);
-    expect(JSON.parse(retried.body)).toEqual({ status: 'accepted' });
+    // Once a trickle has been arriving for a second the server closes the slowest for a newcomer
+    // (until then the newcomer gets 503 with Retry-After); the request timeout cuts the rest.
+    let answer = await rawRequest(url, { path: '/in/shop', headers, body });
+    await waitUntil(
+      async () => {
+        answer = await rawRequest(url, { path: '/in/shop', headers, body });
+        return answer.status !== 503;
+      },
+      10_000,
+      'the webhook let in',
+    );
+    expect(answer.status, answer.body).toBe(200);
+    const closed = await Promise.all(slow.map((s) => s.closed));
+    expect(closed.every((a) => /^HTTP\/1\.1 (408|503)/.test(a))).toBe(true);
   });
 });

@@ -9,7 +9,7 @@ import { filterForm, table } from './widgets.js';
 
 /**
  * An audit row as the API gives it.
- * @typedef {{ id: string, at: string, actor: string, role: string | null, address: string | null, method: string, route: string, target: Record<string, unknown>, status: number, error_code: string | null }} AuditEvent
+ * @typedef {{ id: string, at: string, actor: string, role: string | null, address: string | null, method: string, route: string, target: Record<string, unknown>, status: number, error_code: string | null, count: number, last_at: string | null }} AuditEvent
  */
 
 const words = wordsOf('audit');
@@ -27,7 +27,12 @@ const columns = [
   { label: 'method', value: (e) => e.method },
   { label: 'route', value: (e) => e.route },
   { label: 'target', value: (e) => JSON.stringify(e.target) },
-  { label: 'outcome', value: (e) => String(e.status), className: (e) => (e.status >= 400 ? 'status-dead' : 'status-done') },
+  // A refusal row counts every refusal of its key in its minute: "401 × 1000".
+  {
+    label: 'outcome',
+    value: (e) => (e.count > 1 ? `${e.status} × ${e.count}` : String(e.status)),
+    className: (e) => (e.status >= 400 ? 'status-dead' : 'status-done'),
+  },
   { label: 'errorCode', value: (e) => e.error_code },
 ];
 

@@ -15,6 +15,8 @@ const auditColumns: readonly ExportColumn[] = [
   { key: 'target', header: 'target', width: 40 },
   { key: 'status', header: 'status', width: 6 },
   { key: 'error_code', header: 'error', width: 20 },
+  { key: 'count', header: 'count', width: 6 },
+  { key: 'last_at', header: 'last_at', width: 24 },
 ];
 
 function describe(filter: AuditFilter): { filter: string; period: string } {

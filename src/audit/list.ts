@@ -12,15 +12,16 @@ export interface AuditFilter {
   outcome?: 'ok' | 'refused' | undefined;
 }
 
-/** An audit row as the API answers it: the stored row, its time as ISO text. */
-export interface AuditEvent extends Omit<AuditEventRow, 'at'> {
+/** An audit row as the API answers it: the stored row, its times as ISO text. */
+export interface AuditEvent extends Omit<AuditEventRow, 'at' | 'last_at'> {
   at: string;
+  last_at: string | null;
 }
 
 export const MAX_AUDIT_PAGE = 500;
 
 function toEvent(row: AuditEventRow): AuditEvent {
-  return { ...row, at: row.at.toISOString() };
+  return { ...row, at: row.at.toISOString(), last_at: row.last_at?.toISOString() ?? null };
 }
 
 /** One page of the audit trail, newest first; `cursor` is the previous page's `next_cursor`. */

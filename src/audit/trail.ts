@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter } from 'prom-client';
 import { TekilError } from '../errors.js';
-import { writeAuditRow } from './write.js';
+import { type AuditRow, writeAuditRow } from './write.js';
 import type { Context } from '../service.js';
 import { addressSignInKey, signInKeys, SignInLimit, tokenSignInKey } from './sign-in-limit.js';
 import { summarize } from './summary.js';
+import { RefusalCounts } from './refusals.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -72,8 +73,9 @@ function targetOf(req: FastifyRequest, payload: unknown, status: number, token: 
 
 /**
  * The audit trail's hooks on the admin API (docs/audit.md). Every request that may change something
- * (any method but GET, HEAD and OPTIONS), and every refused credential, leaves one row in
- * `audit_events` with who, from where, which route and input, and the outcome.
+ * (any method but GET, HEAD and OPTIONS) leaves one row in `audit_events` with who, from where, which
+ * route and input, and the outcome; refused credentials are counted, one row per key and minute with
+ * its count (RefusalCounts).
  *
  * The row is written in `onSend`: after the route's own transaction has committed, before the answer
  * leaves. One transaction shared with every route's own would need each route to run inside it; instead
@@ -96,6 +98,9 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
       help: 'Audit rows the store failed to take (each is logged whole at error level).',
       registers: [ctx.metrics],
     });
+
+  const refusals = new RefusalCounts(ctx, failures);
+  app.addHook('onClose', async () => refusals.stop());
 
   const limited = (wait: number) =>
     new TekilError('SIGN_IN_LIMITED', `too many refused sign-ins; retry in ${wait} s`, { hint: 'wait for Retry-After, then use a valid token' });
@@ -134,7 +139,7 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
     }
     const refusedCredential = status === 401 || status === 429;
     if (!refusedCredential && (READS.has(req.method) || UNAUDITED_ROUTES.has(`${req.method} ${req.routeOptions.url}`))) return payload;
-    const written = await writeAuditRow(ctx.db, req.log, {
+    const row: AuditRow = {
       actor: req.caller?.name ?? 'unknown',
       role: req.caller?.role ?? null,
       address: req.ip ?? null,
@@ -144,8 +149,19 @@ export function registerAuditTrail(app: FastifyInstance, ctx: Context): void {
       status,
       errorCode: status >= 400 ? errorCodeOf(payload) : null,
       tenantId: req.caller?.tenantId ?? null,
-    });
-    if (!written) failures.inc();
+    };
+    if (!refusedCredential) {
+      if (!(await writeAuditRow(ctx.db, req.log, row))) failures.inc();
+      return payload;
+    }
+    // A refusal is counted into one row per key and minute (a flood must not cost a row a request).
+    const stored = { ...row, target: JSON.stringify(row.target) };
+    try {
+      await refusals.record(stored, token === undefined ? undefined : fingerprint(token));
+    } catch (err) {
+      failures.inc();
+      req.log.error({ err, audit: stored }, 'audit row not written: the store refused it; the row is in this log line');
+    }
     return payload;
   });
 }

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { addApiOptions, callApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
 
-const COLUMNS = ['at', 'actor', 'role', 'address', 'method', 'route', 'status', 'error_code'];
+const COLUMNS = ['at', 'actor', 'role', 'address', 'method', 'route', 'status', 'error_code', 'count'];
 
 interface AuditFlags extends ApiOptions {
   actor?: string;

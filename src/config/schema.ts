@@ -18,12 +18,12 @@ export const serverSchema = z
     /** Longest a client may take to send a whole request, body included (0 disables; do not). */
     request_timeout: durationMs.default(30_000),
     /** Longest a client may take to send the request's headers (0 disables; do not). */
-    headers_timeout: durationMs.default(10_000),
+    headers_timeout: durationMs.default(5_000),
     /** How long an idle keep-alive connection stays open; above a load balancer's idle timeout. */
     keep_alive_timeout: durationMs.default(72_000),
     /** Open connections at most; past it the idlest is closed, or (all busy) the new one is answered 503 with Retry-After. */
     max_connections: z.number().int().positive().default(500),
-    /** Open connections at most from one client address (an IPv6 /64 counts as one). Unset: half of max_connections. */
+    /** Open connections at most from one client address (an IPv6 /64 counts as one). Unset: a tenth of max_connections. */
     max_connections_per_address: z.number().int().positive().optional(),
     /**
      * The reverse proxies (addresses or CIDR networks) whose X-Forwarded-Proto, -Host and -For are
@@ -56,6 +56,17 @@ export const receiverSchema = z
      * past it new webhooks get 503 OVERLOADED (bodies are read before their signature is checked).
      */
     in_flight_max_bytes: sizeBytes.default(64 * 1024 * 1024),
+    /**
+     * Of those, the bytes one client address may hold (an IPv6 /64 counts as one; behind a trusted
+     * proxy, the forwarded client's). Unset: a quarter of in_flight_max_bytes, at least server.body_limit.
+     */
+    in_flight_max_bytes_per_address: sizeBytes.optional(),
+    /**
+     * Bytes a second a webhook body must keep arriving at, checked every body_rate_window; a body
+     * slower than this is cut with 408 (it holds memory nobody else can use). 0 turns the check off.
+     */
+    body_min_rate: z.union([z.literal(0), sizeBytes]).default(1024),
+    body_rate_window: durationMs.pipe(z.number().min(100, 'expected at least 100ms')).default(5_000),
     /**
      * Longest a webhook waits for its commit, from its body being received (the upload is bounded by
      * server.request_timeout instead). Providers give up after about 10 s and retry; past this

@@ -17,7 +17,16 @@ interface Connection {
   idleSince: number;
   /** Bytes read from it when it last fell idle: more since means a request is arriving. */
   readWhenIdle: number;
+  /** The request being answered, if any (its body may still be arriving). */
+  current: IncomingMessage | undefined;
 }
+
+/**
+ * A request must have been arriving this long before it may be taken for the slowest and closed: a
+ * webhook's headers and body come in a packet or two, a request this old and still incomplete is a
+ * slow client's.
+ */
+const SLOW_AFTER_MS = 1_000;
 
 /**
  * Idle: no request being answered, and nothing read since the last answer (a request whose headers
@@ -32,11 +41,14 @@ function isIdle(socket: Socket, conn: Connection): boolean {
  * would pass a cap, the connection of that scope idle the longest (a keep-alive connection between
  * requests, or one that has sent nothing yet) is closed to make room: idle connections cost a file
  * descriptor each and do nothing, and a few hundred clients each sending one request a minute would
- * otherwise hold every slot, locking out webhooks and the admin API alike. Only when every
- * connection in scope is busy is the new one refused: answered `503` with `Retry-After` (OVERLOADED)
- * before any HTTP parsing, and closed, so a provider sees a clear, retryable refusal. Slow clients
- * that keep connections busy are cut by the server's request and headers timeouts, and the cap per
- * address keeps one client from taking every slot.
+ * otherwise hold every slot, locking out webhooks and the admin API alike. With none idle, a full
+ * server closes its slowest incomplete request (one byte of headers every few seconds is a slow
+ * client's, not a provider's) rather than refuse the newcomer. Only when nothing can go is the new
+ * one refused: answered `503` with `Retry-After` (OVERLOADED) before any HTTP parsing, and closed, so
+ * a provider sees a clear, retryable refusal. An address over its own cap is refused rather than
+ * made room for by closing someone else's. Slow clients are also cut by the server's request and
+ * headers timeouts, and the small cap per address (a tenth by default) keeps a few addresses from
+ * taking every slot.
  *
  * Works by taking over the server's `connection` listeners (the HTTP parser is attached there) and
  * calling them only for connections it admits.
@@ -70,12 +82,40 @@ export function capConnections(server: Server, { max, maxPerAddress, retryAfterS
     return true;
   };
 
+  /**
+   * Closes the incomplete request that has been arriving the slowest (bytes a second since its
+   * connection fell idle, its headers or its body still coming, for at least SLOW_AFTER_MS), answered
+   * 503 with Retry-After; false when there is none. A request whose body is in (being handled, waiting
+   * for its commit, an event stream) is never one.
+   */
+  const closeSlowest = (): boolean => {
+    const now = performance.now();
+    let slowest: [Socket, Connection, number] | undefined;
+    for (const [socket, conn] of open) {
+      const age = now - conn.idleSince;
+      if (age < SLOW_AFTER_MS || isIdle(socket, conn)) continue;
+      if (conn.active > 0 && (conn.current === undefined || conn.current.complete)) continue;
+      const rate = (socket.bytesRead - conn.readWhenIdle) / age;
+      if (slowest === undefined || rate < slowest[2]) slowest = [socket, conn, rate];
+    }
+    if (!slowest) return false;
+    const [socket] = slowest;
+    forget(socket);
+    socket.on('error', () => {});
+    socket.end(refusalResponse(retryAfterSec, 'the request arrived too slowly while the server held its maximum of connections; retry shortly'), () =>
+      socket.destroy(),
+    );
+    return true;
+  };
+
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const conn = open.get(req.socket);
     if (!conn) return;
     conn.active++;
+    conn.current = req;
     res.once('close', () => {
       conn.active--;
+      conn.current = undefined;
       conn.idleSince = performance.now();
       conn.readWhenIdle = req.socket.bytesRead;
     });
@@ -93,11 +133,11 @@ export function capConnections(server: Server, { max, maxPerAddress, retryAfterS
       );
       return;
     }
-    if (open.size >= max && !closeIdlest(() => true)) {
+    if (open.size >= max && !closeIdlest(() => true) && !closeSlowest()) {
       refuse(socket, refusalResponse(retryAfterSec, `the server holds its maximum of ${max} connections (server.max_connections); retry shortly`));
       return;
     }
-    open.set(socket, { address, active: 0, idleSince: performance.now(), readWhenIdle: 0 });
+    open.set(socket, { address, active: 0, idleSince: performance.now(), readWhenIdle: 0, current: undefined });
     perAddress.set(address, (perAddress.get(address) ?? 0) + 1);
     socket.once('close', () => forget(socket));
     for (const listener of listeners) listener.call(server, socket);

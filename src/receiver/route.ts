@@ -6,7 +6,9 @@ import { receiverMetrics } from './metrics.js';
 import { compileSources } from './sources.js';
 import { withinDeadline } from './deadline.js';
 import type { IncomingHeaders } from '../signing/types.js';
-import { BodiesInFlight } from './body.js';
+import { BodiesInFlight, type BodyBudgetOptions } from './body.js';
+import { addressKey } from '../http/connection-cap.js';
+import type { TekilConfig } from '../config/index.js';
 import { failSpan, startChild, traceparentOf, tracing, type Tracing } from '../telemetry/tracing.js';
 import type { Span } from '@opentelemetry/api';
 
@@ -47,9 +49,11 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
   app.removeAllContentTypeParsers();
   // Bodies are read before their signature can be checked: their bytes in flight are bounded per
   // process (receiver.in_flight_max_bytes), taken as they are read and given back once answered.
-  const bodies = new BodiesInFlight(ctx.config.receiver.in_flight_max_bytes);
+  const bodies = new BodiesInFlight(bodyBudget(ctx.config));
   metrics.watchBodyBytes(() => bodies.bytes);
-  app.addContentTypeParser('*', async (req: FastifyRequest) => bodies.read(req.raw, ctx.config.server.body_limit));
+  // Per address as the connection cap counts them (an IPv6 /64 is one); req.ip is the forwarded
+  // client's behind a trusted proxy, so a proxy's clients do not share one share.
+  app.addContentTypeParser('*', async (req: FastifyRequest) => bodies.read(req.raw, ctx.config.server.body_limit, addressKey(req.ip)));
   app.addHook('onRequest', async (req, reply) => bodies.track(req.raw, reply.raw));
   // Fastify refuses a Content-Type it cannot parse as a media type ("", "text", "a, b", ";") with 415
   // before any parser runs, so a validly signed delivery would get a permanent 4xx. The body is kept
@@ -155,6 +159,18 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
     }
   });
 };
+
+/** The body budget's bounds from the settings (see BodiesInFlight). */
+function bodyBudget(config: TekilConfig): BodyBudgetOptions {
+  const { receiver, server } = config;
+  return {
+    maxBytes: receiver.in_flight_max_bytes,
+    // Unset: a quarter, so it takes four addresses to fill the budget, and at least one whole body.
+    maxBytesPerAddress: receiver.in_flight_max_bytes_per_address ?? Math.max(server.body_limit, Math.floor(receiver.in_flight_max_bytes / 4)),
+    minRate: receiver.body_min_rate,
+    rateWindowMs: receiver.body_rate_window,
+  };
+}
 
 function startReceiveSpan(t: Tracing, req: FastifyRequest, source: string): Span {
   const sent = req.headers.traceparent;

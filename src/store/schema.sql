@@ -14,6 +14,10 @@ CREATE TABLE audit_events (
     target jsonb DEFAULT '{}'::jsonb NOT NULL,
     status integer NOT NULL,
     error_code text,
+    count integer DEFAULT 1 NOT NULL,
+    last_at timestamp with time zone,
+    refusal_minute timestamp with time zone,
+    refusal_key text,
     CONSTRAINT audit_events_pkey PRIMARY KEY (id)
 );
 
@@ -404,6 +408,7 @@ UNION ALL
 
 CREATE INDEX audit_events_actor ON public.audit_events USING btree (actor, at, id);
 CREATE INDEX audit_events_at ON public.audit_events USING btree (at, id);
+CREATE UNIQUE INDEX audit_events_refusal ON public.audit_events USING btree (refusal_minute, refusal_key) WHERE (refusal_key IS NOT NULL);
 CREATE INDEX dashboard_sessions_expires ON public.dashboard_sessions USING btree (expires_at);
 CREATE INDEX endpoint_secrets_endpoint ON public.endpoint_secrets USING btree (endpoint_id);
 CREATE INDEX endpoints_tenant ON public.endpoints USING btree (tenant_id) WHERE (deleted_at IS NULL);

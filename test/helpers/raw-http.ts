@@ -12,7 +12,14 @@ export interface RawAnswer {
  */
 export async function rawRequest(
   baseUrl: string,
-  options: { method?: string; path: string; headers: ReadonlyArray<readonly [string, string]>; body?: string | Buffer },
+  options: {
+    method?: string;
+    path: string;
+    headers: ReadonlyArray<readonly [string, string]>;
+    body?: string | Buffer;
+    /** The local address to send from (127.0.0.x are distinct client addresses on Linux loopback). */
+    from?: string;
+  },
 ): Promise<RawAnswer> {
   const url = new URL(baseUrl);
   const body = options.body === undefined ? Buffer.alloc(0) : Buffer.from(options.body);
@@ -25,7 +32,7 @@ export async function rawRequest(
     '',
     '',
   ].join('\r\n');
-  const socket = net.connect(Number(url.port), url.hostname);
+  const socket = net.connect({ port: Number(url.port), host: url.hostname, ...(options.from !== undefined ? { localAddress: options.from } : {}) });
   const chunks: Buffer[] = [];
   await new Promise<void>((resolve, reject) => {
     socket.on('data', (c: Buffer) => chunks.push(c));

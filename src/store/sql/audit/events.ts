@@ -13,6 +13,10 @@ export interface AuditEventRow {
   target: Record<string, unknown>;
   status: number;
   error_code: string | null;
+  /** Refusals the row stands for (one per key and minute, migration 028); 1 for any other row. */
+  count: number;
+  /** The last refusal counted in the row, when it stands for more than one. */
+  last_at: Date | null;
 }
 
 export type AuditEventInsert = {
@@ -51,7 +55,8 @@ export type AuditListParams = {
 /** Newest first, by id; the optional filters fold away when null (the statement is planned with its values). */
 export const listAuditEvents = defineStatement<AuditListParams, AuditEventRow>(
   'audit_list_events',
-  `SELECT id::text AS id, at, actor, role, tenant_id, address, method, route, target, status, error_code
+  `SELECT id::text AS id, at, actor, role, tenant_id, address, method, route, target, status, error_code, count,
+          CASE WHEN count > 1 THEN last_at END AS last_at
      FROM audit_events
     WHERE ($actor::text IS NULL OR actor = $actor)
       AND ($route::text IS NULL OR route = $route)
