@@ -11,6 +11,14 @@ import { waitUntil } from './helpers/wait.js';
 const SECRET = 'whsec_dGVzdC1zZWNyZXQ=';
 const source = (extra: Record<string, unknown> = {}) => ({ scheme: 'standard', secrets: [SECRET], ...extra });
 
+function listen(server: Server): Promise<void> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+}
+
+function urlOf(server: Server): string {
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+}
+
 /** `n` pending deliveries of `src`, received (and due) before anything inserted later. */
 async function backlog(t: TestDb, src: string, n: number): Promise<void> {
   await t.db.query(
@@ -97,55 +105,40 @@ describe('worker: no source holds back another', () => {
 
   // Forward batches run beside the claim loop on Postgres; the embedded store has one connection, and
   // runs every batch in its loop.
-  describe.skipIf(!onPostgres)('a slow forward target', () => {
-    let slow: Server;
-    let fast: Server;
-    let slowUrl: string;
-    let fastUrl: string;
-    let release: () => void = () => {};
-    let gate = new Promise<void>((r) => (release = r));
-    let slowOpen = 0;
-    let slowMaxOpen = 0;
-    let slowSeen = 0;
-    let slowAnswered = 0;
-
-    beforeAll(async () => {
-      slow = createServer((req, res) => {
+  it.skipIf(!onPostgres)(
+    "a slow forward target holds its own source's slots: another source's forwards are done while it has not answered",
+    { timeout: 120_000 },
+    async () => {
+      let release: () => void = () => {};
+      const gate = new Promise<void>((r) => (release = r));
+      let slowOpen = 0;
+      let slowMaxOpen = 0;
+      let slowSeen = 0;
+      let slowAnswered = 0;
+      const slow = createServer((req, res) => {
         slowSeen++;
         slowOpen++;
         slowMaxOpen = Math.max(slowMaxOpen, slowOpen);
         req.resume();
-        // Answers only once the test opens the gate (a target that takes seconds, as long as the test needs).
+        // Answers only once the test opens the gate: a target that takes seconds, as long as the test needs.
         void gate.then(() => {
           slowOpen--;
           slowAnswered++;
           res.writeHead(204).end();
         });
       });
-      fast = createServer((req, res) => {
+      const fast = createServer((req, res) => {
         req.resume();
         req.on('end', () => res.writeHead(204).end());
       });
-      await Promise.all([new Promise<void>((r) => slow.listen(0, '127.0.0.1', r)), new Promise<void>((r) => fast.listen(0, '127.0.0.1', r))]);
-      slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hooks`;
-      fastUrl = `http://127.0.0.1:${(fast.address() as AddressInfo).port}/hooks`;
-    });
-    afterAll(async () => {
-      release();
-      slow?.closeAllConnections();
-      fast?.closeAllConnections();
-      await Promise.all([new Promise((r) => slow?.close(r)), new Promise((r) => fast?.close(r))]);
-    });
-
-    it("holds its own source's slots: another source's forwards are done while it has not answered", { timeout: 120_000 }, async () => {
-      gate = new Promise<void>((r) => (release = r));
+      await Promise.all([listen(slow), listen(fast)]);
       const config = parseConfig({
         // One claim loop: before per-source slots, one batch waiting on the slow target held it, and
         // every other source's deliveries with it.
         worker: { batch_size: 100, concurrency: 1, lease: '2m', poll_interval: '50ms' },
         sources: {
-          a: source({ forward: { url: slowUrl, timeout: '60s', secret: SECRET, max_in_flight: 4 } }),
-          b: source({ forward: { url: fastUrl, timeout: '10s', secret: SECRET } }),
+          a: source({ forward: { url: urlOf(slow), timeout: '60s', secret: SECRET, max_in_flight: 4 } }),
+          b: source({ forward: { url: urlOf(fast), timeout: '10s', secret: SECRET } }),
         },
       });
       const worker = createInboxWorker(testContext(t.db, config));
@@ -165,7 +158,10 @@ describe('worker: no source holds back another', () => {
       } finally {
         release();
         await worker.stop();
+        slow.closeAllConnections();
+        fast.closeAllConnections();
+        await Promise.all([new Promise((r) => slow.close(r)), new Promise((r) => fast.close(r))]);
       }
-    });
-  });
+    },
+  );
 });
