@@ -82,8 +82,14 @@ export async function processBatch(deps: BatchDeps, token: string): Promise<Batc
     detached.push(run);
   }
   const forwards = detached.length === 0 ? NOTHING : Promise.all(detached).then(() => {});
-  if (inLoop.length > 0) await runGroup(deps, token, inLoop, deadline, t ? new BatchTrace(t, claimStarted) : undefined);
-  for (const group of inline) await runGroup(deps, token, group, deadline, t ? new BatchTrace(t, claimStarted) : undefined);
+  const pending = inLoop.length > 0 ? [inLoop, ...inline] : inline;
+  try {
+    while (pending.length > 0) await runGroup(deps, token, pending.shift()!, deadline, t ? new BatchTrace(t, claimStarted) : undefined);
+  } catch (err) {
+    // The groups not run give their slots back now; their leases bring their deliveries back.
+    for (const group of pending) for (const [source, n] of countBySource(deps, group)) slots.release(source, n);
+    throw err;
+  }
   return { claimed: rows.length, forwards };
 }
 
