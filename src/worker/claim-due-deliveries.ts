@@ -1,5 +1,5 @@
 import type { Db } from '../store/db.js';
-import { claimStatement, laterShare, type InboxClaimRow } from '../store/sql/inbox/claim-due-deliveries.js';
+import { claimStatement, type InboxClaimRow } from '../store/sql/inbox/claim-due-deliveries.js';
 
 export interface InboxClaimedDelivery {
   source: string;
@@ -60,31 +60,11 @@ export async function claimDueDeliveries(db: Db, options: ClaimOptions): Promise
   }
   const after = options.after ?? '';
   const res = await stmt.run(db, { lease_ms: options.leaseMs, token: options.token, lost_error: LOST_ERROR, after, capped, caps });
-  return { rows: sortByProviderTime(res.rows.map(toDelivery)), nextAfter: nextAfter(res.rows, after, options.limit) };
-}
-
-/**
- * Where the next claim's walk starts: after the last source this claim took rows from, unless that
- * source was cut to its share (laterShare: any source but the claim's first) — then after the one
- * before it, so the cut source starts the next claim and may fill it. Nothing claimed: where this one
- * started.
- */
-function nextAfter(rows: readonly InboxClaimRow[], after: string, limit: number): string {
-  const byPos = new Map<number, { source: string; n: number }>();
-  for (const r of rows) {
-    const at = byPos.get(r.pos);
-    if (at) at.n++;
-    else byPos.set(r.pos, { source: r.source, n: 1 });
-  }
-  const positions = [...byPos.keys()].sort((a, b) => a - b);
-  if (positions.length === 0) return after;
-  const last = byPos.get(positions.at(-1)!)!;
-  if (positions.length === 1 || last.n < laterShare(limit)) return last.source;
-  return byPos.get(positions.at(-2)!)!.source;
-}
-
-function sortByProviderTime(rows: InboxClaimedDelivery[]): InboxClaimedDelivery[] {
-  return rows.sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
+  // The next claim starts after the last source this one reached (the walk's order is `pos`).
+  let last: InboxClaimRow | undefined;
+  for (const r of res.rows) if (!last || r.pos > last.pos) last = r;
+  const rows = res.rows.map(toDelivery).sort((a, b) => providerTime(a) - providerTime(b) || a.received_at.getTime() - b.received_at.getTime());
+  return { rows, nextAfter: last ? last.source : after };
 }
 
 /** Times travel as epoch milliseconds (float8): cheaper to print and read than timestamp text. */

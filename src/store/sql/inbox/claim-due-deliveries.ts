@@ -15,11 +15,6 @@ import { defineStatement, type Statement } from '../statement.js';
  * backlog. Everything here is lazy under the final LIMIT: a source the claim does not reach is never
  * read, so a claim costs one probe per source it passes plus the rows it takes.
  *
- * The first source of the walk with due rows may fill the batch; every later one gives at most an eighth of it
- * (laterShare). A quiet source's new delivery then shares its batch with at most an eighth of a
- * flood's rows, not with 499 of them: the batch, and so the delivery's wait, stays short. A source cut
- * to its eighth is where the next claim starts (claimDueDeliveries), so it gets its full turn then.
- *
  * A source may give at most its cap (`$capped` / `$caps`, the free forwarding slots of a source that
  * forwards, see src/worker/forward-slots.ts); the others at most the batch.
  *
@@ -40,34 +35,23 @@ import { defineStatement, type Statement } from '../statement.js';
  * it can use is the resource's (a probe of the source's index would read the source's whole backlog
  * per candidate). test/worker-claim-plans.test.ts checks the generic plan on tables never analyzed.
  */
-/** The most rows a source after the walk's first gives one claim: an eighth of the batch (at least 1). */
-export function laterShare(limit: number): number {
-  return Math.max(1, Math.ceil(limit / 8));
-}
-
 function claimText(limit: number): string {
   return `
-WITH RECURSIVE walk (source, pos, wrapped, seen, first) AS (
-  SELECT $after::text, 0, false, false, false
+WITH RECURSIVE walk (source, pos, wrapped) AS (
+  SELECT $after::text, 0, false
   UNION ALL
-  SELECT nxt.source, w.pos + 1, nxt.wrapped, w.seen OR nxt.due, nxt.due AND NOT w.seen
+  SELECT nxt.source, w.pos + 1, nxt.wrapped
   FROM walk w CROSS JOIN LATERAL (
-    SELECT s.source, s.wrapped,
-      -- Whether the source has a due row that is not leased (one probe of the index, past the leased rows).
-      EXISTS (SELECT 1 FROM inbox_queue d
-              WHERE d.source = s.source AND NOT d.dead AND d.next_attempt_at <= now() AND (d.locked_until IS NULL OR d.locked_until < now())) AS due
-    FROM (
-      -- The next source in the index; past its end, the first one again, up to $after.
-      -- (An Append under LIMIT 1 runs its second branch only when the first finds nothing.)
-      (SELECT s.source, w.wrapped AS wrapped FROM inbox_queue s
-       WHERE NOT s.dead AND s.source > w.source AND (NOT w.wrapped OR s.source <= $after::text)
-       ORDER BY s.source LIMIT 1)
-      UNION ALL
-      (SELECT s.source, true FROM inbox_queue s
-       WHERE NOT w.wrapped AND NOT s.dead AND s.source <= $after::text
-       ORDER BY s.source LIMIT 1)
-      LIMIT 1
-    ) s
+    -- The next source in the index; past its end, the first one again, up to $after.
+    -- (An Append under LIMIT 1 runs its second branch only when the first finds nothing.)
+    (SELECT s.source, w.wrapped AS wrapped FROM inbox_queue s
+     WHERE NOT s.dead AND s.source > w.source AND (NOT w.wrapped OR s.source <= $after::text)
+     ORDER BY s.source LIMIT 1)
+    UNION ALL
+    (SELECT s.source, true FROM inbox_queue s
+     WHERE NOT w.wrapped AND NOT s.dead AND s.source <= $after::text
+     ORDER BY s.source LIMIT 1)
+    LIMIT 1
   ) nxt
 ), candidates AS (
   SELECT c.row_ctid, c.source, c.event_id, c.prev_locked_by, c.prev_claimed_at, c.prev_attempts, w.pos
@@ -84,12 +68,10 @@ WITH RECURSIVE walk (source, pos, wrapped, seen, first) AS (
           AND (o.locked_until >= now()
                OR (o.provider_at, o.received_at, o.event_id) < (q.provider_at, q.received_at, q.event_id))))
     ORDER BY q.next_attempt_at
-    -- The walk's first source with due rows may fill the batch; each later one gives at most an eighth of it.
-    LIMIT least(CASE WHEN w.first THEN ${limit} ELSE ${laterShare(limit)} END,
-                coalesce((SELECT c.cap FROM unnest($capped::text[], $caps::int[]) AS c (source, cap) WHERE c.source = w.source), ${limit}))
+    LIMIT least(${limit}, coalesce((SELECT c.cap FROM unnest($capped::text[], $caps::int[]) AS c (source, cap) WHERE c.source = w.source), ${limit}))
     FOR UPDATE SKIP LOCKED
   ) c
-  WHERE w.pos > 0 AND w.seen
+  WHERE w.pos > 0
   -- Walk order, as the rows come: the LIMIT stops the walk once the batch is full.
   LIMIT ${limit} -- a literal: the planner sizes the plan for it, also in the cached generic plan
 ), lost AS (
