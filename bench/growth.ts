@@ -94,7 +94,7 @@ async function claimLatency(db: Db, probe: string): Promise<{ median: number; p9
   const times: number[] = [];
   for (;;) {
     const t0 = performance.now();
-    const rows = await claimDueDeliveries(db, { limit: 100, leaseMs: 60_000, token: 'growth' });
+    const { rows } = await claimDueDeliveries(db, { limit: 100, leaseMs: 60_000, token: 'growth' });
     if (rows.length === 0) break;
     times.push(performance.now() - t0);
   }

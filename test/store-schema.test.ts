@@ -42,7 +42,7 @@ describe('schema snapshot', () => {
       for (const part of [
         'CREATE TABLE inbox_deliveries',
         'CONSTRAINT inbox_deliveries_pkey PRIMARY KEY',
-        'CREATE INDEX inbox_queue_due',
+        'CREATE INDEX inbox_queue_source_due',
         'CREATE VIEW inbox_attempts',
         'FUNCTION public.tekil_outbox_publish(',
         'CREATE TRIGGER inbox_deliveries_enqueue',

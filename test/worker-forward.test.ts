@@ -44,12 +44,12 @@ describe('worker: forwarding', () => {
       // Long backoffs: a test decides when a retry is due (by moving next_attempt_at; full jitter can
       // still draw a short one, so a test that runs several batches holds its retries back itself).
       retry: { max_attempts: 5, base: 60_000, cap: 60_000 },
-      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET },
+      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET, max_in_flight: 64 },
     };
     // The same application, for a source whose forward policy allows no private network at all.
     config.sources[PUBLIC_ONLY] = {
       ...config.sources[SOURCE]!,
-      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET, allow_networks: [] },
+      forward: { url: `http://127.0.0.1:${port}/hooks`, timeout: 300, secret: SECRET, max_in_flight: 64, allow_networks: [] },
     };
     worker = createInboxWorker(testContext(t.db, config));
   });
@@ -229,7 +229,7 @@ describe('worker: forwarding', () => {
     config.sources['fwd-bad'] = {
       ...config.sources['shop-paymos']!,
       ordering: undefined,
-      forward: { url: 'http://127.0.0.1:9/hooks', timeout: 300, secret: SECRET, allow_networks: ['10.0.0.0/33'] },
+      forward: { url: 'http://127.0.0.1:9/hooks', timeout: 300, secret: SECRET, max_in_flight: 64, allow_networks: ['10.0.0.0/33'] },
     };
     expect(() => createInboxWorker(testContext(t.db, config))).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('sources.fwd-bad.forward.allow_networks.0: "10.0.0.0/33"') }),

@@ -31,13 +31,13 @@ describe('worker: an outcome the store refuses is isolated', () => {
     const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     const config = workerTestConfig({ worker: { batch_size: 50, concurrency: 1, lease: '30s', poll_interval: '1s' } }, {});
     const source = config.sources['shop-paymos']!;
-    config.sources.healthy = { ...source, ordering: undefined, forward: { url: `${base}/ok`, timeout: 2_000, secret: SECRET } };
+    config.sources.healthy = { ...source, ordering: undefined, forward: { url: `${base}/ok`, timeout: 2_000, secret: SECRET, max_in_flight: 64 } };
     // Past the configuration's bound (30d), as no configuration file can say any more.
     config.sources.broken = {
       ...source,
       ordering: undefined,
       retry: { max_attempts: 5, base: 1e300, cap: 1e300 },
-      forward: { url: `${base}/fail`, timeout: 2_000, secret: SECRET },
+      forward: { url: `${base}/fail`, timeout: 2_000, secret: SECRET, max_in_flight: 64 },
     };
     worker = createInboxWorker(testContext(t.db, config));
   });

@@ -72,6 +72,11 @@ export const forwardSchema = z
     secret: z.string().regex(/^whsec_[A-Za-z0-9+/]+=*$/, 'expected "whsec_" followed by base64'),
     /** Forward through `sending.proxy` too (an application reached from the proxy's addresses). */
     proxy: z.boolean().optional(),
+    /**
+     * This source's deliveries being forwarded at once by one worker process: a slow forward target
+     * holds this many, never the other sources' share (src/worker/forward-slots.ts).
+     */
+    max_in_flight: z.number().int().positive().max(10_000).default(64),
   })
   .strict();
 export type ForwardConfig = z.infer<typeof forwardSchema>;

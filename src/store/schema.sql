@@ -418,8 +418,8 @@ CREATE INDEX inbox_deliveries_received ON public.inbox_deliveries USING btree (r
 CREATE INDEX inbox_deliveries_resource ON public.inbox_deliveries USING btree (resource_id);
 CREATE INDEX inbox_deliveries_untrimmed ON public.inbox_deliveries USING btree (received_at) WHERE (trimmed_at IS NULL);
 CREATE INDEX inbox_queue_dead ON public.inbox_queue USING btree (received_at) WHERE dead;
-CREATE INDEX inbox_queue_due ON public.inbox_queue USING btree (next_attempt_at) WHERE (NOT dead);
 CREATE INDEX inbox_queue_resource ON public.inbox_queue USING hash (resource_id) WHERE (NOT dead);
+CREATE INDEX inbox_queue_source_due ON public.inbox_queue USING btree (source, next_attempt_at) WHERE (NOT dead);
 CREATE UNIQUE INDEX incidents_one_open ON public.incidents USING btree (rule, subject) WHERE (closed_at IS NULL);
 CREATE INDEX incidents_opened ON public.incidents USING btree (opened_at DESC, id DESC);
 CREATE UNIQUE INDEX operators_live_name ON public.operators USING btree (name) WHERE (revoked_at IS NULL);

@@ -5,7 +5,9 @@ import { HandlerRegistry } from './handlers.js';
 import { workerMetrics } from './metrics.js';
 import { createForwarders } from './forward.js';
 import { compileOrderingGuard, type OrderingGuard } from './ordering-guard.js';
-import { processBatch, type BatchDeps } from './process-batch.js';
+import type { BatchDeps } from './batch-deps.js';
+import { ForwardSlots } from './forward-slots.js';
+import { processBatch } from './process-batch.js';
 import { embeddedPacing, serverPacing, type IngestActivity } from './embedded-pacing.js';
 import { embeddedQueueVacuum, EMBEDDED_VACUUM_EVERY } from './embedded-vacuum.js';
 
@@ -57,12 +59,24 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
     metrics,
     workerId,
     claimLimit: pacing.claimLimit,
+    fair: { after: '' },
+    // Forward batches run beside the loops on Postgres, each holding a pooled connection: at most half
+    // the pool, so the loops (and the receiver, in one process) keep theirs. On the embedded store (one
+    // connection) a claim stays one batch in its loop.
+    slots: new ForwardSlots(config, db.kind === 'pglite' ? 0 : Math.max(1, Math.floor(config.store.pool_size / 2))),
+    detached: new Set(),
+    forwardBatchEnded: () => claims.wake(),
   };
   const loops = db.kind === 'pglite' ? 1 : config.worker.concurrency;
   let batchSeq = 0;
   let leaseTimer: NodeJS.Timeout | undefined;
 
-  const runOnce = () => processBatch(deps, `${workerId}:${++batchSeq}`);
+  /** One claim and its batches, forward batches included (tests and benchmarks). */
+  const runOnce = async () => {
+    const round = await processBatch(deps, `${workerId}:${++batchSeq}`);
+    await round.forwards;
+    return round.claimed;
+  };
 
   const claims = new WakeLoop(db, {
     channel: INBOX_CHANNEL,
@@ -71,7 +85,8 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
     async run({ slept }) {
       if (slept) await pacing.afterWakeup();
       const started = performance.now();
-      const claimed = await runOnce();
+      // The loop waits for its own batch, not for the forward batches of slow targets (process-batch.ts).
+      const { claimed } = await processBatch(deps, `${workerId}:${++batchSeq}`);
       const full = claimed >= pacing.claimLimit;
       await pacing.afterBatch(performance.now() - started, full);
       await queueVacuum?.afterBatch(claimed, !full);
@@ -106,6 +121,7 @@ export function createInboxWorker(ctx: Context, options: WorkerOptions = {}): In
     async stop() {
       if (leaseTimer) clearInterval(leaseTimer);
       await claims.stop();
+      await Promise.all([...deps.detached]);
       forwardersClosed = true;
       await Promise.all([...forwarders.values()].map((f) => f.close().catch(() => {})));
     },

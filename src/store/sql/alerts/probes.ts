@@ -57,11 +57,26 @@ export const outboxOldestDue = defineStatement<NoParams, { age_s: number | null 
    WHERE NOT q.failed AND q.next_attempt_at <= now() AND (q.lease_until IS NULL OR q.lease_until < now())`,
 );
 
-/** The same for the inbox: the oldest received delivery due for processing and not claimed. */
+/**
+ * The same for the inbox: the oldest received delivery due for processing and not claimed. The queue's
+ * due index leads with the source (migration 029): one probe for each source with queued rows (a loose
+ * index scan), then its oldest unclaimed due row, in the index's order.
+ */
 export const inboxOldestDue = defineStatement<NoParams, { age_s: number | null }>(
   'tekil_alerts_inbox_oldest_due',
-  `SELECT extract(epoch FROM now() - min(next_attempt_at))::float8 AS age_s
-   FROM inbox_queue WHERE NOT dead AND next_attempt_at <= now() AND (locked_until IS NULL OR locked_until < now())`,
+  `WITH RECURSIVE sources (source) AS (
+     (SELECT q.source FROM inbox_queue q WHERE NOT q.dead ORDER BY q.source LIMIT 1)
+     UNION ALL
+     SELECT (SELECT q.source FROM inbox_queue q WHERE NOT q.dead AND q.source > s.source ORDER BY q.source LIMIT 1)
+     FROM sources s WHERE s.source IS NOT NULL
+   )
+   SELECT extract(epoch FROM now() - min(o.next_attempt_at))::float8 AS age_s
+   FROM sources s CROSS JOIN LATERAL (
+     SELECT q.next_attempt_at FROM inbox_queue q
+     WHERE q.source = s.source AND NOT q.dead AND q.next_attempt_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
+     ORDER BY q.next_attempt_at LIMIT 1
+   ) o
+   WHERE s.source IS NOT NULL`,
 );
 
 /** The tenant an endpoint belongs to, unless it is being deleted: `endpoint.*` announcements go to it. */
