@@ -63,11 +63,11 @@ function stalled(rule: 'dispatcher_stalled' | 'worker_stalled', ageS: number | n
   return { rule, firing, holding: new Set() };
 }
 
-/** `openSince`: the rule's open incidents, subject → when each opened. */
-const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>) => Promise<RuleResult>> = {
-  async endpoint_failing(q, rules, openSince) {
+/** `openSince`: the rule's open incidents, subject → when each opened. `now`: the round's time (null: the database's clock). */
+const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>, now: Date | null) => Promise<RuleResult>> = {
+  async endpoint_failing(q, rules, openSince, now) {
     const { failures, window, success_below, min_attempts } = rules.endpoint_failing;
-    const rows = (await endpointAttempts.run(q, { windowMs: window })).rows;
+    const rows = (await endpointAttempts.run(q, { windowMs: window, now })).rows;
     const firing = rows
       .filter((e) => e.failing_in_a_row >= failures || (e.attempts >= min_attempts && (100 * e.succeeded) / e.attempts < success_below))
       .map<Observation>((e) => {
@@ -109,10 +109,10 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
       }));
     return { rule: 'review_queue', firing, holding: new Set() };
   },
-  async signature_failures(q, rules) {
+  async signature_failures(q, rules, _openSince, now) {
     const { failures, window } = rules.signature_failures;
-    await forgetSignatureFailures.run(q);
-    const firing = (await signatureFailuresInWindow.run(q, { windowMs: window })).rows
+    await forgetSignatureFailures.run(q, { now });
+    const firing = (await signatureFailuresInWindow.run(q, { windowMs: window, now })).rows
       .filter((r) => r.failures >= failures)
       .map<Observation>((r) => ({
         rule: 'signature_failures',
@@ -135,11 +135,11 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
       }));
     return { rule: 'reconcile_findings', firing, holding: new Set() };
   },
-  async store_unreachable(q, rules) {
+  async store_unreachable(q, rules, _openSince, now) {
     // Seen only afterwards: the processes report an outage once the store answers again (src/alerts/store-outages.ts).
     const { quiet_for } = rules.store_unreachable;
-    await forgetStoreOutages.run(q);
-    const r = (await recentStoreOutages.run(q, { quietMs: quiet_for })).rows[0]!;
+    await forgetStoreOutages.run(q, { now });
+    const r = (await recentStoreOutages.run(q, { quietMs: quiet_for, now })).rows[0]!;
     const firing: Observation[] =
       r.outages > 0
         ? [
@@ -160,22 +160,30 @@ const evaluators: Record<RuleName, (q: Q, rules: Rules, openSince: ReadonlyMap<s
         : [];
     return { rule: 'store_unreachable', firing, holding: new Set() };
   },
-  async dispatcher_stalled(q, rules) {
-    const age = (await outboxOldestDue.run(q)).rows[0]?.age_s ?? null;
+  async dispatcher_stalled(q, rules, _openSince, now) {
+    const age = (await outboxOldestDue.run(q, { now })).rows[0]?.age_s ?? null;
     return stalled('dispatcher_stalled', age, rules.dispatcher_stalled.after, 'the oldest due outgoing delivery');
   },
-  async worker_stalled(q, rules) {
-    const age = (await inboxOldestDue.run(q)).rows[0]?.age_s ?? null;
+  async worker_stalled(q, rules, _openSince, now) {
+    const age = (await inboxOldestDue.run(q, { now })).rows[0]?.age_s ?? null;
     return stalled('worker_stalled', age, rules.worker_stalled.after, 'the oldest received delivery due for processing');
   },
 };
 
-/** Runs every enabled rule. A turned-off rule is not looked at, and its open incidents stay as they are. */
-export async function observe(q: Q, rules: Rules, open: ReadonlyArray<{ rule: string; subject: string; opened_at: Date }>): Promise<RuleResult[]> {
+/**
+ * Runs every enabled rule. A turned-off rule is not looked at, and its open incidents stay as they are.
+ * `now` is the round's time: null (a running evaluator) reads the database's clock.
+ */
+export async function observe(
+  q: Q,
+  rules: Rules,
+  open: ReadonlyArray<{ rule: string; subject: string; opened_at: Date }>,
+  now: Date | null = null,
+): Promise<RuleResult[]> {
   const results: RuleResult[] = [];
   for (const name of ruleNames) {
     const openSince = new Map(open.filter((o) => o.rule === name).map((o) => [o.subject, o.opened_at]));
-    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince));
+    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince, now));
   }
   return results;
 }
