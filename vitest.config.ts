@@ -15,6 +15,7 @@ if (!postgresUrl) {
 const endToEnd = [
   'test/*-cli.test.ts',
   'test/cli-errors.test.ts',
+  'test/cli-start.test.ts',
   'test/reconcile-surfaces.test.ts',
   'test/*-cli-*.test.ts',
   'test/cli-progress.test.ts',

@@ -13,6 +13,7 @@ import { clientErrorAnswer } from './http/client-error.js';
 import { discardRest } from './http/discard-body.js';
 import { storeAnswers } from './store/sql/health.js';
 import { storeMaintenance } from './store/maintenance.js';
+import { metricsTokenMatches } from './metrics.js';
 
 export interface AppOptions {
   ctx: Context;
@@ -130,10 +131,17 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
       return reply.code(503).send(new TekilError('STORE_UNAVAILABLE', 'store unreachable', { cause: err }).toJSON());
     }
   });
-  app.get('/metrics', async (_req, reply) => {
-    reply.header('content-type', ctx.metrics.contentType);
-    return readMetrics ? readMetrics() : ctx.metrics.metrics();
-  });
+  // With server.metrics_port set, /metrics is served there instead (runtime.ts), not on this public port.
+  if (server.metrics_port === undefined) {
+    const metricsToken = ctx.settings.metricsToken;
+    app.get('/metrics', async (req, reply) => {
+      if (metricsToken !== undefined && !metricsTokenMatches(metricsToken, req.headers.authorization)) {
+        throw new TekilError('UNAUTHORIZED', 'missing or wrong metrics token (Authorization: Bearer <TEKIL_METRICS_TOKEN>)');
+      }
+      reply.header('content-type', ctx.metrics.contentType);
+      return readMetrics ? readMetrics() : ctx.metrics.metrics();
+    });
+  }
 
   if (roles.has('receiver')) {
     let inbox = batcher;

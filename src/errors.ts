@@ -74,6 +74,9 @@ export const errorCatalogue = {
   MIGRATION_FAILED: { status: 500, message: 'a migration failed' },
   // tekil start --processes
   PROCESSES_NEED_POSTGRES: { status: 500, message: 'the embedded store is single-process: --processes above 1 needs PostgreSQL' },
+  // tekil start and tekil admin-token, on the machine that runs tekil
+  PORT_UNAVAILABLE: { status: 500, message: 'the port tekil is asked to listen on cannot be used' },
+  ADMIN_TOKEN_NOT_FOUND: { status: 404, message: 'no admin token has been made or set yet' },
   PROCESS_CRASH_LOOP: { status: 500, message: 'a tekil process kept crashing soon after start; the supervisor gave up' },
   LEASE_LOST: { status: 409, message: 'the lease on this work was lost to another process' },
   INTERNAL: { status: 500, message: 'internal error' },

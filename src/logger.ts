@@ -1,4 +1,4 @@
-import { pino, type Logger, type LoggerOptions } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * Logs never carry secrets, signature headers or bodies: request logging is limited to method,
@@ -31,13 +31,30 @@ export const redactPaths = [
   '*.rawPacket',
 ];
 
-/** The level comes from the caller (the process's settings, `TEKIL_LOG_LEVEL`); `info` when none is given. */
-export function createLogger(options: LoggerOptions = {}): Logger {
-  return pino({
-    level: 'info',
-    redact: { paths: redactPaths, censor: '[redacted]' },
-    ...options,
-  });
+/**
+ * The level comes from the caller (the process's settings, `TEKIL_LOG_LEVEL`); `info` when none is given.
+ * JSON lines to stdout unless another destination is given (the CLI's terminal logger, below).
+ */
+export function createLogger(options: LoggerOptions = {}, destination?: DestinationStream): Logger {
+  const merged: LoggerOptions = { level: 'info', redact: { paths: redactPaths, censor: '[redacted]' }, ...options };
+  return destination ? pino(merged, destination) : pino(merged);
+}
+
+/**
+ * The logger of a `tekil start` process: readable lines when stdout is a terminal (someone is watching),
+ * JSON lines otherwise (a file, a pipe, a log collector). pino-pretty is loaded only for the former.
+ * Redaction happens before formatting, so a pretty line hides the same fields a JSON line does.
+ */
+export async function createTerminalAwareLogger(
+  options: LoggerOptions = {},
+  terminal: { isTerminal: boolean; stream?: NodeJS.WritableStream } = { isTerminal: process.stdout.isTTY === true },
+): Promise<Logger> {
+  if (!terminal.isTerminal) return createLogger(options, terminal.stream as DestinationStream | undefined);
+  const { default: pretty } = await import('pino-pretty');
+  return createLogger(
+    options,
+    pretty({ colorize: terminal.stream === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true, destination: terminal.stream ?? 1 }),
+  );
 }
 
 export type { Logger };

@@ -15,6 +15,8 @@ import { createInboxBatcher, type InboxBatcher } from './receiver/batcher.js';
 import { createInboxWorker } from './worker/worker.js';
 import type { HandlerRegistry } from './worker/handlers.js';
 import { resolveSettings } from './settings.js';
+import { portToBind, portUnavailable } from './http/port-check.js';
+import { startMetricsListener } from './http/metrics-listener.js';
 import { registerReconcileMetrics } from './reconcile/metrics.js';
 import { createReconcileScheduler } from './reconcile/scheduler.js';
 import { createRetentionSweeper } from './retention/sweeper.js';
@@ -36,7 +38,7 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** Defaults to a JSON logger at the settings' level. */
   logger?: Logger;
-  /** Overrides config.server.port (0 picks a free port). */
+  /** Overrides PORT from `env` and config.server.port (0 picks a free port). */
   port?: number;
   host?: string;
   /** In-process handlers for the worker role (`defineHandlers().on(source, type, fn)`). */
@@ -55,6 +57,8 @@ export interface RunningTekil {
   app: FastifyInstance;
   /** The address the HTTP server listens on, e.g. http://127.0.0.1:8787. */
   url: string;
+  /** Where /metrics is served when `server.metrics_port` is set (else it is `${url}/metrics`). */
+  metricsUrl: string | undefined;
   adminToken: AdminToken | undefined;
   dataDir: string;
   /** Stops accepting, lets in-flight requests and background work finish, closes the store. */
@@ -112,16 +116,36 @@ export async function startTekil(options: StartOptions): Promise<RunningTekil> {
       ...(readMetrics ? { readMetrics } : {}),
     });
     for (const s of services) await s.start();
-    const url = await app.listen({ host: options.host ?? config.server.host, port: options.port ?? config.server.port });
+    const host = options.host ?? config.server.host;
+    const port = portToBind(options, settings.port, config.server.port);
+    const url = await app.listen({ host, port: port.port }).catch((err: unknown) => {
+      throw portUnavailable({ host, ...port }, err) ?? err;
+    });
+    const metricsPort = config.server.metrics_port;
+    const metrics =
+      metricsPort === undefined
+        ? undefined
+        : await startMetricsListener({
+            host,
+            port: metricsPort,
+            token: settings.metricsToken,
+            contentType: ctx.metrics.contentType,
+            read: readMetrics ?? (() => ctx.metrics.metrics()),
+          }).catch(async (err: unknown) => {
+            await app.close();
+            throw portUnavailable({ host, port: metricsPort, from: 'server.metrics_port' }, err) ?? err;
+          });
     let closing: Promise<void> | undefined;
     return {
       ctx,
       app,
       url,
+      metricsUrl: metrics?.url,
       adminToken,
       dataDir: settings.dataDir,
       close() {
         closing ??= (async () => {
+          await metrics?.close();
           await app.close();
           logger.debug('http server closed');
           for (const s of [...services].reverse()) {

@@ -19,7 +19,16 @@ describe('resolveSettings', () => {
       adminToken: undefined,
       logLevel: 'info',
       otlpEndpoint: undefined,
+      port: undefined,
+      metricsToken: undefined,
     });
+  });
+
+  it('takes the HTTP port from PORT, and refuses one that is not a port', () => {
+    expect(resolveSettings(config, { PORT: '9090' }).port).toBe(9090);
+    expect(resolveSettings(config, { PORT: '' }).port).toBeUndefined();
+    expect(() => resolveSettings(config, { PORT: 'http' })).toThrow(/PORT: expected a port number/);
+    expect(() => resolveSettings(config, { PORT: '70000' })).toThrow(/PORT: expected a port number/);
   });
 
   it('treats empty variables as unset (DATABASE_URL= means the embedded store)', () => {

@@ -26,6 +26,10 @@ export interface TekilSettings {
   logLevel: LogLevel;
   /** Where spans go (TEKIL_OTLP_ENDPOINT, else telemetry.otlp_endpoint); undefined: tracing is off. */
   otlpEndpoint: string | undefined;
+  /** The HTTP port from `PORT` (as platforms that assign one set it); overrides server.port, `--port` overrides it. */
+  port: number | undefined;
+  /** TEKIL_METRICS_TOKEN: when set, a scrape of /metrics must send `Authorization: Bearer <it>`. */
+  metricsToken: string | undefined;
 }
 
 export const DEFAULT_DATA_DIR = './.tekil';
@@ -41,7 +45,16 @@ export function resolveSettings(config: TekilConfig, env: NodeJS.ProcessEnv): Te
     adminToken: env.TEKIL_ADMIN_TOKEN || undefined,
     logLevel: parseLogLevel(env.TEKIL_LOG_LEVEL),
     otlpEndpoint: env.TEKIL_OTLP_ENDPOINT || config.telemetry.otlp_endpoint || undefined,
+    port: parsePortVariable(env.PORT),
+    metricsToken: env.TEKIL_METRICS_TOKEN || undefined,
   };
+}
+
+function parsePortVariable(value: string | undefined): number | undefined {
+  if (value === undefined || value.trim() === '') return undefined;
+  const port = Number(value);
+  if (Number.isInteger(port) && port >= 0 && port <= 65535) return port;
+  throw new TekilError('CONFIG_INVALID', `PORT: expected a port number from 0 to 65535, got "${value}"`);
 }
 
 function parseLogLevel(value: string | undefined): LogLevel {

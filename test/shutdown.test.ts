@@ -16,12 +16,13 @@ function startTekilProcess(env: NodeJS.ProcessEnv, configPath: string): Promise<
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
-    child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+    // The banner is on stderr (stdout carries the log lines).
+    child.stderr!.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
       if (m) resolve({ child, url: m[1]! });
     });
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.on('exit', (code) => reject(new Error(`tekil exited early (${code}): ${err}`)));
     if (process.env.SHUTDOWN_TEST_LOG) child.stderr!.pipe(process.stderr);
     if (process.env.SHUTDOWN_TEST_LOG) child.stdout!.pipe(process.stderr);

@@ -467,8 +467,16 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
       }
     };
     await readUntil(() => text.includes(': connected'), 10_000);
-    // Let the stream take its first look (what a page already shows), then publish for both tenants.
-    await new Promise((r) => setTimeout(r, 2_500));
+    // The stream's first look only learns what is there (a page shows it already), and sends nothing.
+    // Wait for that look by its effect: publish for A until one of them is streamed; whatever is
+    // published from then on comes after the first look, however long the stream took to make it.
+    let probeId = '';
+    for (let round = 0; round < 20 && !(probeId && text.includes(probeId)); round++) {
+      probeId = ((await admin('POST', '/messages', { tenant_id: 'm_A', type: 'invoice.paid', resource_id: `inv_A_probe_${round}` })).body as { id: string }).id;
+      await readUntil(() => text.includes(probeId), 5_000);
+    }
+    expect(text).toContain(probeId);
+    // B's message, then A's: a look that sees A's sees B's too, so had it leaked it would be there.
     const b = await admin('POST', '/messages', { tenant_id: 'm_B', type: 'invoice.paid', resource_id: 'inv_B_live' });
     const a = await admin('POST', '/messages', { tenant_id: 'm_A', type: 'invoice.paid', resource_id: 'inv_A_live' });
     const aId = (a.body as { id: string }).id;
@@ -478,7 +486,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     expect(text).toContain(aId);
     expect(text).not.toContain((b.body as { id: string }).id);
     expect(text).not.toContain('event: delivery');
-  }, 60_000);
+  }, 120_000);
 
   it('serves /portal/ with its own CSP (frame-ancestors none without embedding); the dashboard keeps its own', async () => {
     const portal = await call(undefined, 'GET', '/portal/');

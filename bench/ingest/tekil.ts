@@ -7,7 +7,10 @@
 // processed and settles as done. BENCH_HANDLER=none registers none, so every delivery fails for want of
 // a handler and is parked in the review queue, with a warning logged for each.
 import { availableParallelism } from 'node:os';
+import { resolveAdminToken } from '../../src/auth/admin-token.js';
 import { superviseProcesses } from '../../src/cli/supervise.js';
+import { createLogger } from '../../src/logger.js';
+import { resolveSettings } from '../../src/settings.js';
 import { loadConfigFile } from '../../src/config/load.js';
 import { startTekil } from '../../src/runtime.js';
 import { roleNames, type Role } from '../../src/service.js';
@@ -23,7 +26,9 @@ const port = Number(process.env.PORT);
 
 if (processes > 1 && !isSupervisedProcess()) {
   // The supervisor prints "tekil listening on …" once every process is ready.
-  await superviseProcesses({ config, configPath: process.env.BENCH_CONFIG, roles: new Set(roles), processes, port });
+  const adminToken = roles.includes('api') ? resolveAdminToken(resolveSettings(config, process.env)) : undefined;
+  const logger = createLogger({ level: resolveSettings(config, process.env).logLevel });
+  await superviseProcesses({ config, configPath: process.env.BENCH_CONFIG, roles: new Set(roles), processes, port, adminToken, logger });
 } else {
   const supervised = isSupervisedProcess();
   const running = await startTekil({

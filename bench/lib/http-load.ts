@@ -80,16 +80,21 @@ export function startServer(name: string, args: string[], env: NodeJS.ProcessEnv
     // Only the last few KiB of stderr are kept (for the error below), and stdout is read until the
     // ready line and then dropped: a server that logs under load (a warning per dead delivery, say)
     // would otherwise grow these strings for the whole run and take CPU from the run being measured.
-    child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-8192)));
     let ready = false;
-    child.stdout!.on('data', (d: Buffer) => {
+    const watch = (d: Buffer) => {
       if (ready) return;
       // Tested before trimming, so a ready line early in a large chunk is not cut off.
       const seen = out + d.toString();
       ready = readyPattern.test(seen);
       out = ready ? '' : seen.slice(-8192);
       if (ready) resolve(child);
+    };
+    // tekil's banner ("tekil listening on …") is on stderr, a bench server's "ready" on stdout.
+    child.stderr!.on('data', (d: Buffer) => {
+      err = (err + d.toString()).slice(-8192);
+      watch(d);
     });
+    child.stdout!.on('data', watch);
     child.on('exit', (code) => reject(new Error(`${name} exited (${code}) before it was ready:\n${err}`)));
   });
 }

@@ -1,3 +1,4 @@
+import { Counter } from 'prom-client';
 import type { AlertsConfig } from '../config/alerts.js';
 import type { Logger } from '../logger.js';
 import { publish } from '../outbox/publish.js';
@@ -101,14 +102,15 @@ const sameEndpoints = (a: Record<string, unknown>, b: Record<string, unknown>): 
  * One round: what the rules see now against the open incidents. A new problem opens an incident and
  * announces it; a problem still there only updates its incident's value; an open incident whose
  * problem is gone is closed and announced. All in one transaction, under an advisory lock: a second
- * process skips the round, and the partial unique index on open incidents guards the rest.
+ * process skips the round, and the partial unique index on open incidents guards the rest. `now`: the
+ * round's time, for a test to move it; null (what the running evaluator passes) is the database's clock.
  */
-export async function evaluateOnce(db: Db, config: AlertsConfig): Promise<RoundResult> {
+export async function evaluateOnce(db: Db, config: AlertsConfig, now: Date | null = null): Promise<RoundResult> {
   return db.transaction(async (tx) => {
     const result: RoundResult = { opened: [], closed: [], skipped: false };
     if (!(await tryAdvisoryLock.run(tx, { key: ALERTS_LOCK })).rows[0]!.locked) return { ...result, skipped: true };
     const openRows = (await openIncidents.run(tx)).rows;
-    const results = await observe(tx, config.rules, openRows);
+    const results = await observe(tx, config.rules, openRows, now);
     const open = new Map(openRows.map((r) => [`${r.rule}\u0000${r.subject}`, r]));
     for (const { rule, firing, holding } of results) {
       const seen = new Set(firing.map((o) => o.subject));
@@ -121,14 +123,14 @@ export async function evaluateOnce(db: Db, config: AlertsConfig): Promise<RoundR
           if (endpointsChanged) await tellMerchant(tx, current, endpointsOf(current.details), endpointsOf(o.details));
           continue;
         }
-        const row = (await openIncident.run(tx, { rule, subject: o.subject, value: o.value, details: details(o) })).rows[0];
+        const row = (await openIncident.run(tx, { rule, subject: o.subject, value: o.value, details: details(o), now })).rows[0];
         if (!row) continue;
         await announce(tx, config, row);
         result.opened.push(row);
       }
       for (const incident of open.values()) {
         if (incident.rule !== rule || seen.has(incident.subject) || holding.has(incident.subject)) continue;
-        const row = (await closeIncident.run(tx, { id: incident.id, value: null })).rows[0];
+        const row = (await closeIncident.run(tx, { id: incident.id, value: null, now })).rows[0];
         if (!row) continue;
         await announce(tx, config, row);
         result.closed.push(row);
@@ -136,6 +138,17 @@ export async function evaluateOnce(db: Db, config: AlertsConfig): Promise<RoundR
     }
     return result;
   });
+}
+
+/**
+ * Rounds run, by outcome (`evaluated`, `skipped`: another process held the lock, `failed`): shows the
+ * evaluator is alive, and lets a test wait for a round instead of for a guessed time.
+ */
+function roundsCounter(ctx: Context): Counter<'outcome'> {
+  return (
+    (ctx.metrics.getSingleMetric('tekil_alerts_rounds_total') as Counter<'outcome'> | undefined) ??
+    new Counter({ name: 'tekil_alerts_rounds_total', help: 'Alert evaluation rounds, by outcome', labelNames: ['outcome'], registers: [ctx.metrics] })
+  );
 }
 
 /**
@@ -150,12 +163,15 @@ export function createAlertEvaluator(ctx: Context): Service {
   let current: Promise<void> | undefined;
   let stopped = false;
 
+  const rounds = roundsCounter(ctx);
   async function round(): Promise<void> {
     try {
-      const { opened, closed } = await evaluateOnce(ctx.db, config);
+      const { opened, closed, skipped } = await evaluateOnce(ctx.db, config);
+      rounds.inc({ outcome: skipped ? 'skipped' : 'evaluated' });
       for (const r of opened) log.warn({ incident: r.id, rule: r.rule, subject: r.subject, value: r.last_value }, 'incident opened');
       for (const r of closed) log.info({ incident: r.id, rule: r.rule, subject: r.subject }, 'incident closed');
     } catch (err) {
+      rounds.inc({ outcome: 'failed' });
       if (toClientError(err).code === 'STORE_UNAVAILABLE') storeOutages(ctx.metrics).note();
       log.warn({ err }, 'alert evaluation failed; it runs again at the next interval');
     }

@@ -75,14 +75,17 @@ function stalled(rule: 'dispatcher_stalled' | 'worker_stalled', ageS: number | n
   return { rule, firing, holding: new Set() };
 }
 
-/** `openSince`: the rule's open incidents, subject → when each opened. */
+/**
+ * `openSince`: the rule's open incidents, subject → when each opened; `openDetails`: their details.
+ * `now`: the round's time (null: the database's clock).
+ */
 const evaluators: Record<
   RuleName,
-  (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>, openDetails: ReadonlyMap<string, Record<string, unknown>>) => Promise<RuleResult>
+  (q: Q, rules: Rules, openSince: ReadonlyMap<string, Date>, openDetails: ReadonlyMap<string, Record<string, unknown>>, now: Date | null) => Promise<RuleResult>
 > = {
-  async endpoint_failing(q, rules, openSince, openDetails) {
+  async endpoint_failing(q, rules, openSince, openDetails, now) {
     const { failures, window, success_below, min_attempts } = rules.endpoint_failing;
-    const rows = (await endpointAttempts.run(q, { windowMs: window })).rows;
+    const rows = (await endpointAttempts.run(q, { windowMs: window, now })).rows;
     const failing = rows
       .filter((e) => e.failing_in_a_row >= failures || (e.attempts >= min_attempts && (100 * e.succeeded) / e.attempts < success_below))
       .map((e) => {
@@ -134,8 +137,8 @@ const evaluators: Record<
       if (stillOut.length > 0) kept.set(tenantId, stillOut);
     }
     for (const tenantId of new Set([...byTenant.keys(), ...kept.keys()])) {
-      const now = byTenant.get(tenantId) ?? [];
-      const endpoints = [...now.map((f) => f.details), ...(kept.get(tenantId) ?? [])].sort((a, b) =>
+      const ofTenant = byTenant.get(tenantId) ?? [];
+      const endpoints = [...ofTenant.map((f) => f.details), ...(kept.get(tenantId) ?? [])].sort((a, b) =>
         String(a.endpoint_id).localeCompare(String(b.endpoint_id)),
       );
       const shown = endpoints
@@ -146,7 +149,7 @@ const evaluators: Record<
         rule: 'endpoint_failing',
         subject: `tenant:${tenantId}`,
         value: endpoints.length,
-        summary: `tenant ${tenantId}: ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'} failing (${shown}${endpoints.length > 3 ? ', …' : ''})${now.length === 1 ? `; ${now[0]!.summary}` : ''}`,
+        summary: `tenant ${tenantId}: ${endpoints.length} endpoint${endpoints.length === 1 ? '' : 's'} failing (${shown}${endpoints.length > 3 ? ', …' : ''})${ofTenant.length === 1 ? `; ${ofTenant[0]!.summary}` : ''}`,
         details: { tenant_id: tenantId, endpoint_count: endpoints.length, endpoints },
       });
     }
@@ -165,10 +168,10 @@ const evaluators: Record<
       }));
     return { rule: 'review_queue', firing, holding: new Set() };
   },
-  async signature_failures(q, rules) {
+  async signature_failures(q, rules, _openSince, _openDetails, now) {
     const { failures, window } = rules.signature_failures;
-    await forgetSignatureFailures.run(q);
-    const firing = (await signatureFailuresInWindow.run(q, { windowMs: window })).rows
+    await forgetSignatureFailures.run(q, { now });
+    const firing = (await signatureFailuresInWindow.run(q, { windowMs: window, now })).rows
       .filter((r) => r.failures >= failures)
       .map<Observation>((r) => ({
         rule: 'signature_failures',
@@ -191,11 +194,11 @@ const evaluators: Record<
       }));
     return { rule: 'reconcile_findings', firing, holding: new Set() };
   },
-  async store_unreachable(q, rules) {
+  async store_unreachable(q, rules, _openSince, _openDetails, now) {
     // Seen only afterwards: the processes report an outage once the store answers again (src/alerts/store-outages.ts).
     const { quiet_for } = rules.store_unreachable;
-    await forgetStoreOutages.run(q);
-    const r = (await recentStoreOutages.run(q, { quietMs: quiet_for })).rows[0]!;
+    await forgetStoreOutages.run(q, { now });
+    const r = (await recentStoreOutages.run(q, { quietMs: quiet_for, now })).rows[0]!;
     const firing: Observation[] =
       r.outages > 0
         ? [
@@ -216,28 +219,32 @@ const evaluators: Record<
         : [];
     return { rule: 'store_unreachable', firing, holding: new Set() };
   },
-  async dispatcher_stalled(q, rules) {
-    const age = (await outboxOldestDue.run(q)).rows[0]?.age_s ?? null;
+  async dispatcher_stalled(q, rules, _openSince, _openDetails, now) {
+    const age = (await outboxOldestDue.run(q, { now })).rows[0]?.age_s ?? null;
     return stalled('dispatcher_stalled', age, rules.dispatcher_stalled.after, 'the oldest due outgoing delivery');
   },
-  async worker_stalled(q, rules) {
-    const age = (await inboxOldestDue.run(q)).rows[0]?.age_s ?? null;
+  async worker_stalled(q, rules, _openSince, _openDetails, now) {
+    const age = (await inboxOldestDue.run(q, { now })).rows[0]?.age_s ?? null;
     return stalled('worker_stalled', age, rules.worker_stalled.after, 'the oldest received delivery due for processing');
   },
 };
 
-/** Runs every enabled rule. A turned-off rule is not looked at, and its open incidents stay as they are. */
+/**
+ * Runs every enabled rule. A turned-off rule is not looked at, and its open incidents stay as they are.
+ * `now` is the round's time: null (a running evaluator) reads the database's clock.
+ */
 export async function observe(
   q: Q,
   rules: Rules,
   open: ReadonlyArray<{ rule: string; subject: string; opened_at: Date; details?: Record<string, unknown> }>,
+  now: Date | null = null,
 ): Promise<RuleResult[]> {
   const results: RuleResult[] = [];
   for (const name of ruleNames) {
     const mine = open.filter((o) => o.rule === name);
     const openSince = new Map(mine.map((o) => [o.subject, o.opened_at]));
     const openDetails = new Map(mine.map((o) => [o.subject, o.details ?? {}]));
-    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince, openDetails));
+    if (rules[name].enabled) results.push(await evaluators[name](q, rules, openSince, openDetails, now));
   }
   return results;
 }

@@ -1,5 +1,7 @@
-import { basename, relative } from 'node:path';
+import { existsSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { RunningTekil } from '../runtime.js';
+import type { AdminToken } from '../auth/admin-token.js';
 import type { SchemeName } from '../config/source.js';
 import { DEFAULT_CONFIG_PATH } from './config.js';
 
@@ -17,10 +19,17 @@ function sampleBody(scheme: SchemeName): string {
   return JSON.stringify({ id: 'evt_first_1', type: 'invoice.paid', data: { id: 'inv_1' } });
 }
 
-/** How this process was invoked, so the printed command works as is (`tekil …` or `node dist/cli/main.js …`). */
+/**
+ * How to call the CLI again from here, so the printed command works as is: `npx tekil …` wherever npm
+ * finds the bin (an installed package, a global install, a clone: the one spelling the docs use), and
+ * `node <path>` elsewhere (an image that runs dist/cli/main.js without the package around it).
+ */
 function tekilCommand(): string {
   const script = process.argv[1] ?? 'tekil';
-  if (basename(script) === 'tekil') return 'tekil';
+  if (basename(script) === 'tekil') return 'npx tekil';
+  // A clone: dist/cli/main.js next to src/ and the package's own package.json.
+  const root = resolve(dirname(script), '../..');
+  if (existsSync(join(root, 'src/cli/main.ts')) && existsSync(join(root, 'package.json'))) return 'npx tekil';
   return `node ${relative(process.cwd(), script) || script}`;
 }
 
@@ -34,9 +43,23 @@ export function firstWebhookLines(url: string, source: string, scheme: SchemeNam
   ];
 }
 
-/** A few lines a newcomer needs right after start: where it listens, the store, the admin token. */
-export function printStartBanner(running: RunningTekil, configPath: string | undefined): void {
-  const { ctx, url, adminToken } = running;
+/**
+ * Where the admin token is: in full once, when this start made it; afterwards where it is kept and
+ * the command that prints it, so a later start still points to it.
+ */
+export function adminTokenLines(adminToken: AdminToken | undefined): string[] {
+  if (!adminToken) return [];
+  if (adminToken.generated) return [`admin token (shown once, saved to ${adminToken.file}): ${adminToken.token}`];
+  if (adminToken.file) return [`admin token: saved in ${adminToken.file} (\`npx tekil admin-token\` prints it)`];
+  return ['admin token: from TEKIL_ADMIN_TOKEN'];
+}
+
+/**
+ * A few lines a newcomer needs right after start: where it listens, the store, the admin token. On
+ * stderr: stdout carries the log lines (JSON when it is not a terminal), and the banner is not one.
+ */
+export function printStartBanner(running: RunningTekil, configPath: string | undefined, adminToken: AdminToken | undefined): void {
+  const { ctx, url } = running;
   const out: string[] = [];
   out.push(`tekil listening on ${url} (config: ${configPath ?? 'none'})`);
   if (ctx.db.kind === 'pglite') {
@@ -44,14 +67,13 @@ export function printStartBanner(running: RunningTekil, configPath: string | und
   } else {
     out.push('store: PostgreSQL (DATABASE_URL)');
   }
-  if (adminToken?.generated) {
-    out.push(`admin token (shown once, saved to ${adminToken.file}): ${adminToken.token}`);
-  }
+  if (running.metricsUrl) out.push(`metrics: ${running.metricsUrl}/metrics (server.metrics_port)`);
+  out.push(...adminTokenLines(adminToken));
   const sources = Object.keys(ctx.config.sources);
   out.push(sources.length ? `sources: ${sources.map((s) => `${url}/in/${s}`).join(', ')}` : 'no sources configured: add some under "sources:" in tekil.yaml');
   const first = sources[0];
   if (first !== undefined && running.app.hasRoute({ method: 'POST', url: '/in/:source' })) {
     out.push(...firstWebhookLines(url, first, ctx.config.sources[first]!.scheme, configPath));
   }
-  process.stdout.write(`${out.join('\n')}\n`);
+  process.stderr.write(`${out.join('\n')}\n`);
 }

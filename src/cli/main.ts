@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { existsSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { isTekilError } from '../errors.js';
 import { ApiError } from './api-client.js';
@@ -14,6 +15,12 @@ import { registerSimulateCommand } from './simulate.js';
 import { registerOperatorsCommand } from './operators.js';
 import { registerListenCommand } from './listen.js';
 import { registerAuditCommand } from './audit.js';
+import { registerAdminTokenCommand } from './admin-token.js';
+
+// A `.env` in the working directory fills in what the environment leaves unset (DATABASE_URL, PORT,
+// TEKIL_ADMIN_TOKEN…): a variable already set wins, as with `node --env-file`. Read before any command
+// looks at the environment.
+if (existsSync('.env')) process.loadEnvFile('.env');
 
 const program = new Command('tekil')
   .description('Webhook reliability gateway: verified, deduplicated intake; exactly-one-effect processing; a signing, retrying outbox.')
@@ -35,6 +42,7 @@ registerSimulateCommand(program);
 registerOperatorsCommand(program);
 registerListenCommand(program);
 registerAuditCommand(program);
+registerAdminTokenCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint

@@ -4,6 +4,9 @@ import { migrate } from '../store/migrate.js';
 import { resolveSettings, type TekilSettings } from '../settings.js';
 import { roleNames, type Role } from '../service.js';
 import { TekilError } from '../errors.js';
+import { resolveAdminToken, type AdminToken } from '../auth/admin-token.js';
+import { checkPortsFree, portToBind } from '../http/port-check.js';
+import { createTerminalAwareLogger } from '../logger.js';
 import { addConfigOption, loadCliConfig, parsePort } from './config.js';
 import { loadHandlersModule } from './handlers-module.js';
 import { Progress } from './progress.js';
@@ -72,6 +75,23 @@ interface StartCommandOptions {
 }
 
 /**
+ * A first start makes the admin token before it opens the store; if the start then fails, the token
+ * is already saved, and this says so (with the token) instead of leaving it to be found.
+ */
+async function reportTokenOnFailure<T>(adminToken: AdminToken | undefined, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (err) {
+    if (adminToken?.generated) {
+      process.stderr.write(
+        `admin token (made by this start and saved to ${adminToken.file}; \`npx tekil admin-token\` prints it again): ${adminToken.token}\n`,
+      );
+    }
+    throw err;
+  }
+}
+
+/**
  * The server's modules load when a command that runs it starts: the CLI's other commands (API clients,
  * signing) then start in a fraction of the time, without Fastify, the stores and the roles.
  */
@@ -82,7 +102,7 @@ export function registerStartCommand(program: Command): void {
     program
       .command('start')
       .description('Run tekil: migrations, then the roles asked for (all by default) until SIGTERM/SIGINT.')
-      .option('-p, --port <n>', 'HTTP port (overrides server.port)', parsePort)
+      .option('-p, --port <n>', 'HTTP port (overrides PORT and server.port)', parsePort)
       .option('--role <roles>', `comma-separated roles: ${roleNames.join(', ')}, or all`, 'all')
       .option(
         '--processes <n>',
@@ -96,27 +116,41 @@ export function registerStartCommand(program: Command): void {
     const roles = parseRoles(opts.role);
     const { config, path } = await loadCliConfig(opts.config);
     if (opts.timeScale !== undefined) config.sending.time_scale = opts.timeScale;
+    const settings = resolveSettings(config, process.env);
+    const logger = await createTerminalAwareLogger({ level: settings.logLevel });
     const { clusterMetricsReader, isSupervisedProcess, reportReady, supervisedPort } = await import('../supervisor/child.js');
     const supervised = isSupervisedProcess();
+    // The supervisor checked the port and made the admin token; its processes share both.
+    let adminToken: AdminToken | undefined;
     if (!supervised) {
-      const { processes, supervised: underSupervisor } = resolveProcessCount(opts.processes, roles, resolveSettings(config, process.env));
+      const { processes, supervised: underSupervisor } = resolveProcessCount(opts.processes, roles, settings);
+      const port = portToBind(opts, settings.port, config.server.port);
+      // Before the store is opened and migrated: a start that cannot listen changes nothing.
+      await checkPortsFree([
+        { host: config.server.host, ...port },
+        ...(config.server.metrics_port === undefined ? [] : [{ host: config.server.host, port: config.server.metrics_port, from: 'server.metrics_port' }]),
+      ]);
+      adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
       if (underSupervisor) {
         const { superviseProcesses } = await import('./supervise.js');
-        return superviseProcesses({ config, configPath: path, roles, processes, port: opts.port });
+        return reportTokenOnFailure(adminToken, () => superviseProcesses({ config, configPath: path, roles, processes, port: port.port, adminToken, logger }));
       }
     }
     const handlers = opts.handlers ? await loadHandlersModule(opts.handlers) : undefined;
     const port = (supervised ? supervisedPort(process.env) : undefined) ?? opts.port;
     const [{ startTekil }, { printStartBanner }] = await Promise.all([loadRuntime(), import('./banner.js')]);
-    const running = await startTekil({
-      config,
-      roles,
-      ...(port !== undefined ? { port } : {}),
-      ...(handlers ? { handlers } : {}),
-      ...(supervised ? { metricsReader: clusterMetricsReader } : {}),
-    });
+    const running = await reportTokenOnFailure(adminToken, () =>
+      startTekil({
+        config,
+        roles,
+        logger,
+        ...(port !== undefined ? { port } : {}),
+        ...(handlers ? { handlers } : {}),
+        ...(supervised ? { metricsReader: clusterMetricsReader } : {}),
+      }),
+    );
     if (supervised) reportReady(running.url);
-    else printStartBanner(running, path);
+    else printStartBanner(running, path, adminToken);
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) return;

@@ -1,7 +1,8 @@
 import { createServer } from 'node:net';
 import type { TekilConfig } from '../config/schema.js';
-import { resolveAdminToken } from '../auth/admin-token.js';
-import { createLogger } from '../logger.js';
+import type { AdminToken } from '../auth/admin-token.js';
+import type { Logger } from '../logger.js';
+import { adminTokenLines } from './banner.js';
 import { openConfiguredStore } from '../store/open.js';
 import type { Role } from '../service.js';
 import { resolveSettings } from '../settings.js';
@@ -13,8 +14,11 @@ export interface SuperviseOptions {
   configPath: string | undefined;
   roles: ReadonlySet<Role>;
   processes: number;
-  /** --port when given; else the configuration's server.port. */
-  port: number | undefined;
+  /** --port, else PORT, else the configuration's server.port. */
+  port: number;
+  /** Made (or read) before the store was opened, so a failed first start can still show it. */
+  adminToken: AdminToken | undefined;
+  logger: Logger;
 }
 
 /** For `--port 0`: a port free right now, so every process (and every restart) binds the same one. */
@@ -33,8 +37,8 @@ async function freePort(host: string): Promise<number> {
  */
 export async function superviseProcesses(options: SuperviseOptions): Promise<void> {
   const { config, roles, processes } = options;
+  const { logger, adminToken } = options;
   const settings = resolveSettings(config, process.env);
-  const logger = createLogger({ level: settings.logLevel });
   const db = await openConfiguredStore(settings, config, 1);
   try {
     const applied = await migrate(db);
@@ -42,9 +46,7 @@ export async function superviseProcesses(options: SuperviseOptions): Promise<voi
   } finally {
     await db.close();
   }
-  const adminToken = roles.has('api') ? resolveAdminToken(settings) : undefined;
-  const asked = options.port ?? config.server.port;
-  const port = asked === 0 ? await freePort(config.server.host) : asked;
+  const port = options.port === 0 ? await freePort(config.server.host) : options.port;
   const supervisor = startSupervisor({
     processes,
     port,
@@ -57,8 +59,9 @@ export async function superviseProcesses(options: SuperviseOptions): Promise<voi
         `processes: ${[...supervisor.pids()].map(([slot, pid]) => `${slot}=pid ${pid}`).join(', ')}`,
         'store: PostgreSQL (DATABASE_URL)',
       ];
-      if (adminToken?.generated) lines.push(`admin token (shown once, saved to ${adminToken.file}): ${adminToken.token}`);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      lines.push(...adminTokenLines(adminToken));
+      // On stderr: stdout carries the log lines (JSON when not a terminal), and the banner is not one.
+      process.stderr.write(`${lines.join('\n')}\n`);
     },
   });
   process.on('SIGTERM', () => supervisor.stop('SIGTERM'));

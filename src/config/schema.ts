@@ -14,6 +14,11 @@ export const serverSchema = z
   .object({
     host: z.string().default('0.0.0.0'),
     port: z.number().int().min(0).max(65535).default(8787),
+    /**
+     * When set, /metrics is served on this port only (same host), not on the public port that
+     * providers post webhooks to; 0 picks a free port. Unset: /metrics on the main port.
+     */
+    metrics_port: z.number().int().min(0).max(65535).optional(),
     body_limit: sizeBytes.default(1024 * 1024),
     /** Longest a client may take to send a whole request, body included (0 disables; do not). */
     request_timeout: durationMs.default(30_000),

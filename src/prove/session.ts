@@ -65,6 +65,15 @@ const fresh = (prefix: string): string => `${prefix}${randomBytes(6).toString('h
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /**
+ * Resolves once `ms` have passed since `since` (a `performance.now()` reading) by the monotonic clock.
+ * A timer alone can fire a millisecond early by the clock that measures it (the event loop's time is
+ * taken at the start of its turn), so this sleeps again for whatever is left.
+ */
+export async function sleepUntil(since: number, ms: number): Promise<void> {
+  for (let left = ms - (performance.now() - since); left > 0; left = ms - (performance.now() - since)) await sleep(Math.ceil(left));
+}
+
+/**
  * What every check uses: fresh ids for this run (so prove can run again on the same receiver),
  * signed sending with the scheme's own signer, retries on a compressed ladder, reading the effects,
  * and the expectations the `reconcile` row compares at the end.
@@ -144,5 +153,10 @@ export class ProveSession {
 
   sleep(ms: number): Promise<void> {
     return sleep(ms);
+  }
+
+  /** Waits until `ms` have passed since `since` (a `performance.now()` reading): see `sleepUntil`. */
+  sleepUntil(since: number, ms: number): Promise<void> {
+    return sleepUntil(since, ms);
   }
 }

@@ -111,9 +111,9 @@ function splitClaim(deps: BatchDeps, rows: InboxClaimedDelivery[]): { inLoop: In
       inLoop.push(row);
       continue;
     }
-    let group = forwarded.get(row.source);
-    if (!group) forwarded.set(row.source, (group = []));
-    group.push(row);
+    const group = forwarded.get(row.source);
+    if (group) group.push(row);
+    else forwarded.set(row.source, [row]);
   }
   return { inLoop, forwarded };
 }

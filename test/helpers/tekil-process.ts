@@ -41,6 +41,7 @@ export function spawnTekil(args: readonly string[], env: NodeJS.ProcessEnv, time
       if (!m) return;
       clearTimeout(timer);
       child.stdout!.off('data', onData);
+      child.stderr!.off('data', onData);
       resolve({
         child,
         url: m[1]!,
@@ -52,7 +53,9 @@ export function spawnTekil(args: readonly string[], env: NodeJS.ProcessEnv, time
         },
       });
     };
+    // The banner is on stderr (stdout carries the log lines).
     child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`tekil start ${args.join(' ')} exited (${code}) before listening:\n${out}`));

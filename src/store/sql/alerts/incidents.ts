@@ -23,9 +23,9 @@ export const openIncidents = defineStatement<NoParams, IncidentRow>(
  * Opens an incident unless one is open for the same rule and subject: then no row comes back (the
  * partial unique index incidents_one_open decides, so two evaluators cannot both open it).
  */
-export const openIncident = defineStatement<{ rule: string; subject: string; value: number; details: string }, IncidentRow>(
+export const openIncident = defineStatement<{ rule: string; subject: string; value: number; details: string; now: Date | null }, IncidentRow>(
   'tekil_alerts_open_incident',
-  `INSERT INTO incidents (rule, subject, last_value, details) VALUES ($rule, $subject, $value, $details::jsonb)
+  `INSERT INTO incidents (rule, subject, last_value, details, opened_at) VALUES ($rule, $subject, $value, $details::jsonb, coalesce($now::timestamptz, now()))
    ON CONFLICT (rule, subject) WHERE closed_at IS NULL DO NOTHING
    RETURNING ${COLUMNS}`,
 );
@@ -36,10 +36,10 @@ export const touchIncident = defineStatement<{ id: string; value: number; detail
   'UPDATE incidents SET last_value = $value, details = $details::jsonb WHERE id = $id::bigint AND closed_at IS NULL',
 );
 
-/** Closes an open incident; no row when it was closed already. */
-export const closeIncident = defineStatement<{ id: string; value: number | null }, IncidentRow>(
+/** Closes an open incident; no row when it was closed already. `now`: the round's time, null for the database's clock. */
+export const closeIncident = defineStatement<{ id: string; value: number | null; now: Date | null }, IncidentRow>(
   'tekil_alerts_close_incident',
-  `UPDATE incidents SET closed_at = now(), last_value = coalesce($value::double precision, last_value)
+  `UPDATE incidents SET closed_at = coalesce($now::timestamptz, now()), last_value = coalesce($value::double precision, last_value)
    WHERE id = $id::bigint AND closed_at IS NULL RETURNING ${COLUMNS}`,
 );
 

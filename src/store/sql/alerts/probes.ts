@@ -1,7 +1,9 @@
 import { defineStatement, type NoParams } from '../statement.js';
 
 /**
- * What the alert rules look at, one small read each. None of them scans a large table: endpoints is
+ * What the alert rules look at, one small read each. Each takes the round's `now` (null: the
+ * database's own clock, which is what a running evaluator passes), so a test can move time instead of
+ * rewriting timestamps or waiting. None of them scans a large table: endpoints is
  * small, the dead part of inbox_queue has its own partial index, and the oldest due row of each queue
  * is the first entry of its due index.
  */
@@ -12,7 +14,7 @@ import { defineStatement, type NoParams } from '../statement.js';
  * window's part of outbox_attempts through its started_at index.
  */
 export const endpointAttempts = defineStatement<
-  { windowMs: number },
+  { windowMs: number; now: Date | null },
   { id: string; tenant_id: string; url: string; enabled: boolean; attempts: number; succeeded: number; failing_in_a_row: number }
 >(
   'tekil_alerts_endpoint_attempts',
@@ -21,7 +23,7 @@ export const endpointAttempts = defineStatement<
      SELECT endpoint_id, count(*)::int AS attempts, count(*) FILTER (WHERE succeeded)::int AS succeeded,
             count(*) FILTER (WHERE NOT succeeded AND started_at > coalesce(ok_at, '-infinity'))::int AS failing_in_a_row
      FROM (SELECT endpoint_id, succeeded, started_at, max(started_at) FILTER (WHERE succeeded) OVER (PARTITION BY endpoint_id) AS ok_at
-           FROM outbox_attempts WHERE started_at > now() - $windowMs * interval '1 millisecond') w
+           FROM outbox_attempts WHERE started_at > coalesce($now::timestamptz, now()) - $windowMs * interval '1 millisecond') w
      GROUP BY endpoint_id
    ) a JOIN endpoints e ON e.id = a.endpoint_id AND e.deleted_at IS NULL`,
 );
@@ -50,11 +52,11 @@ export const latestReconcileFindings = defineStatement<NoParams, { source: strin
  * How long the oldest due delivery of an enabled endpoint has been waiting, in seconds (null when none
  * is due). Leased rows count too: a lease that runs out without an answer is no progress either.
  */
-export const outboxOldestDue = defineStatement<NoParams, { age_s: number | null }>(
+export const outboxOldestDue = defineStatement<{ now: Date | null }, { age_s: number | null }>(
   'tekil_alerts_outbox_oldest_due',
-  `SELECT extract(epoch FROM now() - min(q.next_attempt_at))::float8 AS age_s
+  `SELECT extract(epoch FROM coalesce($now::timestamptz, now()) - min(q.next_attempt_at))::float8 AS age_s
    FROM outbox_queue q JOIN endpoints e ON e.id = q.endpoint_id AND e.enabled AND e.deleted_at IS NULL
-   WHERE NOT q.failed AND q.next_attempt_at <= now() AND (q.lease_until IS NULL OR q.lease_until < now())`,
+   WHERE NOT q.failed AND q.next_attempt_at <= coalesce($now::timestamptz, now()) AND (q.lease_until IS NULL OR q.lease_until < coalesce($now::timestamptz, now()))`,
 );
 
 /**
@@ -62,7 +64,7 @@ export const outboxOldestDue = defineStatement<NoParams, { age_s: number | null 
  * due index leads with the source (migration 029): one probe for each source with queued rows (a loose
  * index scan), then its oldest unclaimed due row, in the index's order.
  */
-export const inboxOldestDue = defineStatement<NoParams, { age_s: number | null }>(
+export const inboxOldestDue = defineStatement<{ now: Date | null }, { age_s: number | null }>(
   'tekil_alerts_inbox_oldest_due',
   `WITH RECURSIVE sources (source) AS (
      (SELECT q.source FROM inbox_queue q WHERE NOT q.dead ORDER BY q.source LIMIT 1)
@@ -70,10 +72,10 @@ export const inboxOldestDue = defineStatement<NoParams, { age_s: number | null }
      SELECT (SELECT q.source FROM inbox_queue q WHERE NOT q.dead AND q.source > s.source ORDER BY q.source LIMIT 1)
      FROM sources s WHERE s.source IS NOT NULL
    )
-   SELECT extract(epoch FROM now() - min(o.next_attempt_at))::float8 AS age_s
+   SELECT extract(epoch FROM coalesce($now::timestamptz, now()) - min(o.next_attempt_at))::float8 AS age_s
    FROM sources s CROSS JOIN LATERAL (
      SELECT q.next_attempt_at FROM inbox_queue q
-     WHERE q.source = s.source AND NOT q.dead AND q.next_attempt_at <= now() AND (q.locked_until IS NULL OR q.locked_until < now())
+     WHERE q.source = s.source AND NOT q.dead AND q.next_attempt_at <= coalesce($now::timestamptz, now()) AND (q.locked_until IS NULL OR q.locked_until < coalesce($now::timestamptz, now()))
      ORDER BY q.next_attempt_at LIMIT 1
    ) o
    WHERE s.source IS NOT NULL`,

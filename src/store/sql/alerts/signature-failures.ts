@@ -1,4 +1,4 @@
-import { defineStatement, type NoParams } from '../statement.js';
+import { defineStatement } from '../statement.js';
 
 /** Adds a process's counts to the current minute of each source (migration 017). */
 export const addSignatureFailures = defineStatement<{ sources: string[]; counts: number[] }, never>(
@@ -9,14 +9,14 @@ export const addSignatureFailures = defineStatement<{ sources: string[]; counts:
 );
 
 /** Each source's signature failures over the last `windowMs` (whole minutes: the window's first minute counts whole). */
-export const signatureFailuresInWindow = defineStatement<{ windowMs: number }, { source: string; failures: number }>(
+export const signatureFailuresInWindow = defineStatement<{ windowMs: number; now: Date | null }, { source: string; failures: number }>(
   'tekil_alerts_signature_failures_in_window',
   `SELECT source, sum(failures)::int AS failures FROM signature_failures
-   WHERE minute > now() - $windowMs * interval '1 millisecond' - interval '1 minute' GROUP BY source`,
+   WHERE minute > coalesce($now::timestamptz, now()) - $windowMs * interval '1 millisecond' - interval '1 minute' GROUP BY source`,
 );
 
-/** Forgets counts older than a day: no rule's window reaches that far. */
-export const forgetSignatureFailures = defineStatement<NoParams, never>(
+/** Forgets counts older than a day: no rule's window reaches that far. `now`: null for the database's clock. */
+export const forgetSignatureFailures = defineStatement<{ now: Date | null }, never>(
   'tekil_alerts_forget_signature_failures',
-  `DELETE FROM signature_failures WHERE minute < now() - interval '1 day'`,
+  `DELETE FROM signature_failures WHERE minute < coalesce($now::timestamptz, now()) - interval '1 day'`,
 );
