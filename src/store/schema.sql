@@ -92,6 +92,7 @@ CREATE TABLE endpoints (
     probe_at timestamp with time zone,
     event_id text DEFAULT 'message'::text NOT NULL,
     slow_p90_ms integer,
+    own_settings text[] DEFAULT ARRAY['ladder'::text, 'timeout'::text, 'max_in_flight'::text, 'rate_limit'::text, 'event_id'::text] NOT NULL,
     CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
@@ -372,7 +373,15 @@ CREATE TABLE tenants (
     max_in_flight integer,
     weight integer DEFAULT 1 NOT NULL,
     requests_claimed bigint DEFAULT 0 NOT NULL,
+    ladder jsonb,
+    timeout_ms integer,
+    rate_limit text,
+    endpoint_max_in_flight integer,
+    event_id_mode text,
+    quotas jsonb DEFAULT '{}'::jsonb NOT NULL,
+    CONSTRAINT tenants_event_id_mode_check CHECK (event_id_mode = ANY (ARRAY['message'::text, 'delivery'::text])),
     CONSTRAINT tenants_max_in_flight_check CHECK (max_in_flight IS NULL OR max_in_flight > 0),
+    CONSTRAINT tenants_quotas_object CHECK (jsonb_typeof(quotas) = 'object'::text),
     CONSTRAINT tenants_weight_check CHECK (weight >= 1 AND weight <= 1000),
     CONSTRAINT tenants_pkey PRIMARY KEY (id)
 );
@@ -411,6 +420,7 @@ CREATE INDEX audit_events_at ON public.audit_events USING btree (at, id);
 CREATE UNIQUE INDEX audit_events_refusal ON public.audit_events USING btree (refusal_minute, refusal_key) WHERE (refusal_key IS NOT NULL);
 CREATE INDEX dashboard_sessions_expires ON public.dashboard_sessions USING btree (expires_at);
 CREATE INDEX endpoint_secrets_endpoint ON public.endpoint_secrets USING btree (endpoint_id);
+CREATE INDEX endpoints_breaker_open ON public.endpoints USING btree (id) WHERE (probe_at IS NOT NULL);
 CREATE INDEX endpoints_tenant ON public.endpoints USING btree (tenant_id) WHERE (deleted_at IS NULL);
 CREATE INDEX endpoints_tenant_history ON public.endpoints USING btree (tenant_id, id);
 CREATE INDEX inbox_attempt_history_delivery ON public.inbox_attempt_history USING hash (event_id);
@@ -621,6 +631,63 @@ BEGIN
     RAISE EXCEPTION 'no tenant %', missing USING ERRCODE = 'no_data_found';
   END IF;
 END $function$;
+
+CREATE OR REPLACE FUNCTION public.tekil_outbox_tenant_delivery_page(p_tenant_id text, p_before_id bigint, p_endpoint_id text, p_status text, p_since timestamp with time zone, p_until timestamp with time zone, p_event_type text, p_resource_id text, p_limit integer)
+ RETURNS TABLE(id bigint)
+ LANGUAGE sql
+ STABLE
+ SET enable_sort TO 'off'
+AS $function$
+  -- The tenant's key, or with an endpoint filter the endpoint's key (endpoint_id, id) the same way:
+  -- each branch runs only when its one-time filter holds.
+  (SELECT d.id FROM outbox_deliveries d
+   WHERE $3::text IS NULL
+     AND d.tenant_id >= $1 AND d.tenant_id <= $1
+     AND d.id < coalesce($2, 9223372036854775807)
+     AND ($4::text IS NULL OR d.status = $4)
+     AND ($5::timestamptz IS NULL OR d.created_at >= $5)
+     AND ($6::timestamptz IS NULL OR d.created_at < $6)
+     AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
+       SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
+         AND ($7::text IS NULL OR m.event_type = $7)
+         AND ($8::text IS NULL OR m.resource_id = $8)))
+   ORDER BY d.tenant_id DESC, d.id DESC
+   LIMIT $9)
+  UNION ALL
+  (SELECT d.id FROM outbox_deliveries d
+   WHERE $3::text IS NOT NULL
+     AND d.endpoint_id >= $3 AND d.endpoint_id <= $3 AND d.tenant_id = $1
+     AND d.id < coalesce($2, 9223372036854775807)
+     AND ($4::text IS NULL OR d.status = $4)
+     AND ($5::timestamptz IS NULL OR d.created_at >= $5)
+     AND ($6::timestamptz IS NULL OR d.created_at < $6)
+     AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
+       SELECT 1 FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id
+         AND ($7::text IS NULL OR m.event_type = $7)
+         AND ($8::text IS NULL OR m.resource_id = $8)))
+   ORDER BY d.endpoint_id DESC, d.id DESC
+   LIMIT $9)
+$function$;
+
+CREATE OR REPLACE FUNCTION public.tekil_outbox_tenant_message_page(p_tenant_id text, p_before_id text, p_event_type text, p_resource_id text, p_since timestamp with time zone, p_until timestamp with time zone, p_endpoint_id text, p_status text, p_limit integer)
+ RETURNS TABLE(id text)
+ LANGUAGE sql
+ STABLE
+ SET enable_sort TO 'off'
+AS $function$
+  SELECT m.id FROM outbox_messages m
+  WHERE m.tenant_id >= $1 AND m.tenant_id <= $1
+    AND m.id < coalesce($2, 'evu')
+    AND ($3::text IS NULL OR m.event_type = $3)
+    AND ($4::text IS NULL OR m.resource_id = $4)
+    AND ($5::timestamptz IS NULL OR m.created_at >= $5)
+    AND ($6::timestamptz IS NULL OR m.created_at < $6)
+    AND ($7::text IS NULL AND $8::text IS NULL OR EXISTS (
+      SELECT 1 FROM outbox_deliveries d WHERE d.tenant_id = m.tenant_id AND d.message_id = m.id
+        AND ($7::text IS NULL OR d.endpoint_id = $7) AND ($8::text IS NULL OR d.status = $8)))
+  ORDER BY m.tenant_id DESC, m.id DESC
+  LIMIT $9
+$function$;
 
 CREATE TRIGGER inbox_deliveries_dequeue AFTER DELETE ON inbox_deliveries REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_dequeue_deleted();
 CREATE TRIGGER inbox_deliveries_enqueue AFTER INSERT ON inbox_deliveries REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION tekil_inbox_enqueue();
