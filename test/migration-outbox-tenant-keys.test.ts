@@ -83,6 +83,8 @@ describe('migration 025: the outbox keys lead with tenant_id, over rows written 
       { name: 'outbox_messages_idempotency_key_key', def: 'UNIQUE (tenant_id, idempotency_key)' },
       { name: 'outbox_messages_pkey', def: 'PRIMARY KEY (tenant_id, id)' },
       { name: 'outbox_queue_pkey', def: 'PRIMARY KEY (tenant_id, delivery_id)' },
+      // A later table of the outbox (migration 026's count of finished requests) leads with it too.
+      { name: 'outbox_tenant_done_pkey', def: 'PRIMARY KEY (tenant_id)' },
     ]);
   });
 

@@ -54,8 +54,9 @@ describe('outbox: a completion the store refuses is isolated', () => {
     const failing = await startSink(() => ({ status: 500, body: 'down' }));
     sinks.push(healthy, failing);
     const ok = (await h.endpoints.create(t.db, { url: healthy.url, event_types: ['poison.test'] })).endpoint.id;
-    const bad = (await h.endpoints.create(t.db, { url: failing.url, event_types: ['poison.test'] })).endpoint.id;
-    // Written behind the API's back: the next attempt 99999999999 days away overflows an interval.
+    // Its own ladder (not inherited: a dispatcher's start would write the file's over an inherited one),
+    // then written behind the API's back: the next attempt 99999999999 days away overflows an interval.
+    const bad = (await h.endpoints.create(t.db, { url: failing.url, event_types: ['poison.test'], ladder: ['1m'] })).endpoint.id;
     await t.db.query(`UPDATE endpoints SET ladder = '["99999999999d"]' WHERE id = $1`, [bad]);
 
     const messages = 50;

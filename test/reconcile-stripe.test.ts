@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from './helpers/db.js';
 import { startFakeStripe, type FakeApi, type StripeEventFixture } from './helpers/provider-apis.js';
@@ -37,10 +37,18 @@ describe('reconcile against a fake Stripe events API', () => {
   const window = { start: new Date(start * 1000), end: null };
   const count = async (sql: string, params: unknown[] = []) => (await t.db.query<{ n: number }>(sql, params)).rows[0]!.n;
 
+  // At most 32 connections, as a provider's client pool keeps: one address holds at most a tenth of
+  // server.max_connections (50 by default), and a pool that grew past it would find its idlest closed.
+  const pool = new Agent({ connections: 32 });
   const sendWebhook = async (e: StripeEventFixture) => {
     const body = JSON.stringify({ ...e, object: 'event', livemode: false });
     const headers = createScheme('stripe').sign({ body, secrets: [SECRET] });
-    const res = await request(`${running.url}/in/${SOURCE}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const res = await request(`${running.url}/in/${SOURCE}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+      dispatcher: pool,
+    });
     return (await res.body.json()) as { status: string };
   };
 
@@ -74,6 +82,7 @@ describe('reconcile against a fake Stripe events API', () => {
   });
   afterAll(async () => {
     await running?.close();
+    await pool.close();
     await stripe?.close();
     await t?.close();
     rmSync(dataDir, { recursive: true, force: true });

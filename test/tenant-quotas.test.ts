@@ -40,7 +40,7 @@ describe('tenant quotas', () => {
     const config = parseConfig({
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-tenant-quotas-')) },
       sending: { allow_networks: ['127.0.0.0/8'] },
-      tenants: { quotas: { endpoints: 3, tokens: 3, secrets: 2 } },
+      tenants: { allow_networks: ['127.0.0.0/8'], quotas: { endpoints: 3, tokens: 3, secrets: 2 } },
     });
     const ctx: Context = {
       config,

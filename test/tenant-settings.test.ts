@@ -53,7 +53,7 @@ describe("tenants: a tenant's own settings and the operator's bounds", () => {
         ladder: 'standard',
         dispatcher: { poll_interval: '100ms' },
       },
-      tenants: { limits: { timeout_max: '30s', max_in_flight_max: 16, rate_limit_max: '50/s' } },
+      tenants: { allow_networks: ['127.0.0.0/8'], limits: { timeout_max: '30s', max_in_flight_max: 16, rate_limit_max: '50/s' } },
     });
     const ctx: Context = {
       config,

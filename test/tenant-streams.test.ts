@@ -77,7 +77,7 @@ describe("a tenant's event streams: one poll per tenant, capped per tenant, cred
     const config = parseConfig({
       store: { data_dir: mkdtempSync(join(tmpdir(), 'tekil-tenant-streams-')) },
       sending: { allow_networks: ['127.0.0.0/8'] },
-      tenants: { quotas: { streams: 6 }, streams: { poll_interval: `${POLL_MS}ms`, per_session: 3, per_address: 8 } },
+      tenants: { allow_networks: ['127.0.0.0/8'], quotas: { streams: 6 }, streams: { poll_interval: `${POLL_MS}ms`, per_session: 3, per_address: 8 } },
     });
     const ctx: Context = {
       config,

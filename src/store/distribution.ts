@@ -37,6 +37,9 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   outbox_deliveries: 'by-tenant',
   outbox_queue: 'by-tenant',
   outbox_attempts: 'by-tenant',
+  // Requests each tenant finished (migration 026: the per-tenant cap's count), written by the completions
+  // of its deliveries: one row per tenant, keyed by tenant_id, beside that tenant's outbox rows.
+  outbox_tenant_done: 'by-tenant',
   // Tenants (one per merchant, migration 016) and their endpoints: small, read by every publish and
   // claim, joined by the outbox tables on any node once those are distributed by tenant_id.
   tenants: 'reference',

@@ -169,11 +169,17 @@ WITH RECURSIVE walk (tenant_id, endpoint_id, pos, wrapped, tstart, twrapped, tqu
           AND (e.send_interval_ms IS NULL OR e.next_send_at IS NULL OR e.next_send_at <= now() + interval '1 second')
           AND ($breaker_failures::int = 0 OR e.probe_at IS NULL OR e.probe_at <= now())
           THEN (
-            -- The endpoint's first due rows, from the due index (one probe): those not leased (up to 8),
-            -- within its cap less those leased. Leased rows come first in its due order (a row is claimed
-            -- only after every earlier due one), so an endpoint whose slots are all taken (a slow
-            -- receiver holding its requests) gives 0 and is stepped over, not read again below.
-            SELECT greatest(0, least(count(*) FILTER (WHERE NOT d.leased), 8,
+            -- The endpoint's due rows that are not leased (up to 8, one probe of the due index), within
+            -- its cap less those leased. Leased rows come first in its due order (a row is claimed only
+            -- after every earlier due one), so an endpoint whose slots are all taken (a slow receiver
+            -- holding its requests) gives 0 and is stepped over, not read again below. The leased ones
+            -- are counted in its first min(cap, 64) + 8 due rows: a cap above 64 with that many leased
+            -- is not judged full from them, only the cap's own rows can fill it.
+            SELECT greatest(0, least(
+              (SELECT count(*) FROM (SELECT 1 FROM outbox_queue q
+                 WHERE q.tenant_id = nxt.tenant_id AND q.endpoint_id = e.id AND NOT q.failed AND q.next_attempt_at <= now()
+                   AND (q.lease_until IS NULL OR q.lease_until <= now())
+                 LIMIT 8) u),
               CASE WHEN $breaker_failures::int > 0 AND e.failed_attempts_in_row >= $breaker_failures::int THEN 1 ELSE e.max_in_flight END
                 - count(*) FILTER (WHERE d.leased)))::int
             FROM (SELECT coalesce(q.lease_until > now(), false) AS leased FROM outbox_queue q
