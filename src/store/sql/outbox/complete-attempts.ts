@@ -130,6 +130,9 @@ FROM unnest($tenant_ids::text[], $ids::bigint[], $message_ids::text[], $endpoint
   AS a (tenant_id, id, message_id, endpoint_id, attempt, url, started_ms, duration_ms, succeeded, status_code, error, response_body)
 -- Referenced, so the announcements are made (a plain SELECT in WITH runs only as far as it is read);
 -- one evaluation for the statement, over nothing when no delivery was given up.
-WHERE (SELECT count(*) FROM exhausted) >= 0`,
+WHERE (SELECT count(*) FROM exhausted) >= 0
+  -- Not for a delivery deleted meanwhile (its tenant deleted while its request was out): an attempt
+  -- of nothing would outlive every delete (one primary-key probe each).
+  AND EXISTS (SELECT 1 FROM outbox_deliveries d WHERE d.tenant_id = a.tenant_id AND d.id = a.id)`,
   'prepared',
 );

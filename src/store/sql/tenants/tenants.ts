@@ -164,5 +164,8 @@ export const deleteTenantEndpoints = defineStatement<{ tenantId: string }, { id:
 );
 export const deleteTenantRow = defineStatement<{ id: string }, { id: string }>(
   'tekil_tenants_delete',
-  'DELETE FROM tenants WHERE id = $id AND deleted_at IS NOT NULL RETURNING id',
+  // With its count of finished requests (migration 026): a tenant made again under the id starts at 0.
+  `WITH gone AS (DELETE FROM tenants WHERE id = $id AND deleted_at IS NOT NULL RETURNING id),
+   done AS (DELETE FROM outbox_tenant_done o USING gone WHERE o.tenant_id = gone.id)
+   SELECT id FROM gone`,
 );
