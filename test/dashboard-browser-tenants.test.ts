@@ -72,10 +72,12 @@ describe.skipIf(!browserRunnable)('panel: the tenants page', () => {
     const [tab] = await Promise.all([page.context().waitForEvent('page'), row('m_alpha').locator('button.open-portal').click()]);
     await tab.waitForURL(/\/portal\/$/, { timeout: 15_000 });
     expect(new URL(tab.url()).origin).toBe(panel.tekil.url);
-    const session = await tab.evaluate(async () => (await fetch('/api/v1/session', { credentials: 'same-origin' })).json());
+    const session = await tab.evaluate(async () => (await fetch('/api/v1/session', { credentials: 'same-origin', headers: { 'x-tekil-portal': '1' } })).json());
     expect(session).toMatchObject({ role: 'viewer', tenant: { id: 'm_alpha', name: 'Alpha Apparel' } });
     // The portal's session sees its own tenant only: the health of every tenant is not for it.
-    expect(await tab.evaluate(async () => (await fetch('/api/v1/stats/tenants', { credentials: 'same-origin' })).status)).toBe(404);
+    expect(
+      await tab.evaluate(async () => (await fetch('/api/v1/stats/tenants', { credentials: 'same-origin', headers: { 'x-tekil-portal': '1' } })).status),
+    ).toBe(404);
     await page.locator('#tenants-note').getByText('The portal opened in a new tab.').waitFor();
   }, 60_000);
 });

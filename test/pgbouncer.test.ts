@@ -133,7 +133,8 @@ describe.skipIf(!onPostgres || missing)('every role through PgBouncer in transac
       'SELECT client_port, application_name FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
     );
     expect(rows.filter((r) => !fromBouncer.has(r.client_port))).toEqual([]);
-    expect(logged.map((l) => `${l.msg}: ${l.err?.message ?? ''}`)).toEqual([]);
+    // (This server runs with autovacuum off, which every process says once at start: a warning, not a fault.)
+    expect(logged.filter((l) => !l.msg.startsWith('the store runs with autovacuum off')).map((l) => `${l.msg}: ${l.err?.message ?? ''}`)).toEqual([]);
   }, 60_000);
 
   it('tekil migrate goes through it with the same store settings', async () => {

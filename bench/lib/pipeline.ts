@@ -57,7 +57,9 @@ export async function startPipeline(env: { databaseUrl?: string; dataDir: string
     for (const w of waiters.splice(0)) w.reject(new Error(`the pipeline process exited (${code})`));
   });
   const nextLine = () => new Promise<string>((resolve, reject) => waiters.push({ resolve, reject }));
-  const ready = await nextLine();
+  // Log lines (JSON: a warning at start, such as autovacuum off) come before the pipeline's own.
+  let ready = await nextLine();
+  while (ready.startsWith('{')) ready = await nextLine();
   const url = /^ready (\S+)/.exec(ready)?.[1];
   if (!url) throw new Error(`unexpected first line: ${ready}`);
   return {
