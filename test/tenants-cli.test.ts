@@ -75,8 +75,15 @@ describe('CLI: tenants against a running tekil', () => {
     await sink.waitFor(1);
     expect(sink.requests[0]!.headers['webhook-id']).toBe(published.id);
 
+    // Its quotas: shown, set (a provider's plan), removed again (the configured default applies).
+    expect(JSON.parse(await cli('tenants', 'quotas', 'm_123'))).toMatchObject({ tenant_id: 'm_123', own: {}, held: { endpoints: 1 } });
+    const raised = JSON.parse(await cli('tenants', 'quotas', 'm_123', '--endpoints', '200', '--streams', '3')) as { quotas: { endpoints: number } };
+    expect(raised).toMatchObject({ quotas: { endpoints: 200, streams: 3 }, own: { endpoints: 200, streams: 3 } });
+    expect(JSON.parse(await cli('tenants', 'quotas', 'm_123', '--streams', 'none'))).toMatchObject({ own: { endpoints: 200 } });
+    expect(await refused('tenants', 'quotas', 'm_123', '--tokens', 'many')).toContain('VALIDATION_FAILED');
+
     expect(await refused('tenants', 'delete', 'm_123')).toContain('CONFIRMATION_REQUIRED');
     expect(JSON.parse(await cli('tenants', 'delete', 'm_123', '--confirm'))).toMatchObject({ id: 'm_123', deleted: true, endpoints: 1, messages: 1 });
     expect(await refused('tenants', 'show', 'm_123')).toContain('TENANT_NOT_FOUND');
-  }, 240_000); // many CLI processes, each compiling the CLI's sources through tsx
+  }, 360_000); // many CLI processes, each compiling the CLI's sources through tsx
 });

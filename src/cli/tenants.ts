@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { TekilError } from '../errors.js';
 import { addApiOptions, callApi, printRows, resolveApiTarget, type ApiOptions } from './api-client.js';
 import { registerTenantAccessCommands } from './tenant-access.js';
+import { registerTenantQuotasCommand } from './tenant-quotas.js';
 
 interface TenantFlags extends ApiOptions {
   name?: string;
@@ -112,4 +113,5 @@ export function registerTenantsCommand(program: Command): void {
     });
 
   registerTenantAccessCommands(tenants);
+  registerTenantQuotasCommand(tenants);
 }
