@@ -153,7 +153,8 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     await page.locator('#endpoint-back').click();
     const row = page.locator(`#endpoint-rows tr[data-endpoint="${endpointId}"]`);
     await row.locator('td', { hasText: '33.3% (1/3)' }).waitFor();
-    expect(await row.locator('td').nth(5).textContent()).not.toBe('');
+    expect(await row.locator('td').nth(1).textContent()).toBe('default'); // the tenant that owns it
+    expect(await row.locator('td').nth(6).textContent()).not.toBe('');
     await screenshot(page, 'outbound', { fullPage: true });
 
     // The list's CSV export downloads with the session cookie (no token in the link).
@@ -203,6 +204,15 @@ describe.skipIf(!browserRunnable)('the panel: Outbound and Overview', () => {
     for (const id of ['endpoint-edit', 'endpoint-toggle', 'endpoint-rotate', 'endpoint-ping', 'message-replay']) {
       expect(await viewer.locator(`#${id}`).isHidden(), id).toBe(true);
     }
+    // The address names what is shown: reloaded, it shows the same message's attempts to the same endpoint.
+    expect(new URL(viewer.url()).hash).toBe(`#/outbound/${endpointId}/${pingId}`);
+    await viewer.reload();
+    await viewer.locator('#message-detail[data-message="' + pingId + '"]').waitFor();
+    expect(await viewer.locator('#endpoint-title').textContent()).toBe(endpointId);
+    // Back goes to the endpoint alone, then to the list.
+    await viewer.goBack();
+    await expect.poll(() => new URL(viewer.url()).hash).toBe(`#/outbound/${endpointId}`);
+    await viewer.locator('#endpoint-detail').waitFor();
     for (const [path, body] of [
       [`/endpoints/${endpointId}/rotate-secret`, {}],
       [`/endpoints/${endpointId}/ping`, undefined],

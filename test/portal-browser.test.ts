@@ -273,8 +273,11 @@ describe.skipIf(!browserRunnable)('the merchant portal', () => {
 
     // Settings in Turkish: Test gönder.
     await page.locator('#lang').selectOption('tr');
+    // An endpoint in the slow lane says so, with its recent p90 (then it is judged fast again).
+    await tekil.ctx.db.query('UPDATE endpoints SET slow_p90_ms = 8200 WHERE id = $1', [endpointA]);
     await page.goto(`${tekil.url}/portal/#/settings`);
-    await page.locator(`#endpoints tr[data-endpoint="${endpointA}"]`).waitFor();
+    await page.locator(`#endpoints tr[data-endpoint="${endpointA}"] .slow`, { hasText: 'yavaş: p90 8200 ms' }).waitFor();
+    await tekil.ctx.db.query('UPDATE endpoints SET slow_p90_ms = NULL WHERE id = $1', [endpointA]);
     const pings = () => sinkA.requests.filter((r) => r.body.toString().includes('"test.ping"')).length;
     await page.locator(`#endpoints tr[data-endpoint="${endpointA}"]`).getByRole('button', { name: 'Test gönder' }).click();
     await page.locator('#settings-message', { hasText: 'test.ping gönderildi' }).waitFor();

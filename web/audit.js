@@ -12,6 +12,25 @@ import { filterForm, table } from './widgets.js';
  * @typedef {{ id: string, at: string, actor: string, role: string | null, address: string | null, method: string, route: string, target: Record<string, unknown>, status: number, error_code: string | null, count: number, last_at: string | null }} AuditEvent
  */
 
+/** @param {unknown} v */
+const valueText = (v) => (typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+
+/**
+ * What a request was made to, as an operator reads it: `id m_123 · body: name=Kuru Kahve, timeout=5s`
+ * rather than a JSON object. Only a value nested deeper (a list of event types) stays JSON.
+ * @param {Record<string, unknown>} target
+ */
+export const targetText = (target) =>
+  Object.entries(target)
+    .map(([k, v]) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v)
+        ? `${k}: ${Object.entries(v)
+            .map(([kk, vv]) => `${kk}=${valueText(vv)}`)
+            .join(', ')}`
+        : `${k} ${valueText(v)}`,
+    )
+    .join(' · ');
+
 const words = wordsOf('audit');
 const { word } = words;
 
@@ -26,7 +45,7 @@ const columns = [
   { label: 'address', value: (e) => e.address },
   { label: 'method', value: (e) => e.method },
   { label: 'route', value: (e) => e.route },
-  { label: 'target', value: (e) => JSON.stringify(e.target) },
+  { label: 'target', value: (e) => targetText(e.target) },
   // A refusal row counts every refusal of its key in its minute: "401 × 1000".
   {
     label: 'outcome',

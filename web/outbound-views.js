@@ -63,6 +63,7 @@ export function outboundViews({ word }, operate, on) {
           'tr',
           {},
           word('th', 'endpoint'),
+          word('th', 'tenant'),
           word('th', 'url'),
           .../** @type {const} */ (['state', 'successRate', 'latency', 'failingSince', 'failedInRow']).map((key) => word('th', key)),
         ),

@@ -5,7 +5,7 @@
 // from the store is only ever set as textContent. A viewer gets no button that changes anything (and
 // the API would refuse it anyway).
 
-import { $, api, canOperate, cell, el, formatTime, statusCell, wordsOf } from './lib.js';
+import { $, api, canOperate, cell, el, formatTime, pageLink, statusCell, wordsOf } from './lib.js';
 import { toLocalInput } from './widgets.js';
 import { messageDetail } from './outbound-message.js';
 import { outboundViews } from './outbound-views.js';
@@ -13,7 +13,7 @@ import { outboundViews } from './outbound-views.js';
 /** @typedef {import('./api-types').ApiBody<'POST /endpoints'>} EndpointInput */
 /**
  * An endpoint (GET /endpoints/{id}).
- * @typedef {{ id: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, created_at: string }} Endpoint
+ * @typedef {{ id: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, slow: { p90_ms: number } | null, tenant_id: string, created_at: string }} Endpoint
  */
 /**
  * An endpoint's health over the last hour (GET /stats/outbox).
@@ -33,7 +33,9 @@ const percent = (rate) => (rate == null ? '–' : `${(rate * 100).toFixed(rate =
 /** @param {number | null | undefined} v */
 const ms = (v) => (v == null ? '–' : String(Math.round(v)));
 /** @param {Endpoint} ep */
-const stateOf = (ep) => (ep.enabled ? t('enabled') : `${t('disabled')}${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`);
+// An endpoint in the slow lane says so with its recent p90 (docs/sending.md, "Slow endpoints").
+const stateOf = (ep) =>
+  `${ep.enabled ? t('enabled') : `${t('disabled')}${ep.disabled_reason ? ` (${ep.disabled_reason})` : ''}`}${ep.slow ? `; ${t('slowLane')(ep.slow.p90_ms)}` : ''}`;
 /** @param {unknown} err */
 const messageOf = (err) => (err instanceof Error ? err.message : String(err));
 
@@ -69,6 +71,16 @@ function view(name) {
   $('secret-value').textContent = '';
 }
 
+/**
+ * Keeps the address on what is shown (`#/outbound/<endpoint>/<message>`), so a view can be bookmarked,
+ * shared and reloaded. Set without a hashchange: the page is already showing it.
+ * @param {string[]} args
+ */
+function address(args) {
+  const hash = pageLink('outbound', args);
+  if (location.hash !== hash) history.pushState(null, '', hash);
+}
+
 /** @param {string} secret */
 function showSecret(secret) {
   $('secret-value').textContent = secret;
@@ -78,6 +90,7 @@ function showSecret(secret) {
 async function openList() {
   const done = busy();
   try {
+    address([]);
     await showList();
   } finally {
     done();
@@ -102,6 +115,7 @@ async function showList() {
         'tr',
         { dataset: { endpoint: ep.id }, on: { click: () => openEndpoint(ep.id) } },
         cell(ep.id),
+        cell(ep.tenant_id),
         cell(ep.url),
         cell(stateOf(ep), ep.enabled ? '' : 'status-dead'),
         cell(h ? `${percent(h.success_rate)} (${h.succeeded}/${h.attempts})` : '–', h?.failing_since ? 'status-dead' : ''),
@@ -158,7 +172,7 @@ function openForm(endpoint) {
 }
 
 /**
- * @param {'url' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
+ * @param {'tenant' | 'url' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
  * @param {string | null} value
  */
 const field = (key, value) => [words.word('dt', key), el('dd', { dataset: { field: key } }, value ?? '')];
@@ -170,6 +184,7 @@ const field = (key, value) => [words.word('dt', key), el('dd', { dataset: { fiel
 async function openEndpoint(id, secret) {
   const done = busy();
   try {
+    address([id]);
     await showEndpoint(id, secret);
   } finally {
     done();
@@ -191,6 +206,7 @@ async function showEndpoint(id, secret) {
   if (secret) showSecret(secret);
   $('endpoint-title').textContent = ep.id;
   $('endpoint-fields').replaceChildren(
+    ...field('tenant', ep.tenant_id),
     ...field('url', ep.url),
     ...field('description', ep.description),
     ...field('eventTypeList', ep.event_types.length ? ep.event_types.join(', ') : '*'),
@@ -236,13 +252,19 @@ async function act(action) {
   }
 }
 
-const openMessage = messageDetail({
+const showMessage = messageDetail({
   endpointId: () => current?.id,
   watch: () => ++watching,
   watched: (run) => run === watching,
   act,
   loadHistory,
 });
+
+/** @param {string} messageId @param {boolean} watch */
+async function openMessage(messageId, watch) {
+  if (current) address([current.id, messageId]);
+  await showMessage(messageId, watch);
+}
 
 async function loadHistory() {
   if (!current) return;
@@ -289,7 +311,7 @@ export const outboundPage = {
   id: 'outbound',
   nav: 'outbound',
   words: 'outbound',
-  async show(section) {
+  async show(section, args) {
     // Built again at each visit, so what it offers follows the signed-in role.
     section.replaceChildren(
       outboundViews(words, canOperate(), {
@@ -298,7 +320,11 @@ export const outboundPage = {
         replayFailed,
       }),
     );
-    await openList();
+    // `#/outbound/<endpoint>[/<message>]`: a bookmarked endpoint, or one message's attempts to it.
+    const [endpointId, messageId] = args;
+    if (!endpointId) return openList();
+    await openEndpoint(endpointId);
+    if (messageId && current?.id === endpointId) await openMessage(messageId, false);
   },
   leave() {
     // A list, endpoint or watch still loading is dropped.

@@ -33,7 +33,8 @@ export function table(columns, options) {
       columns.map((c) => (c.label ? wordIn(namespace, 'th', c.label) : el('th', {}, c.text ?? ''))),
     ),
   );
-  const node = el('table', { id: options.id }, head, body);
+  // A wide table scrolls inside its own box: the page (and the header bar) keep the window's width.
+  const node = el('div', { className: 'table-scroll' }, el('table', { id: options.id }, head, body));
   /** @param {R} item */
   const row = (item) => {
     const tr = el('tr', options.rowProps?.(item) ?? {});

@@ -6,7 +6,7 @@
 
 import { api, canOperate, cell, el, formatTime, messageOf, t, word } from './lib.js';
 
-/** @typedef {{ id: string, url: string, description: string | null, event_types: string[], enabled: boolean, disabled_reason: string | null, next_probe_at?: string | null }} Endpoint */
+/** @typedef {{ id: string, url: string, description: string | null, event_types: string[], enabled: boolean, disabled_reason: string | null, next_probe_at?: string | null, slow?: { p90_ms: number } | null }} Endpoint */
 
 /** The two-signature window of a rotation. */
 const ROTATION_WINDOW = '24h';
@@ -141,6 +141,8 @@ async function list(section) {
                 `${String(t('breakerOpen'))} ${Date.parse(ep.next_probe_at) > Date.now() ? formatTime(ep.next_probe_at) : String(t('dueNow'))}`,
               )
             : '',
+          // In the slow lane: its answers' recent p90, so the merchant sees why its webhooks queue.
+          ep.slow ? el('div', { className: 'slow' }, String(t('slowLane')(ep.slow.p90_ms))) : '',
         ),
         actions(section, ep),
       ),

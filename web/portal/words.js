@@ -20,6 +20,8 @@ export const portalWords = {
     nextAttempt: 'next attempt',
     dueNow: 'now',
     breakerOpen: 'circuit breaker open: one try at a time; next try',
+    /** @param {number} p90 */
+    slowLane: (p90) => `slow: p90 ${p90} ms (sent in a lane of its own)`,
     created: 'created',
     resource: 'resource id',
     anyStatus: 'any status',
@@ -93,6 +95,8 @@ export const portalWords = {
     nextAttempt: 'sonraki deneme',
     dueNow: 'şimdi',
     breakerOpen: 'devre kesici açık: tek tek deneniyor; sonraki deneme',
+    /** @param {number} p90 */
+    slowLane: (p90) => `yavaş: p90 ${p90} ms (kendi şeridinde gönderiliyor)`,
     created: 'oluşturuldu',
     resource: 'nesne kimliği',
     anyStatus: 'tüm durumlar',
