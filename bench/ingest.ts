@@ -1,7 +1,8 @@
 /**
  * npm run bench:ingest — receiving throughput, one payload set, servers each in their own process:
  *   ceiling: bare Fastify answering 200 (what HTTP alone allows on this machine),
- *   naive:   verify + one INSERT … ON CONFLICT per request on a pg pool (the hand-written receiver; Postgres only),
+ *   naive:   verify + one INSERT … ON CONFLICT per request on a pg pool, a named (prepared) statement into a plain
+ *            table of its own, no trigger (the hand-written receiver; Postgres only),
  *   tekil:   the receiver as `tekil start --role receiver` runs it (verify, extract, group commit); on the
  *            embedded store every role, as `npm start` runs it (the worker shares the one connection),
  *   hmac:    the ceiling's server checking each request's signature (one HMAC) before answering: the
@@ -37,6 +38,7 @@
  *                        and tekil (its own supervisor, as `tekil start --processes N`); Postgres only for tekil
  *                        (the HTTP-only lines always run one process)
  */
+import { NAIVE_TABLE, NAIVE_TABLE_SQL } from './ingest/naive-table.js';
 import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,7 +130,12 @@ let round = 0;
 async function measure(s: Server): Promise<void> {
   const stores = s.key === 'naive' || s.key === 'tekil' || s.key === 'traced' || s.key === 'baseline';
   const dataDir = join(dir, `data-${s.key}-${round}`);
-  if (store === 'postgres' && stores) await onBenchDb(async (c) => c.query('TRUNCATE inbox_deliveries').then(() => c.query('CHECKPOINT')));
+  if (store === 'postgres' && stores)
+    await onBenchDb(async (c) => {
+      await c.query(NAIVE_TABLE_SQL);
+      await c.query(`TRUNCATE inbox_deliveries, ${NAIVE_TABLE}`);
+      await c.query('CHECKPOINT');
+    });
   port++;
   const env: NodeJS.ProcessEnv = store === 'postgres' ? { ...s.env, DATABASE_URL: dbUrl } : { ...s.env, DATABASE_URL: '' };
   const child = await startServer(s.name, s.args, { ...env, TEKIL_DATA_DIR: dataDir, PORT: String(port) }, /ready|tekil listening/);

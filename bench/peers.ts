@@ -18,7 +18,7 @@
  * Knobs (environment):
  *   BENCH_ROUNDS (default 3)      BENCH_PATHS  comma list of receive,process,send (default all)
  *   BENCH_PEERS  comma list of insert,graphile-worker,pg-boss,bullmq,bullmq-fsync (default all)
- *   BENCH_MESSAGES  jobs per run of process and send (default 20000)
+ *   BENCH_MESSAGES  messages per run of send (default 20000)   BENCH_PROCESS_JOBS  jobs per run of process (default 100000)
  *   BENCH_SECONDS, BENCH_WARMUP   measured and warm-up seconds per receive run (default 10 and 3)
  *   BENCH_CONNECTIONS  wrk connections (default 64)   BENCH_PAYLOADS  signed requests prepared (default 200000)
  *   BENCH_CONCURRENCY  requests in flight when sending, every side (default 64)
@@ -60,6 +60,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const paths = listOf('BENCH_PATHS', pathNames);
 const peers = listOf('BENCH_PEERS', peerNames);
 const messages = Number(process.env.BENCH_MESSAGES ?? 20_000);
+// 100,000 on the processing path: with fewer, a side's fixed costs weigh in its rate (bench:process's own fair size).
+const processJobs = Number(process.env.BENCH_PROCESS_JOBS ?? 100_000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const warmup = Number(process.env.BENCH_WARMUP ?? 3);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
@@ -145,7 +147,7 @@ async function main(): Promise<number> {
       }
       const describe: Record<PathName, string> = {
         receive: `${payloads} signed requests, ${connections} connections, ${warmup}s warm-up + ${seconds}s measured per run`,
-        process: `${messages} no-op jobs per run, queued before the clock starts; latency: ${steady.rate}/s for ${steady.seconds}s, enqueue to committed completion`,
+        process: `${processJobs} no-op jobs per run, every runner started first, the backlog committed when the clock starts; latency: ${steady.rate}/s for ${steady.seconds}s, enqueue to committed completion`,
         send: `${messages} messages per run to a local sink, ${concurrency} in flight; latency: ${steady.rate}/s for ${steady.seconds}s, enqueue to the sink`,
       };
       process.stdout.write(`\n== ${path}: ${describe[path]}\n`);
@@ -153,7 +155,7 @@ async function main(): Promise<number> {
         path === 'receive'
           ? await setUpReceive({ dir, dbUrl, dbName, peers, redis, payloads, seconds, warmup, connections })
           : path === 'process'
-            ? setUpProcess({ messages, peers, redis, steady })
+            ? setUpProcess({ messages: processJobs, peers, redis, steady })
             : await setUpSend({ dbUrl, dbName, messages, concurrency, peers, redis, steady });
       try {
         const runs = new Map(bench.contenders.map((c) => [c, [] as PeerRun[]]));

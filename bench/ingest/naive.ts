@@ -1,7 +1,12 @@
 // The receiver people write by hand: verify, parse, one INSERT … ON CONFLICT per request on a pool.
+// It writes into a plain table of its own (NAIVE_TABLE_SQL, no trigger: tekil's inbox_deliveries
+// NOTIFYs on every commit, and notifying commits serialise under one lock, so a peer on that table could
+// not share a WAL flush between its connections), with a named statement, prepared once per connection
+// as node-postgres does for a query given a `name`.
 import Fastify from 'fastify';
 import pg from 'pg';
 import { createScheme } from '../../src/signing/index.js';
+import { NAIVE_INSERT } from './naive-table.js';
 
 const secret = process.env.BENCH_SECRET!;
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: 10 });
@@ -18,10 +23,9 @@ app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
   }
   const event = JSON.parse(body.toString('utf8')) as { event_id: string; event_type: string; occurred_at: string; data: { invoice_id: string } };
   try {
-    const res = await pool.query(
-      `INSERT INTO inbox_deliveries (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (source, event_id) DO NOTHING RETURNING event_id`,
-      [
+    const res = await pool.query({
+      ...NAIVE_INSERT,
+      values: [
         req.params.source,
         event.event_id,
         event.data.invoice_id,
@@ -31,7 +35,7 @@ app.post<{ Params: { source: string } }>('/in/:source', async (req, reply) => {
         req.headers['content-type'] ?? null,
         JSON.stringify({ 'content-type': req.headers['content-type'], 'x-webhook-id': req.headers['x-webhook-id'] }),
       ],
-    );
+    });
     reply.type('application/json');
     return res.rows.length ? '{"status":"accepted"}' : '{"status":"duplicate"}';
   } catch {

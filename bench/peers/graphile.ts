@@ -1,8 +1,10 @@
 // graphile-worker as a peer of bench:peers on the processing and sending paths: a task that runs the
-// path's handler on each job's payload (for sending: sign, POST, record the attempt with the worker's own
-// pool, helpers.query, as its docs advise), retried by graphile-worker on a throw. Settings from
+// path's handler on each job's payload (for sending: sign, POST, record the attempt grouped with the other
+// peers' attempts, attempt-rows.ts), retried by graphile-worker on a throw. Settings from
 // https://worker.graphile.org/docs/performance: a local queue of 500 jobs, batched completion and
-// failure (completeJobBatchDelay / failJobBatchDelay 0), a pool one larger than the concurrency.
+// failure (completeJobBatchDelay / failJobBatchDelay 0), a pool one larger than the concurrency. The
+// runner is started before the clock on an empty queue; the backlog is added in one transaction, whose
+// commit (graphile's NOTIFY wakes the runner) starts the clock.
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import { Logger as GraphileLogger, run as runGraphile, runMigrations as migrateGraphile } from 'graphile-worker';
@@ -36,20 +38,10 @@ function wrapBatchComplete(): void {
 export async function runGraphileQueue(o: QueueRunOptions): Promise<PeerRun> {
   await migrateGraphile({ connectionString: o.url, logger: quiet });
   wrapBatchComplete();
-  for (let from = 0; from < o.payloads.length; from += 5000) {
-    await o.pool.query(
-      `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
-         SELECT ROW('job', json_build_object('p', p), NULL, NULL, 5, NULL, NULL, NULL)::graphile_worker.job_spec FROM unnest($1::text[]) AS p))`,
-      [o.payloads.slice(from, from + 5000)],
-    );
-  }
   await o.pool.query('VACUUM ANALYZE');
   let done = 0;
   let finish!: () => void;
   const allDone = new Promise<void>((resolve) => (finish = resolve));
-  const pg0 = await backendCpu(o.pool, o.dbName);
-  const cpu0 = process.cpuUsage();
-  const started = performance.now();
   const runner = await runGraphile({
     connectionString: o.url,
     concurrency: o.concurrency,
@@ -65,7 +57,28 @@ export async function runGraphileQueue(o: QueueRunOptions): Promise<PeerRun> {
       },
     },
   });
+  let pg0: Awaited<ReturnType<typeof backendCpu>>;
+  let cpu0: NodeJS.CpuUsage;
+  let started: number;
   try {
+    await o.pool.query('CHECKPOINT'); // every side starts with no dirty pages of its set-up to write
+    const client = await o.pool.connect();
+    try {
+      await client.query('BEGIN');
+      for (let from = 0; from < o.payloads.length; from += 5000) {
+        await client.query(
+          `SELECT count(*) FROM graphile_worker.add_jobs(ARRAY(
+             SELECT ROW('job', json_build_object('p', p), NULL, NULL, 5, NULL, NULL, NULL)::graphile_worker.job_spec FROM unnest($1::text[]) AS p))`,
+          [o.payloads.slice(from, from + 5000)],
+        );
+      }
+      pg0 = await backendCpu(o.pool, o.dbName);
+      cpu0 = process.cpuUsage();
+      await client.query('COMMIT');
+      started = performance.now();
+    } finally {
+      client.release();
+    }
     await allDone;
     // The last completions are committed by the batch soon after; the clock stops when none is left.
     const giveUp = performance.now() + 60_000;

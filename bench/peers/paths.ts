@@ -15,13 +15,14 @@ import { runTekilDispatch, setUpTekilDispatch } from '../dispatch/tekil.js';
 import type { Contender, PathBench, PeerName, PeerRun, RedisTargets } from './contender.js';
 import { runGraphileQueue } from './graphile.js';
 import { CompletionEnd, startLatencySink, type SteadyLoad } from './latency.js';
-import { PGBOSS_BATCH, PGBOSS_WORKERS, runBullmq, runPgBoss, type JobHandler, type QueueRunOptions } from './queues.js';
+import { AttemptRows } from './attempt-rows.js';
+import { BULLMQ_WARMUP, PGBOSS_BATCH, PGBOSS_POLLING_MS, PGBOSS_WORKERS, runBullmq, runPgBoss, type JobHandler, type QueueRunOptions } from './queues.js';
 import { standardWebhooksSigner } from './sign.js';
 import { processPayload, sendData, tekilProcessSteady, tekilSendSteady } from './tekil-steady.js';
 
 const GRAPHILE_CONCURRENCY = 24;
 const BULLMQ_PROCESS_CONCURRENCY = 64;
-const pgbossLabel = `pg-boss work() (${PGBOSS_WORKERS} loops, batchSize ${PGBOSS_BATCH}, polling 0.5 s, pool 10)`;
+const pgbossLabel = `pg-boss work() (${PGBOSS_WORKERS} staggered loops, batchSize ${PGBOSS_BATCH}, polling ${PGBOSS_POLLING_MS / 1000} s, refetch when full, pool 10)`;
 
 /** Every contender that applies, tekil first, the peers asked for after it. */
 function pick(all: Record<'tekil' | PeerName, Contender | undefined>, peers: readonly PeerName[]): Contender[] {
@@ -104,8 +105,9 @@ export function setUpProcess(o: { messages: number; peers: readonly PeerName[]; 
 /**
  * The sending path on one database: tekil's messages published once (bench/dispatch/tekil.ts), and their
  * payloads handed to each peer as jobs. Every peer signs as Standard Webhooks with node:crypto as tekil
- * does (sign.ts), POSTs with undici over keep-alive connections, records each attempt as one row, and
- * throws on a non-2xx answer or a network error so that its queue retries the job.
+ * does (sign.ts), POSTs with undici over keep-alive connections, records each attempt as one row (grouped
+ * per event-loop turn in one prepared INSERT, as tekil does: attempt-rows.ts), and throws on a non-2xx
+ * answer or a network error so that its queue retries the job.
  */
 export async function setUpSend(o: {
   dbUrl: string;
@@ -130,7 +132,9 @@ export async function setUpSend(o: {
     const steadyPayload = (i: number, t0: number) =>
       buildEnvelope(`msg_lat_${i}`, { type: 'invoice.paid', resourceId: `inv_lat_${i}`, data: sendData(i, t0) }, new Date()).toString('utf8');
     const sign = standardWebhooksSigner(`whsec_${randomBytes(32).toString('base64')}`);
-    const send: JobHandler = async (id, payload, query) => {
+    // Every peer's attempts, grouped and prepared (attempt-rows.ts); made anew for each run.
+    let attempts = new AttemptRows(pool);
+    const send: JobHandler = async (id, payload) => {
       let status: number | null = null;
       let error: string | null = null;
       try {
@@ -145,29 +149,33 @@ export async function setUpSend(o: {
       } catch (err) {
         error = (err as Error).message;
       }
-      await query('INSERT INTO peer_attempts (job_id, status_code, error) VALUES ($1, $2, $3)', [id, status, error]);
+      await attempts.add({ jobId: id, status, error });
       if (status === null || status < 200 || status >= 300) throw new Error(`sink answered ${status ?? error}`);
     };
     const steadyItems = Math.round(o.steady.rate * o.steady.seconds);
     /** Each run starts with no attempt rows, and checks afterwards that there is one per message. */
-    const checked = (run: (q: QueueRunOptions) => Promise<PeerRun>) => async () => {
-      await pool.query('TRUNCATE peer_attempts');
-      const r = await run({
-        url: o.dbUrl,
-        dbName: o.dbName,
-        pool,
-        payloads,
-        handle: send,
-        concurrency: o.concurrency,
-        steady: o.steady,
-        steadyPayload,
-        end: sink,
-      });
-      const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM peer_attempts WHERE status_code = 200');
-      const expected = payloads.length + steadyItems;
-      if (Number(rows[0]!.n) !== expected) throw new Error(`${rows[0]!.n} successful attempts recorded for ${expected} messages`);
-      return r;
-    };
+    const checked =
+      (run: (q: QueueRunOptions) => Promise<PeerRun>, warmupJobs = 0) =>
+      async () => {
+        await pool.query('TRUNCATE peer_attempts');
+        await pool.query('CHECKPOINT');
+        attempts = new AttemptRows(pool);
+        const r = await run({
+          url: o.dbUrl,
+          dbName: o.dbName,
+          pool,
+          payloads,
+          handle: send,
+          concurrency: o.concurrency,
+          steady: o.steady,
+          steadyPayload,
+          end: sink,
+        });
+        const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM peer_attempts WHERE status_code = 200');
+        const expected = payloads.length + steadyItems + warmupJobs;
+        if (Number(rows[0]!.n) !== expected) throw new Error(`${rows[0]!.n} successful attempts recorded for ${expected} messages`);
+        return r;
+      };
     const bull = (key: 'bullmq' | 'bullmq-fsync', label: string): Contender | undefined => {
       const redis = o.redis[key];
       return (
@@ -175,7 +183,7 @@ export async function setUpSend(o: {
           name: key,
           label,
           durability: `${redis.durability}; one attempt row per attempt`,
-          run: checked((q) => runBullmq({ ...q, redis, prefix: bullPrefix() })),
+          run: checked((q) => runBullmq({ ...q, redis, prefix: bullPrefix() }), BULLMQ_WARMUP),
         }
       );
     };
@@ -185,6 +193,7 @@ export async function setUpSend(o: {
         label: `tekil dispatcher (concurrency ${o.concurrency})`,
         durability: 'Postgres; one attempt row per attempt',
         run: async () => {
+          await pool.query('CHECKPOINT');
           const backlog = await runTekilDispatch(db, o.dbName, setup);
           return { ...backlog, ...(await tekilSendSteady(db, pool, setup, o.steady, sink)), redisUs: undefined };
         },

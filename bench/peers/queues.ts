@@ -3,8 +3,13 @@
 // worker, the steady phase (latency.ts): jobs added one by one at the offered rate. The same `handle`
 // (a no-op, or sign + POST + attempt row) runs inside each.
 //   pg-boss 10:  4 work() loops, batchSize 500 (jobs fetched and completed per statement), polling 0.5 s
-//                (its floor), a pool of 10;
-//   BullMQ:      one Worker, concurrency 64, removeOnComplete, on a Redis given by URL, in its own key prefix.
+//                (its floor) with the loops' first fetches staggered over it, and a loop whose batch came
+//                back full fetching again at once (notifyWorker: pg-boss sleeps after every fetch
+//                otherwise, full or not, and its rate would be the polling setting's); a pool of 10;
+//   BullMQ:      one Worker, concurrency 64, removeOnComplete, on a Redis given by URL, in its own key
+//                prefix, connected and warmed up (its Lua scripts loaded, 1,000 jobs run) before the clock.
+// Every runner is started before the clock, on an empty queue: the backlog becomes visible at once (one
+// committed transaction on Postgres) and the clock starts then, so no side's start-up is timed.
 // A handler's queries (the send path's attempt rows) go to the bench's pool of 10, except graphile-worker's,
 // which uses the worker's own pool as its docs advise (helpers.query).
 // graphile-worker's side is graphile.ts.
@@ -48,7 +53,12 @@ function result(items: number, seconds: number, cpu: NodeJS.CpuUsage, pgSeconds:
 }
 
 export const PGBOSS_WORKERS = 4;
+/** Jobs the BullMQ worker runs before the clock (the send path's handler: those attempts are counted too). */
+export const BULLMQ_WARMUP = 1000;
 export const PGBOSS_BATCH = 500;
+export const PGBOSS_POLLING_MS = 500;
+/** Fetches pg-boss's loops made at once after a full batch, instead of after a poll (checked by a test). */
+export const pgbossRefetches = { count: 0 };
 
 /**
  * pg-boss's work() completes a batch with `complete()` after the handler returns, without waiting for
@@ -85,18 +95,22 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
   try {
     await boss.createQueue('peer', { name: 'peer', retryLimit: 5, retryDelay: 1, retryBackoff: true });
     await o.pool.query("DELETE FROM pgboss.job WHERE name = 'peer'"); // an earlier round's completed jobs
-    for (let from = 0; from < o.payloads.length; from += 5000) {
-      await boss.insert(o.payloads.slice(from, from + 5000).map((p) => ({ name: 'peer', data: { p } })));
-    }
     await o.pool.query('VACUUM ANALYZE pgboss.job');
     let settled = 0;
     let finish!: () => void;
     const allSettled = new Promise<void>((resolve) => (finish = resolve));
-    const pg0 = await backendCpu(o.pool, o.dbName);
-    const cpu0 = process.cpuUsage();
-    const started = performance.now();
+    // The loops start polling the empty queue before the clock, their first fetches spread over the
+    // polling interval (as a deployment's would be).
+    const workerIds: string[] = [];
     for (let w = 0; w < PGBOSS_WORKERS; w++) {
-      await boss.work<{ p: string }>('peer', { batchSize: PGBOSS_BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+      if (w > 0) await new Promise((r) => setTimeout(r, PGBOSS_POLLING_MS / PGBOSS_WORKERS));
+      const slot = w;
+      workerIds[slot] = await boss.work<{ p: string }>('peer', { batchSize: PGBOSS_BATCH, pollingIntervalSeconds: PGBOSS_POLLING_MS / 1000 }, async (jobs) => {
+        // A full batch means more are waiting: fetch again as soon as this one is done, not after a poll.
+        if (jobs.length === PGBOSS_BATCH && workerIds[slot]) {
+          boss.notifyWorker(workerIds[slot]!);
+          pgbossRefetches.count++;
+        }
         // A batch is completed (or failed) as a whole when this returns (or throws): a job that failed
         // is failed on its own first, so that its retry does not take the batch with it.
         if (o.completions && inSteadyPhase) for (const j of jobs) steadyJobs.set(j.id, j.data.p);
@@ -106,6 +120,28 @@ export async function runPgBoss(o: QueueRunOptions): Promise<PeerRun> {
         settled += jobs.length - failed.length;
         if (settled >= o.payloads.length) finish();
       });
+    }
+    // The backlog in one transaction, through pg-boss's own bulk insert: visible to the loops at its commit.
+    await o.pool.query('CHECKPOINT'); // every side starts with no dirty pages of its set-up to write
+    const client = await o.pool.connect();
+    let pg0: Awaited<ReturnType<typeof backendCpu>>;
+    let cpu0: NodeJS.CpuUsage;
+    let started: number;
+    try {
+      await client.query('BEGIN');
+      const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
+      for (let from = 0; from < o.payloads.length; from += 5000) {
+        await boss.insert(
+          o.payloads.slice(from, from + 5000).map((p) => ({ name: 'peer', data: { p } })),
+          { db },
+        );
+      }
+      pg0 = await backendCpu(o.pool, o.dbName);
+      cpu0 = process.cpuUsage();
+      await client.query('COMMIT');
+      started = performance.now();
+    } finally {
+      client.release();
     }
     await allSettled;
     // pg-boss does not wait for a batch's completion statement before it fetches the next batch: an item
@@ -148,27 +184,47 @@ export async function runBullmq(o: QueueRunOptions & { redis: RedisTarget; prefi
   const queue = new Queue('peer', { connection, prefix: o.prefix });
   const bullJobOptions = { removeOnComplete: true, attempts: 5, backoff: { type: 'exponential', delay: 1000 } };
   try {
-    for (let from = 0; from < o.payloads.length; from += 1000) {
-      await queue.addBulk(o.payloads.slice(from, from + 1000).map((p) => ({ name: 'job', data: { p }, opts: bullJobOptions })));
-    }
     let completed = 0;
     let finish!: () => void;
-    const allDone = new Promise<void>((resolve) => (finish = resolve));
-    const pg0 = await backendCpu(o.pool, o.dbName);
-    const redis0 = redisCpu(o.redis);
-    const cpu0 = process.cpuUsage();
-    const started = performance.now();
+    let allDone!: Promise<void>;
+    const expect = (n: number) => {
+      completed = 0;
+      allDone = new Promise<void>((resolve) => (finish = resolve));
+      return n;
+    };
+    let target = expect(BULLMQ_WARMUP);
+    let measuring = false;
     const worker = new Worker<{ p: string }>('peer', async (job) => o.handle(job.id!, job.data.p, (sql, params) => o.pool.query(sql, params)), {
       connection,
       prefix: o.prefix,
       concurrency: o.concurrency,
+      autorun: false,
     });
     worker.on('completed', (job) => {
       // Emitted once moveToCompleted has been answered by Redis: the job's completion is stored.
-      if (++completed === o.payloads.length) finish();
-      else if (completed > o.payloads.length) o.completions?.completed(job.data.p);
+      if (++completed === target) finish();
+      else if (measuring && completed > target) o.completions?.completed(job.data.p);
     });
     worker.on('error', (err) => process.stderr.write(`bullmq: ${err.message}\n`));
+    // Warmed up before the clock, on jobs of its own: connected, its scripts loaded, its code optimised.
+    await worker.waitUntilReady();
+    void worker.run();
+    await queue.addBulk(
+      Array.from({ length: BULLMQ_WARMUP }, (_, i) => ({ name: 'job', data: { p: o.payloads[i % o.payloads.length]! }, opts: bullJobOptions })),
+    );
+    await allDone;
+    await worker.pause(true);
+    for (let from = 0; from < o.payloads.length; from += 1000) {
+      await queue.addBulk(o.payloads.slice(from, from + 1000).map((p) => ({ name: 'job', data: { p }, opts: bullJobOptions })));
+    }
+    target = expect(o.payloads.length);
+    measuring = true;
+    await o.pool.query('CHECKPOINT');
+    const pg0 = await backendCpu(o.pool, o.dbName);
+    const redis0 = redisCpu(o.redis);
+    const cpu0 = process.cpuUsage();
+    const started = performance.now();
+    worker.resume();
     await allDone;
     const seconds = (performance.now() - started) / 1000;
     const cpu = process.cpuUsage(cpu0);

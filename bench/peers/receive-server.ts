@@ -1,12 +1,15 @@
 // The receivers a team would write instead of tekil's, for bench:peers: Fastify, the same signature
 // check as tekil's (the source's Paymos scheme, HMAC-SHA256 in constant time), the event parsed, then
 // handed to a job queue before the 2xx:
-//   PEER=pg-boss  boss.send() on Postgres (one INSERT, committed, per request; a pool of 10);
+//   PEER=pg-boss  boss.insert() on Postgres: the events of one event-loop turn in one statement (as tekil's
+//                 group commit gathers them), each answered once it has committed; the job id derived from
+//                 the event id (pg-boss's primary key: a repeat is not inserted twice); a pool of 10;
 //   PEER=bullmq   queue.add() on Redis (BENCH_REDIS_URL), the event id as the job id (BullMQ's own
 //                 de-duplication: a repeat is not added twice).
 import Fastify from 'fastify';
 import { createScheme } from '../../src/signing/index.js';
 import { bullConnection } from './redis.js';
+import { jobIdOf, TurnBatch, type JobInsert } from './turn-batch.js';
 
 interface Event {
   event_id: string;
@@ -26,17 +29,21 @@ if (process.env.PEER === 'pg-boss') {
   boss.on('error', () => {});
   await boss.start();
   await boss.createQueue('events');
-  enqueue = async (source, event, body, contentType) => {
-    await boss.send('events', {
-      source,
-      event_id: event.event_id,
-      resource_id: event.data.invoice_id,
-      event_type: event.event_type,
-      occurred_at: event.occurred_at,
-      body: body.toString('utf8'),
-      content_type: contentType,
+  const batch = new TurnBatch<JobInsert>((jobs) => boss.insert(jobs));
+  enqueue = (source, event, body, contentType) =>
+    batch.add({
+      name: 'events',
+      id: jobIdOf(source, event.event_id),
+      data: {
+        source,
+        event_id: event.event_id,
+        resource_id: event.data.invoice_id,
+        event_type: event.event_type,
+        occurred_at: event.occurred_at,
+        body: body.toString('utf8'),
+        content_type: contentType,
+      },
     });
-  };
   close = () => boss.stop({ graceful: false, wait: true });
 } else if (process.env.PEER === 'bullmq') {
   const { Queue } = await import('bullmq');

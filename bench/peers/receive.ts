@@ -12,6 +12,7 @@ import { migrate } from '../../src/store/migrate.js';
 import { createPostgresDb } from '../../src/store/postgres.js';
 import { redisCpu, type Contender, type PathBench, type PeerName, type PeerRun, type RedisTargets } from './contender.js';
 import { dropPrefix } from './redis.js';
+import { NAIVE_TABLE, NAIVE_TABLE_SQL } from '../ingest/naive-table.js';
 
 const SECRET = 'whsec_bench_secret_0123456789';
 
@@ -52,7 +53,8 @@ export async function setUpReceive(o: ReceiveOptions): Promise<PathBench> {
   /** One server's run: started fresh on empty tables, warmed up, measured, stopped. */
   const measure = async (args: string[], env: NodeJS.ProcessEnv, redisKey?: 'bullmq' | 'bullmq-fsync'): Promise<PeerRun> => {
     await onDb(async (c) => {
-      await c.query('TRUNCATE inbox_deliveries');
+      await c.query(NAIVE_TABLE_SQL);
+      await c.query(`TRUNCATE inbox_deliveries, ${NAIVE_TABLE}`);
       await c.query("DO $$ BEGIN IF to_regclass('pgboss.job') IS NOT NULL THEN TRUNCATE pgboss.job; END IF; END $$");
       await c.query('CHECKPOINT');
     });
@@ -94,14 +96,14 @@ export async function setUpReceive(o: ReceiveOptions): Promise<PathBench> {
     },
     insert: {
       name: 'insert',
-      label: 'Fastify + one INSERT … ON CONFLICT per request (pool 10)',
+      label: 'Fastify + one prepared INSERT … ON CONFLICT per request, own plain table (pool 10)',
       durability: 'Postgres commit before the 2xx',
       run: () => measure(['bench/ingest/naive.ts'], {}),
     },
     'pg-boss': {
       name: 'pg-boss',
-      label: 'Fastify + pg-boss send() (pool 10)',
-      durability: 'Postgres commit before the 2xx; repeats not detected',
+      label: "Fastify + pg-boss insert() of each event-loop turn's events (pool 10)",
+      durability: 'Postgres commit before the 2xx; repeats detected by job id while the job is kept',
       run: () => measure(['bench/peers/receive-server.ts'], { PEER: 'pg-boss' }),
     },
     bullmq: o.redis.bullmq && {

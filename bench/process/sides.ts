@@ -38,6 +38,7 @@ export async function benchTekil(url: string, dbName: string, options: { n: numb
       [N],
     );
     await db.exec('VACUUM ANALYZE inbox_deliveries, inbox_queue');
+    await db.exec('CHECKPOINT'); // the backlog's pages written before the clock, as for every peer
     const config = parseConfig({
       worker: { batch_size: BATCH, concurrency: LOOPS, lease: '5m' },
       sources: { bench: { scheme: 'standard', secrets: ['whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'] } },
