@@ -51,7 +51,7 @@ export const deliveryWords = {
     occurred: 'gerçekleşti',
     processed: 'işlendi',
     nextAttempt: 'sonraki deneme',
-    resultRef: 'sonuç',
+    resultRef: 'sonuç kaydı',
     discarded: 'Vazgeçildi.',
     noAttempts: 'Henüz deneme yok.',
     base64: 'Gövde UTF-8 metin değil: base64 olarak gösteriliyor.',
