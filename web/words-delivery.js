@@ -48,7 +48,7 @@ export const deliveryWords = {
     ms: 'ms',
     error: 'hata',
     resource: 'nesne',
-    occurred: 'gerçekleşti',
+    occurred: 'olay zamanı',
     processed: 'işlendi',
     nextAttempt: 'sonraki deneme',
     resultRef: 'sonuç kaydı',

@@ -73,7 +73,7 @@ export const outboundWords = {
     createdUntil: 'bitiş',
     replayFailedButton: 'Yeniden gönder',
     description: 'açıklama',
-    eventTypes: 'olay türleri (virgülle, boşsa hepsi)',
+    eventTypes: 'olay türleri (virgülle ayırın; boş bırakılırsa hepsi)',
     eventTypeList: 'olay türleri',
     enabled: 'etkin',
     disabled: 'devre dışı',
