@@ -65,7 +65,7 @@ export const outboundWords = {
     state: 'durum',
     successRate: 'başarı (1 sa)',
     latency: 'p50 / p99 ms',
-    failingSince: 'hata başlangıcı',
+    failingSince: 'şu zamandan beri hatalı',
     failedInRow: 'art arda hata',
     replayFailed: 'Başarısız teslimatları yeniden gönder',
     allEndpoints: 'tüm uç noktalar',
