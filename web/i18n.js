@@ -50,7 +50,7 @@ const common = {
     timeline: 'Nesne zaman çizelgesi',
     outbound: 'Giden',
     overview: 'Özet',
-    incidents: 'Olaylar',
+    incidents: 'Arızalar',
     audit: 'Denetim',
     tenants: 'Üye işyerleri',
   },

@@ -28,12 +28,12 @@ export const incidentsWords = {
     opened: 'açıldı',
     closedAt: 'kapandı',
     rule: 'kural',
-    subject: 'konu',
+    subject: 'etkilenen',
     lastValue: 'son değer',
     summary: 'ne oldu',
-    noIncidents: 'Olay yok.',
+    noIncidents: 'Arıza yok.',
     more: 'Devamı →',
     /** @param {number} n */
-    openBanner: (n) => `${n} açık olay var.`,
+    openBanner: (n) => `${n} açık arıza var.`,
   },
 };

@@ -63,7 +63,7 @@ export const outboundWords = {
     /** @param {string} at */
     payloadTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}): yeniden gönderilecek bir şey yok.`,
     newEndpoint: 'Yeni uç nokta',
-    exportDeliveries: 'Gönderimleri indir:',
+    exportDeliveries: 'Teslimatları dışa aktar:',
     endpoint: 'uç nokta',
     tenant: 'üye işyeri',
     state: 'durum',
@@ -73,13 +73,13 @@ export const outboundWords = {
     failedInRow: 'art arda hata',
     /** @param {number} p90 */
     slowLane: (p90) => `yavaş: p90 ${p90} ms (yavaş şeritte gönderiliyor)`,
-    replayFailed: 'Başarısız gönderimleri yeniden gönder',
+    replayFailed: 'Başarısız teslimatları yeniden gönder',
     allEndpoints: 'tüm uç noktalar',
-    createdFrom: 'oluşturulma başı',
-    createdUntil: 'sonu',
+    createdFrom: 'oluşturulma: başlangıç',
+    createdUntil: 'bitiş',
     replayFailedButton: 'Yeniden gönder',
     description: 'açıklama',
-    eventTypes: 'olay türleri (virgülle, boşsa hepsi)',
+    eventTypes: 'olay türleri (virgülle ayırın; boş bırakılırsa hepsi)',
     eventTypeList: 'olay türleri',
     enabled: 'etkin',
     disabled: 'devre dışı',
@@ -91,9 +91,9 @@ export const outboundWords = {
     disable: 'Devre dışı bırak',
     rotateSecret: 'Anahtarı yenile',
     sendPing: 'test.ping gönder',
-    history: 'Mesaj geçmişi',
+    history: 'Olay geçmişi',
     created: 'oluşturuldu',
-    message: 'mesaj',
+    message: 'olay',
     type: 'tür',
     status: 'durum',
     eventId: 'olay kimliği',
@@ -104,9 +104,9 @@ export const outboundWords = {
     started: 'başladı',
     response: 'yanıt',
     body: 'Gövde',
-    replay: 'Yeniden işle',
+    replay: 'Yeniden gönder',
     url: 'URL',
-    scheme: 'şema',
+    scheme: 'imza şeması',
     /** @param {string} until */
     rotated: (until) => `Yeni anahtar oluşturuldu; eskisi ${until} tarihine kadar imzalamaya devam eder.`,
     /** @param {string} id */
@@ -114,6 +114,6 @@ export const outboundWords = {
     /** @param {number} n */
     messageReplayed: (n) => `${n} hedefe yeniden gönderildi.`,
     /** @param {number} n */
-    failedReplayed: (n) => `${n} başarısız gönderim yeniden gönderildi.`,
+    failedReplayed: (n) => `${n} başarısız teslimat yeniden gönderildi.`,
   },
 };

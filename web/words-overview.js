@@ -26,16 +26,16 @@ export const overviewWords = {
   },
   tr: {
     reviewQueue: 'inceleme kuyruğu',
-    ackP50: 'onay p50 ms',
-    ackP99: 'onay p99 ms',
+    ackP50: 'yanıt süresi p50 ms',
+    ackP99: 'yanıt süresi p99 ms',
     failedOutbound: 'başarısız giden',
-    receivedPerMinute: 'Bu sürecin alıcısının dakika başına yanıtları: kabul, yinelenen, reddedilen',
-    settledPerMinute: 'Dakika başına kaydedilen ve sonuçlanan',
+    receivedPerMinute: 'Bu sürecin alıcısının dakika başına yanıtları: kabul, tekrar, reddedilen',
+    settledPerMinute: 'Dakika başına kaydedilen ve sonuçlanan teslimatlar',
     outboundPerEndpoint: 'Uç nokta başına giden (son bir saat): başarı oranı, deneme, gecikme',
     processLocal:
-      'Kabul, yinelenen ve reddedilen yanıtlar ile onay gecikmesi bu sürecin belleğinde, başladığından beri tutulur (diğer süreçlerin alıcıları sayılmaz); gerisi depodan okunur.',
+      'Kabul, tekrar ve reddedilen yanıtlar ile yanıt süresi bu sürecin belleğinde, süreç başladığından beri tutulur (diğer süreçlerin alıcıları sayılmaz); gerisi veritabanından okunur.',
     accepted: 'kabul',
-    duplicate: 'yinelenen',
+    duplicate: 'tekrar',
     rejected: 'reddedilen',
     received: 'alındı',
     processed: 'işlendi',
@@ -44,6 +44,6 @@ export const overviewWords = {
     notReceiving: 'Bu süreç webhook almıyor.',
     noAttempts: 'Son bir saatte giden deneme yok.',
     autovacuumOff:
-      "Deponun Postgres'i autovacuum kapalı çalışıyor: tekil'in tabloları hiç vakumlanmıyor ve analiz edilmiyor. autovacuum'u açın ya da VACUUM ANALYZE'ı düzenli çalıştırın (docs/operations.md).",
+      "Veritabanının Postgres'i autovacuum kapalı çalışıyor: tekil'in tablolarına hiç VACUUM ve ANALYZE yapılmıyor. autovacuum'u açın ya da VACUUM ANALYZE'ı düzenli aralıklarla çalıştırın (docs/operations.md).",
   },
 };

@@ -32,7 +32,7 @@ export const reviewWords = {
     replaySelected: 'Seçilenleri yeniden işle',
     discardSelected: 'Seçilenlerden vazgeç',
     matching: 'Bu filtreye uyan her şey:',
-    dryRun: 'Say (deneme)',
+    dryRun: 'Say (değiştirmeden)',
     replayAll: 'Uyanların hepsini yeniden işle',
     discardAll: 'Uyanların hepsinden vazgeç',
     cancelJob: 'İşi durdur',
