@@ -29,8 +29,16 @@ function knownZone(zone: string): boolean {
 
 /** The export query's own fields: `lang` and `tz`, beside the list's filter. */
 export const exportLocaleFields = {
-  lang: z.enum(exportLanguages).optional(),
-  tz: z.string().max(64).refine(knownZone, 'an IANA time zone, e.g. Europe/Istanbul or UTC').optional(),
+  lang: z
+    .enum(exportLanguages)
+    .optional()
+    .describe("headers, statuses, labels and times in this language; without it the CSV's headers are the column keys and times ISO 8601"),
+  tz: z
+    .string()
+    .max(64)
+    .refine(knownZone, 'an IANA time zone, e.g. Europe/Istanbul or UTC')
+    .optional()
+    .describe('the time zone times are written in, stated in the export (an IANA name, e.g. Europe/Istanbul); default UTC'),
 };
 
 const parts = (d: Date, timeZone: string): Record<string, string> => {
