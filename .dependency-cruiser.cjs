@@ -87,10 +87,10 @@ const rooms = [
   },
   {
     label: 'kernel',
-    path: '^src/(errors|logger|metrics|validation|json-path|raw-json|cursor|pg-error|scope)(\\.test)?\\.ts$',
+    path: '^src/(errors|errors-tr|logger|metrics|validation|json-path|raw-json|cursor|pg-error|scope)(\\.test)?\\.ts$',
     uses: [],
     says: [
-      'errors.ts: the error catalogue: every code with its HTTP status and default message',
+      'errors.ts: the error catalogue: every code with its HTTP status and default message; errors-tr.ts: its messages in Turkish, for a caller asking with Accept-Language',
       'logger.ts, metrics.ts, validation.ts, json-path.ts, raw-json.ts, cursor.ts: what every room shares',
       'scope.ts: the Scope a tenant-owned list, detail or export reads in: every tenant, or one (required, so a list cannot forget it)',
       'pg-error.ts: reading SQLSTATEs, and which mean "the store is unavailable" (the error catalogue maps them)',

@@ -1,6 +1,7 @@
 import { storeOutages } from './alerts/store-outages.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { TekilError, isTekilError, toClientError } from './errors.js';
+import { errorBody, errorLanguage } from './errors-tr.js';
 import type { Context, Role } from './service.js';
 import { adminApi } from './api/index.js';
 import { panelRoutes } from './dashboard/panel.js';
@@ -43,9 +44,9 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
     // X-Forwarded-* only from the configured proxies; with none, req.protocol and req.ip are the socket's.
     ...(server.trust_proxy.length > 0 ? { trustProxy: server.trust_proxy } : {}),
     // A URL the router cannot decode never reaches the error handler: answer it in the same coded shape.
-    frameworkErrors: (err, _req, reply) => {
+    frameworkErrors: (err, req, reply) => {
       const error = toClientError(err);
-      void (reply as FastifyReply).code(error.statusCode).send(error.toJSON());
+      void (reply as FastifyReply).code(error.statusCode).send(errorBody(error, errorLanguage(req.headers['accept-language'])));
     },
     // What Node's HTTP parser refuses (a malformed request, headers too large, a timeout) never
     // reaches a route either: the same coded shape.
@@ -103,11 +104,12 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
     }
     // Every 503 says when to come back (the receiver sets its own before throwing).
     if (error.statusCode === 503 && !reply.hasHeader('retry-after')) reply.header('retry-after', String(ctx.config.receiver.retry_after));
-    return reply.code(error.statusCode).send(error.toJSON());
+    // In Turkish for a caller that asks for it (the portal in Turkish): src/errors-tr.ts.
+    return reply.code(error.statusCode).send(errorBody(error, errorLanguage(req.headers['accept-language'])));
   });
 
   app.setNotFoundHandler(async (req, reply) => {
-    return reply.code(404).send(new TekilError('NOT_FOUND', `no route ${req.method} ${req.url}`).toJSON());
+    return reply.code(404).send(errorBody(new TekilError('NOT_FOUND', `no route ${req.method} ${req.url}`), errorLanguage(req.headers['accept-language'])));
   });
 
   // server.close() drops only connections idle at that instant; one busy then would stay open for the

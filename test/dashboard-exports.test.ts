@@ -99,7 +99,8 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
     expect(sheet.rowCount).toBe(3);
     expect([sheet.getRow(2).getCell(2).value, sheet.getRow(3).getCell(2).value].sort()).toEqual(['msg_export_2', 'msg_export_3']);
 
-    // One column set per kind: the CSV (the panel's link, the API's, the CLI's) has Excel's columns, in its order.
+    // One column set per kind: the CSV (the panel's link, the API's, the CLI's) has Excel's columns, in its order
+    // (the next attempt last: it came later).
     const csv = (await download(app, '/api/v1/deliveries/export.csv?endpoint_id=ep_export&status=succeeded')).body.trim().split('\n');
     const columns = csv[0]!.split(',');
     expect(columns).toEqual([
@@ -117,6 +118,7 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
       'created_at',
       'last_attempt_at',
       'completed_at',
+      'next_attempt_at',
     ]);
     expect(sheet.getRow(1).cellCount).toBe(columns.length);
     expect(csv).toHaveLength(3);

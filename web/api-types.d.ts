@@ -189,22 +189,6 @@ export interface ApiOperations {
     };
     body: undefined;
   };
-  /** Export outbound deliveries as CSV */
-  "GET /deliveries/export.csv": {
-    path: Record<string, never>;
-    query: {
-      endpoint_id?: string;
-      tenant_id?: string;
-      type?: string;
-      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
-      resource_id?: string;
-      since?: string;
-      until?: string;
-      cursor?: string;
-      limit?: number;
-    };
-    body: undefined;
-  };
   /** Replay failed deliveries, by endpoint and time window */
   "POST /deliveries/replay-failed": {
     path: Record<string, never>;
@@ -502,6 +486,26 @@ export interface ApiOperations {
       min_attempts?: number;
       since?: string;
       until?: string;
+      lang?: "en" | "tr";
+      tz?: string;
+    };
+    body: undefined;
+  };
+  /** Export outbound deliveries matching the filter as CSV */
+  "GET /deliveries/export.csv": {
+    path: Record<string, never>;
+    query: {
+      endpoint_id?: string;
+      tenant_id?: string;
+      type?: string;
+      status?: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+      resource_id?: string;
+      since?: string;
+      until?: string;
+      cursor?: string;
+      limit?: number;
+      lang?: "en" | "tr";
+      tz?: string;
     };
     body: undefined;
   };
@@ -517,6 +521,8 @@ export interface ApiOperations {
       min_attempts?: number;
       since?: string;
       until?: string;
+      lang?: "en" | "tr";
+      tz?: string;
     };
     body: undefined;
   };
@@ -533,6 +539,8 @@ export interface ApiOperations {
       until?: string;
       cursor?: string;
       limit?: number;
+      lang?: "en" | "tr";
+      tz?: string;
     };
     body: undefined;
   };
@@ -548,6 +556,8 @@ export interface ApiOperations {
       min_attempts?: number;
       since?: string;
       until?: string;
+      lang?: "en" | "tr";
+      tz?: string;
     };
     body: undefined;
   };
@@ -564,6 +574,8 @@ export interface ApiOperations {
       until?: string;
       cursor?: string;
       limit?: number;
+      lang?: "en" | "tr";
+      tz?: string;
     };
     body: undefined;
   };
@@ -749,8 +761,6 @@ export type ApiPath =
   | `/messages/${string}/replay`
   | "/deliveries"
   | `/deliveries?${string}`
-  | "/deliveries/export.csv"
-  | `/deliveries/export.csv?${string}`
   | "/deliveries/replay-failed"
   | "/tenants"
   | `/tenants?${string}`
@@ -780,6 +790,8 @@ export type ApiPath =
   | `/stats/tenants?${string}`
   | "/inbox/export.csv"
   | `/inbox/export.csv?${string}`
+  | "/deliveries/export.csv"
+  | `/deliveries/export.csv?${string}`
   | "/inbox/export.xlsx"
   | `/inbox/export.xlsx?${string}`
   | "/deliveries/export.xlsx"

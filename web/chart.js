@@ -2,6 +2,8 @@
 // Hand-drawn SVG charts, built with DOM calls only: the panel's CSP allows no inline style attributes,
 // so every colour and size comes from classes in app.css (and the viewBox scales the drawing).
 
+import { formatClock } from './dates.js';
+
 const SVG = 'http://www.w3.org/2000/svg';
 
 /** @typedef {{ key: string, label: string, values: number[] }} Series */
@@ -56,7 +58,7 @@ export function lineChart(container, { times, series, empty }) {
   );
   if (times.length > 0) {
     /** @param {Date} d */
-    const label = (d) => d.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+    const label = (d) => formatClock(d);
     const first = /** @type {Date} */ (times[0]);
     const last = /** @type {Date} */ (times[times.length - 1]);
     svg.append(svgElement('text', { x: x(0), y: height - 4, class: 'tick' }, label(first)));

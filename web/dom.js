@@ -23,7 +23,8 @@ export class ApiError extends Error {
  * @param {string} path below /api/v1
  * @param {unknown} body
  * @param {string | null} csrfToken
- * @param {Record<string, string>} [extraHeaders] the portal's marker (`x-tekil-portal`), which picks its own session cookie
+ * @param {Record<string, string>} [extraHeaders] the page's language (`accept-language`, which refusals are answered in) and
+ *   the portal's marker (`x-tekil-portal`), which picks its own session cookie
  * @returns {Promise<any>}
  */
 export async function request(method, path, body, csrfToken, extraHeaders = {}) {
@@ -33,7 +34,9 @@ export async function request(method, path, body, csrfToken, extraHeaders = {}) 
   if (csrfToken) headers['x-tekil-csrf'] = csrfToken;
   const res = await fetch(`/api/v1${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), credentials: 'same-origin' });
   const data = res.headers.get('content-type')?.includes('json') ? await res.json() : null;
-  if (!res.ok) throw new ApiError(data?.message ?? `HTTP ${res.status}`, res.status, data?.error);
+  // In Turkish, `message` is the code's Turkish text and `detail` the English specifics (the field, the limit).
+  const message = data?.message ? (data.detail ? `${data.message} (${data.detail})` : data.message) : `HTTP ${res.status}`;
+  if (!res.ok) throw new ApiError(message, res.status, data?.error);
   return data;
 }
 

@@ -4,6 +4,7 @@
 
 import { el, request } from './dom.js';
 import { browserLanguage, words } from './i18n.js';
+import { formatTime as writeTime } from './dates.js';
 
 export { ApiError, el } from './dom.js';
 /** @typedef {import('./dom.js').Props} Props */
@@ -133,7 +134,8 @@ export function translate(root = document) {
  * @param {unknown} [body]
  * @returns {Promise<any>}
  */
-export const api = (method, path, body) => request(method, path, body, session.csrfToken);
+// Refusals come back in the page's language (Accept-Language, src/errors-tr.ts).
+export const api = (method, path, body) => request(method, path, body, session.csrfToken, { 'accept-language': lang });
 
 /** Whether the caller may change things (replay, discard, jobs): a viewer may not. */
 export const canOperate = () => session.role !== null && session.role !== 'viewer';
@@ -172,8 +174,8 @@ export function cell(text, className) {
   return el('td', { className }, text ?? '');
 }
 
-/** @param {string | null | undefined} value */
-export const formatTime = (value) => (value ? new Date(value).toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB') : '');
+/** A time in the chosen language's one format (web/dates.js). @param {string | null | undefined} value */
+export const formatTime = (value) => writeTime(value, lang);
 
 /**
  * The filter fields with a value, as a query string (no token or secret is ever part of it).

@@ -3,7 +3,8 @@
 // secret shown once, and an endpoint's detail with its message history and one message's attempts.
 // Built empty; outbound.js fills it in. What changes things is hidden from a viewer.
 
-import { el } from './lib.js';
+import { el, language } from './lib.js';
+import { timeInputProps } from './dates.js';
 
 /** @typedef {ReturnType<typeof import('./lib.js').wordsOf<'outbound'>>} OutboundWords */
 
@@ -76,8 +77,8 @@ export function outboundViews({ word }, operate, on) {
         { id: 'replay-failed', on: { submit: on.replayFailed } },
         word('h2', 'replayFailed'),
         el('label', {}, word('span', 'endpoint'), ' ', el('select', { id: 'replay-failed-endpoint' }, word('option', 'allEndpoints', { value: '' }))),
-        el('label', {}, word('span', 'createdFrom'), ' ', el('input', { id: 'replay-failed-since', type: 'datetime-local', required: true })),
-        el('label', {}, word('span', 'createdUntil'), ' ', el('input', { id: 'replay-failed-until', type: 'datetime-local', required: true })),
+        el('label', {}, word('span', 'createdFrom'), ' ', el('input', { id: 'replay-failed-since', required: true, ...timeInputProps(null, language()) })),
+        el('label', {}, word('span', 'createdUntil'), ' ', el('input', { id: 'replay-failed-until', required: true, ...timeInputProps(null, language()) })),
         ' ',
         word('button', 'replayFailedButton', { type: 'submit' }),
         ' ',

@@ -6,7 +6,7 @@
 // the API would refuse it anyway).
 
 import { $, api, canOperate, cell, el, formatTime, pageLink, statusCell, wordsOf } from './lib.js';
-import { toLocalInput } from './widgets.js';
+import { fromLocalInput, toLocalInput } from './widgets.js';
 import { messageDetail } from './outbound-message.js';
 import { outboundViews } from './outbound-views.js';
 
@@ -296,8 +296,8 @@ async function replayFailed(e) {
     /** @type {import('./api-types').ApiBody<'POST /deliveries/replay-failed'>} */
     const body = {
       ...(endpointId ? { endpoint_id: endpointId } : {}),
-      since: new Date($('replay-failed-since', HTMLInputElement).value).toISOString(),
-      until: new Date($('replay-failed-until', HTMLInputElement).value).toISOString(),
+      since: fromLocalInput($('replay-failed-since', HTMLInputElement).value),
+      until: fromLocalInput($('replay-failed-until', HTMLInputElement).value),
     };
     const r = await api('POST', '/deliveries/replay-failed', body);
     $('replay-failed-message').textContent = t('failedReplayed')(r.replayed);

@@ -2,7 +2,8 @@
 // The panel's widgets, built from lib.js's helpers: a table of rows, a filter form, and the dialog that
 // asks before a change. Their words are the page's (its namespace is passed in).
 
-import { $, cell, common, el, find, statusCell, statusText, translate, wordIn } from './lib.js';
+import { $, cell, common, el, find, language, statusCell, statusText, translate, wordIn } from './lib.js';
+import { formatInput, parseInput, timeInputProps } from './dates.js';
 
 /** @typedef {import('./lib.js').Namespace} Namespace */
 /** @typedef {import('./lib.js').Props} Props */
@@ -89,16 +90,13 @@ export function confirmDialog(message) {
 }
 
 /**
- * ISO time → the value of a `datetime-local` input (the browser's time zone), and back.
+ * ISO time → a time field's text in the chosen language's format (the browser's time zone), and back
+ * (web/dates.js: the same format the tables show, not the browser's date picker's).
  * @param {string | Date} time
  */
-export const toLocalInput = (time) => {
-  const d = new Date(time);
-  if (Number.isNaN(d.getTime())) return '';
-  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
-};
+export const toLocalInput = (time) => formatInput(time, language());
 /** @param {string} value */
-const fromLocalInput = (value) => (value ? new Date(value).toISOString() : '');
+export const fromLocalInput = (value) => parseInput(value)?.toISOString() ?? '';
 
 /** @typedef {{ name: string, label: string, type?: 'text' | 'number' | 'time' | 'select', options?: string[] }} FilterField */
 /** @typedef {import('./lib.js').Filter} Filter */
@@ -128,7 +126,7 @@ export function filterForm(words, id, fields, values, onApply) {
       input.value = values[f.name] ?? '';
     } else if (f.type === 'time') {
       const value = values[f.name];
-      input = el('input', { ...props, type: 'datetime-local', value: value ? toLocalInput(value) : '' });
+      input = el('input', { ...props, ...timeInputProps(value, language()) });
     } else {
       input = el('input', { ...props, type: f.type === 'number' ? 'number' : 'text', min: f.type === 'number' ? '0' : undefined, value: values[f.name] ?? '' });
     }

@@ -1,4 +1,5 @@
-import { exportText, type Cell, type ExportColumn, type ExportTable } from '../dashboard/exports/table.js';
+import { DEFAULT_LOCALE } from '../dashboard/exports/locale.js';
+import { exportText, TEKIL_BRAND, type Cell, type ExportColumn, type ExportTable } from '../dashboard/exports/table.js';
 import { listAudit, MAX_AUDIT_PAGE, type AuditFilter } from '../audit/list.js';
 import type { Queryable } from '../store/db.js';
 
@@ -31,6 +32,8 @@ function describe(filter: AuditFilter): { filter: string; period: string } {
 export function auditExportTable(db: Queryable, filter: AuditFilter): ExportTable {
   return {
     title: 'tekil audit trail',
+    brand: TEKIL_BRAND,
+    locale: DEFAULT_LOCALE,
     ...describe(filter),
     columns: auditColumns,
     async *rows() {

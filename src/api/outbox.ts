@@ -1,12 +1,9 @@
-import { Readable } from 'node:stream';
 import { z } from 'zod';
 import type { Context } from '../service.js';
 import { durationMs } from '../config/units.js';
 import { outboxParts } from '../outbox/parts.js';
 import { endpointCreateSchema, endpointUpdateSchema, storableText } from '../outbox/endpoints.js';
 import type { ApiRoutes } from './route-spec.js';
-import { tableCsv } from '../dashboard/exports/csv.js';
-import { outboxExportTable } from '../dashboard/exports/table.js';
 import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
@@ -301,25 +298,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       return listDeliveries(db, list.scope, list.filter);
     },
   );
-  routes.add(
-    {
-      method: 'GET',
-      url: '/deliveries/export.csv',
-      tag,
-      summary: 'Export outbound deliveries as CSV',
-      permission: 'view',
-      tenant: true,
-      query: historyQuery,
-      produces: 'text/csv',
-    },
-    async ({ query, scope }, _req, reply) => {
-      const list = toFilter(query, scope);
-      const { cursor: _cursor, limit: _limit, ...filter } = list.filter;
-      reply.header('content-type', 'text/csv; charset=utf-8');
-      reply.header('content-disposition', 'attachment; filename="tekil-deliveries.csv"');
-      return reply.send(Readable.from(tableCsv(outboxExportTable(db, list.scope, filter))));
-    },
-  );
+  // The outbound exports (CSV, Excel, PDF) live with the inbound ones: src/api/exports.ts.
   routes.add(
     {
       method: 'POST',

@@ -13,10 +13,11 @@ import { PANEL_CSP } from '../dashboard/panel.js';
 /** The merchant portal's files: `web/portal/`, beside `src/` and `dist/`. */
 const PORTAL_DIR = new URL('../../web/portal/', import.meta.url);
 /**
- * What the portal shares with the panel (the API client, the element builder): `web/dom.js`, served as
- * `/portal/dom.js`, where `/portal/assets/lib.js` finds it by its relative import `../dom.js`.
+ * What the portal shares with the panel: the API client and the element builder (`web/dom.js`), the
+ * one time format per language (`web/dates.js`), served as `/portal/dom.js` and `/portal/dates.js`,
+ * where `/portal/assets/*.js` find them by their relative imports `../dom.js`, `../dates.js`.
  */
-const SHARED_MODULE = new URL('../../web/dom.js', import.meta.url);
+const SHARED_MODULES = ['dom.js', 'dates.js'] as const;
 
 const types: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',
@@ -128,8 +129,10 @@ export async function portalRoutes(app: FastifyInstance, options: PortalOptions)
   if (!index) return;
   app.get('/portal', async (_req, reply) => reply.code(308).header('location', '/portal/').send());
   app.get('/portal/', async (_req, reply) => secure(reply).type(index.type).send(index.body));
-  const shared = readFileSync(SHARED_MODULE);
-  app.get('/portal/dom.js', async (_req, reply) => secure(reply).type(types['.js']!).send(shared));
+  for (const name of SHARED_MODULES) {
+    const shared = readFileSync(new URL(`../../web/${name}`, import.meta.url));
+    app.get(`/portal/${name}`, async (_req, reply) => secure(reply).type(types['.js']!).send(shared));
+  }
   app.get('/portal/assets/:name', async (req, reply) => {
     const file = files.get((req.params as { name: string }).name);
     if (!file || file === index) return reply.callNotFound();

@@ -4,7 +4,8 @@
 // this one by default). Another tenant's delivery is not found (404): the session sees only its own
 // tenant.
 
-import { api, canOperate, cell, el, formatTime, messageOf, nextTry, statusText, t, toLocalInput, word } from './lib.js';
+import { api, canOperate, cell, el, formatTime, language, messageOf, nextTry, statusText, t, word } from './lib.js';
+import { parseInput, timeInputProps } from '../dates.js';
 
 /**
  * @typedef {{ attempt: number, started_at: string, duration_ms: number, succeeded: boolean, status_code: number | null, error: string | null, response_body: string | null }} Attempt
@@ -23,8 +24,8 @@ const EXCERPT = 200;
  * @param {HTMLElement} message
  */
 function windowForm(d, message) {
-  const since = el('input', { id: 'window-since', type: 'datetime-local', value: toLocalInput(new Date(Date.parse(d.created_at) - 3_600_000)) });
-  const until = el('input', { id: 'window-until', type: 'datetime-local', value: toLocalInput(new Date(Date.now() + 60_000)) });
+  const since = el('input', { id: 'window-since', required: true, ...timeInputProps(new Date(Date.parse(d.created_at) - 3_600_000), language()) });
+  const until = el('input', { id: 'window-until', required: true, ...timeInputProps(new Date(Date.now() + 60_000), language()) });
   return el(
     'form',
     {
@@ -34,7 +35,7 @@ function windowForm(d, message) {
         submit: async (e) => {
           e.preventDefault();
           try {
-            const body = { endpoint_id: d.endpoint_id, since: new Date(since.value).toISOString(), until: new Date(until.value).toISOString() };
+            const body = { endpoint_id: d.endpoint_id, since: parseInput(since.value)?.toISOString(), until: parseInput(until.value)?.toISOString() };
             const r = await api('POST', '/deliveries/replay-failed', body);
             message.textContent = t('failedResent')(r.replayed);
           } catch (err) {

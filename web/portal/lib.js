@@ -7,6 +7,8 @@
 // ../dom.js is the panel's web/dom.js, which the portal serves as /portal/dom.js.
 import { el, request } from '../dom.js';
 import { browserLanguage, portalWords } from './words.js';
+// ../dates.js is the panel's web/dates.js, served as /portal/dates.js: one time format per language.
+import { formatTime as writeTime } from '../dates.js';
 
 export { ApiError, el } from '../dom.js';
 /** @typedef {import('../dom.js').Props} Props */
@@ -68,7 +70,8 @@ export function translate(root = document) {
  */
 // The portal's calls say they are the portal's, so the API reads the portal's session cookie
 // (tekil_portal), never the panel's: a portal link opened in the panel's browser leaves its session alone.
-export const api = (method, path, body) => request(method, path, body, session.csrfToken, { 'x-tekil-portal': '1' });
+// Refusals come back in the portal's language (Accept-Language, src/errors-tr.ts).
+export const api = (method, path, body) => request(method, path, body, session.csrfToken, { 'x-tekil-portal': '1', 'accept-language': lang });
 
 /** Whether the merchant may change things (resend, endpoints): a viewer link may not. */
 export const canOperate = () => session.role !== null && session.role !== 'viewer';
@@ -88,8 +91,8 @@ export const statusCell = (value) => el('td', { className: `status status-${valu
 /** @param {string | number | null | undefined} text @param {string} [className] */
 export const cell = (text, className) => el('td', { className }, text == null ? '' : String(text));
 
-/** @param {string | null | undefined} value */
-export const formatTime = (value) => (value ? new Date(value).toLocaleString(lang === 'tr' ? 'tr-TR' : 'en-GB') : '');
+/** A time in the chosen language's one format (web/dates.js). @param {string | null | undefined} value */
+export const formatTime = (value) => writeTime(value, lang);
 
 /**
  * A delivery's next try: only while it may still be sent, and never a time in the past (a delivery
@@ -102,9 +105,6 @@ export const nextTry = (d) =>
     : d.next_attempt_at && Date.parse(d.next_attempt_at) > Date.now()
       ? formatTime(d.next_attempt_at)
       : String(t('dueNow'));
-
-/** A date as a datetime-local input holds it (local time, to the minute). @param {Date} d */
-export const toLocalInput = (d) => new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 
 /**
  * The fields with a value, as a query string.

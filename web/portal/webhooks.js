@@ -6,7 +6,8 @@
 // is made or changes, and the page shown is read again; while the stream is down, it is read every few
 // seconds instead. Everything the API answers is already the tenant's own: the session is scoped to it.
 
-import { api, canOperate, cell, el, formatTime, messageOf, nextTry, queryString, statusCell, statusText, t, toLocalInput, word } from './lib.js';
+import { api, canOperate, cell, el, formatTime, language, messageOf, nextTry, queryString, statusCell, statusText, t, word } from './lib.js';
+import { browserZone, parseInput, timeInputProps } from '../dates.js';
 import { statuses } from './words.js';
 
 /**
@@ -44,14 +45,14 @@ let shown = '';
 /** @param {Record<string, string>} query */
 const pickFilter = (query) => Object.fromEntries(FILTERS.filter((k) => query[k]).map((k) => [k, String(query[k])]));
 
-/** @param {string} id @param {string} [value] */
-const timeInput = (id, value) => el('input', { id, type: 'datetime-local', value: value ? toLocalInput(new Date(value)) : '' });
+/** A time field in the language's format (web/dates.js). @param {string} id @param {string} [value] */
+const timeInput = (id, value) => el('input', { id, ...timeInputProps(value, language()) });
 
 /** @param {string} id */
 const inputValue = (id) => /** @type {HTMLInputElement} */ (document.getElementById(id)).value.trim();
 
-/** A local datetime-local value as ISO, or ''. @param {string} v */
-const iso = (v) => (v ? new Date(v).toISOString() : '');
+/** A time field's text as ISO, or ''. @param {string} v */
+const iso = (v) => parseInput(v)?.toISOString() ?? '';
 
 function filterForm() {
   const status = el('select', { id: 'filter-status' }, el('option', { value: '', dataset: { i18n: 'anyStatus' } }, t('anyStatus')));
@@ -91,7 +92,8 @@ function filterForm() {
 /** The export links: the same filter, every row of it (no paging), the tenant's own. */
 function exportLinks() {
   // A download is a plain navigation, which carries no header: `portal=1` picks the portal's session cookie.
-  const q = queryString({ ...filter, portal: '1' });
+  // The file is in the portal's language, its times in the merchant's zone (the browser's), which it states.
+  const q = queryString({ ...filter, lang: language(), tz: browserZone(), portal: '1' });
   return el(
     'span',
     { id: 'exports' },

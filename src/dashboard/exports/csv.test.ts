@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { tableCsv } from './csv.js';
-import type { Cell, ExportTable } from './table.js';
+import { DEFAULT_LOCALE } from './locale.js';
+import { TEKIL_BRAND, type Cell, type ExportTable } from './table.js';
 
 async function csvOf(rows: Array<Record<string, Cell>>): Promise<string> {
   const table: ExportTable = {
     title: 't',
+    brand: TEKIL_BRAND,
+    locale: DEFAULT_LOCALE,
     filter: 'everything',
     period: 'all time',
     columns: [

@@ -6,12 +6,18 @@ function csvCell(text: string): string {
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-/** The table as CSV, a chunk per page of rows. */
+/**
+ * The table as CSV, a chunk per page of rows. Without a language the header row is the column keys
+ * (what scripts read); with one, the headers in that language, times' headers naming their zone, and a
+ * byte order mark first so a spreadsheet reads the Turkish letters as UTF-8.
+ */
 export async function* tableCsv(table: ExportTable): AsyncGenerator<string> {
-  yield `${table.columns.map((c) => c.key).join(',')}\n`;
+  const localised = table.locale.lang !== undefined;
+  const header = table.columns.map((c) => csvCell(localised ? c.header : c.key)).join(',');
+  yield `${localised ? '\uFEFF' : ''}${header}\n`;
   let chunk = '';
   for await (const row of table.rows()) {
-    chunk += `${table.columns.map((c) => csvCell(cellText(row[c.key]))).join(',')}\n`;
+    chunk += `${table.columns.map((c) => csvCell(cellText(row[c.key], table.locale))).join(',')}\n`;
     if (chunk.length > 64 * 1024) {
       yield chunk;
       chunk = '';
