@@ -102,6 +102,65 @@ describe('ordering guard: a form-field state (PayTR, form:status)', () => {
   });
 });
 
+describe('ordering guard: a header state (header:X-Order-State), kept with the delivery for the guard', () => {
+  let t: TestDb;
+  let app: FastifyInstance;
+  let url: string;
+  const SECRET = 'hdr-secret';
+  const config = parseConfig({
+    worker: { batch_size: 50, concurrency: 1, lease: '5s', poll_interval: '20ms' },
+    sources: {
+      orders: {
+        scheme: 'hmac',
+        secrets: [SECRET],
+        hmac: { signature_header: 'X-Sig' },
+        event_id: 'body:id',
+        resource_id: 'body:order',
+        retry: { max_attempts: 3, base: '5ms', cap: '20ms' },
+        ordering: { state: 'header:X-Order-State', states: ['open'], terminal: ['closed'] },
+      },
+    },
+  });
+  const handled: string[] = [];
+  const handlers = defineHandlers().on('orders', '*', async (event) => {
+    handled.push(event.eventId);
+  });
+
+  beforeAll(async () => {
+    t = await createTestDb();
+    ({ app } = await receiverApp(t.db, config));
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await t?.close();
+  });
+
+  const post = async (id: string, state: string) => {
+    const body = JSON.stringify({ id, order: 'ord_h1' });
+    const sig = createHmac('sha256', SECRET).update(body).digest('hex');
+    const res = await fetch(`${url}/in/orders`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-sig': sig, 'x-order-state': state },
+    });
+    expect(res.status).toBe(200);
+  };
+
+  it('an open after closed is stale: the header was stored and the guard read it', async () => {
+    const worker = createInboxWorker(testContext(t.db, config), { handlers });
+    await post('h_closed', 'closed');
+    await drain(worker, t.db);
+    await post('h_open', 'open');
+    await drain(worker, t.db);
+    expect(handled).toEqual(['h_closed']);
+    expect(await deliveryRow(t.db, 'h_open', 'orders')).toMatchObject({ status: 'stale' });
+    const kept = await t.db.query<{ headers: Record<string, string> }>('SELECT headers FROM inbox_deliveries WHERE event_id = $1', ['h_open']);
+    expect(kept.rows[0]!.headers['x-order-state']).toBe('open');
+    expect(kept.rows[0]!.headers['x-sig']).toBeUndefined();
+  });
+});
+
 /** The configuration error parseConfig throws, as its message (fails when it does not throw CONFIG_INVALID). */
 function refusal(input: unknown): string {
   try {
@@ -141,6 +200,12 @@ describe('a locator that cannot apply to the scheme is refused at load', () => {
     expect(() =>
       parseConfig({ sources: { a: { ...headerHmac, ordering: { state: 'form:state' } }, b: { ...headerHmac, ordering: { state: 'body:state' } } } }, {}),
     ).not.toThrow();
+  });
+
+  it('a credential header as the ordering state is refused: it is never stored for the guard to read', () => {
+    const message = refusal({ sources: { shop: { ...paymos, ordering: { state: 'header:X-Signature-State' } } } });
+    expect(message).toContain('sources.shop.ordering.state');
+    expect(message).toMatch(/credential/);
   });
 
   it('the configurations in use still load: PayTR with form:status, JSON schemes with body: and header: states', () => {

@@ -1,3 +1,4 @@
+import { isSecretHeader } from '../signing/common.js';
 import { locatorBodyKind } from '../signing/request-fields.js';
 import { schemeBodies, type LocatorSpec, type SchemeName } from '../signing/types.js';
 
@@ -26,13 +27,22 @@ function sourceBody(s: SourceLocators): { kind: 'json' | 'form'; why: string } |
 }
 
 /**
- * Locators that can never find anything in the body the source receives (`body:` in a form, `form:`
- * in JSON), with the key that names them: loading refuses them rather than leave an id, a type or the
- * ordering guard's state silently empty.
+ * Locators that can never find anything, with the key that names them: `body:` in a form, `form:` in
+ * JSON, a credential header as the ordering guard's state. Loading refuses them rather than leave an
+ * id, a type or the guard's state silently empty.
  */
 export function locatorBodyProblems(s: SourceLocators): Array<{ path: (string | number)[]; message: string }> {
+  const problems: Array<{ path: (string | number)[]; message: string }> = [];
+  // The guard reads its state from the stored delivery, and a credential header is never stored.
+  const state = s.ordering?.state;
+  if (state?.startsWith('header:') && isSecretHeader(state.slice('header:'.length))) {
+    problems.push({
+      path: ['ordering', 'state'],
+      message: `"${state}" can never find a value: its name looks like a credential, so the header is not stored with the delivery the ordering guard reads`,
+    });
+  }
   const body = sourceBody(s);
-  if (!body) return [];
+  if (!body) return problems;
   const named: Array<[(string | number)[], readonly LocatorSpec[] | undefined]> = [
     [['event_id'], s.event_id],
     [['resource_id'], s.resource_id],
@@ -40,7 +50,6 @@ export function locatorBodyProblems(s: SourceLocators): Array<{ path: (string | 
     [['occurred_at'], s.occurred_at],
     [['ordering', 'state'], s.ordering?.state === undefined ? undefined : [s.ordering.state]],
   ];
-  const problems: Array<{ path: (string | number)[]; message: string }> = [];
   for (const [path, specs] of named) {
     for (const spec of specs ?? []) {
       for (const locator of typeof spec === 'string' ? [spec] : spec.all) {
