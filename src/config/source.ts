@@ -5,6 +5,7 @@ import { retentionSchema } from './retention.js';
 import { reconcilePresetNames, withReconcilePreset } from './reconcile-presets.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
+import { locatorBodyProblems } from './locator-bodies.js';
 
 // The signing options are the signing module's; configuration re-exports them for its readers.
 export { hmacSchemeOptions, type HmacSchemeOptions } from '../signing/hmac.js';
@@ -246,6 +247,7 @@ export const sourceSchema = z
         });
       if (s.scheme !== preset && s[preset]) ctx.addIssue({ code: 'custom', path: [preset], message: `a "${preset}" block needs scheme "${preset}"` });
     }
+    for (const { path, message } of locatorBodyProblems(s)) ctx.addIssue({ code: 'custom', path, message });
     const preset = s.scheme === 'paytr' || s.scheme === 'iyzico';
     if (preset && s.secrets)
       ctx.addIssue({ code: 'custom', path: ['secrets'], message: `scheme "${s.scheme}" takes its secrets from its "${s.scheme}" block` });

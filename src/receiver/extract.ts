@@ -1,10 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import type { SourceConfig } from '../config/source.js';
 import { TekilError } from '../errors.js';
-import { parsePath, readPath } from '../json-path.js';
-import { rawJsonValue } from '../raw-json.js';
 import type { FieldDefaults, IncomingHeaders } from '../signing/types.js';
-import { formDecodesAsUtf8, isComposite, parseFormFields, singleFormValue, type LocatorSpec } from '../signing/request-fields.js';
+import { compileLocator, formDecodesAsUtf8, isComposite, RequestFields, type LocatorReader, type LocatorSpec } from '../signing/request-fields.js';
 
 /** Longest event or resource id accepted; longer ones are almost certainly not ids. */
 export const MAX_ID_LENGTH = 255;
@@ -26,36 +24,10 @@ export interface ExtractionInput {
   headerEventId?: string | undefined;
 }
 
-type Lookup = (req: LazyRequest) => unknown;
-
-class LazyRequest {
-  private parsed = false;
-  private json: unknown;
-  /** The body as text, once parsed (the raw-number scanner reads it again). */
-  text = '';
-  /** True once a body locator was consulted and the body turned out not to be JSON. */
-  notJson = false;
-  private form: Map<string, string[]> | undefined;
-
-  constructor(readonly input: ExtractionInput) {}
-
-  formFields(): Map<string, string[]> {
-    this.form ??= parseFormFields(this.input.body);
-    return this.form;
-  }
-
-  bodyJson(): unknown {
-    if (!this.parsed) {
-      this.parsed = true;
-      try {
-        this.text = this.input.body.toString('utf8');
-        this.json = JSON.parse(this.text);
-      } catch {
-        this.notJson = true;
-        this.json = undefined;
-      }
-    }
-    return this.json;
+/** The request as extraction reads it, and whether a value read from it may stand for other bytes. */
+class LazyRequest extends RequestFields {
+  constructor(readonly input: ExtractionInput) {
+    super(input.body, input.headers);
   }
 
   /**
@@ -65,36 +37,11 @@ class LazyRequest {
    */
   mayHaveReplaced(value: string): boolean {
     if (!value.includes('\uFFFD')) return false;
-    return !isUtf8(this.input.body) || (this.form !== undefined && !formDecodesAsUtf8(this.input.body));
+    return !isUtf8(this.input.body) || (this.formRead && !formDecodesAsUtf8(this.input.body));
   }
 }
 
-/**
- * Turns `body:a.b.c`, `form:field` or `header:Name` into a lookup function, once per source. With `numbersAsText`
- * a number in the body comes back as its text exactly as written (ids: no float round trip).
- */
-export function compileLocator(locator: string, numbersAsText = false): Lookup {
-  if (locator.startsWith('header:')) {
-    const name = locator.slice('header:'.length).toLowerCase();
-    return (req) => {
-      const v = req.input.headers[name];
-      return Array.isArray(v) ? v[0] : v;
-    };
-  }
-  if (locator.startsWith('form:')) {
-    const name = locator.slice('form:'.length);
-    return (req) => singleFormValue(req.formFields(), name);
-  }
-  if (locator.startsWith('body:')) {
-    const path = parsePath(locator.slice('body:'.length));
-    if (!numbersAsText) return (req) => readPath(req.bodyJson(), path);
-    return (req) => {
-      const value = readPath(req.bodyJson(), path);
-      return typeof value === 'number' ? (rawJsonValue(req.text, path) ?? String(value)) : value;
-    };
-  }
-  throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": expected "body:<dotted.path>", "form:<field>" or "header:<name>"`);
-}
+type Lookup = LocatorReader;
 
 /**
  * The parts of a composite id joined so that different parts never make the same id: each part's

@@ -1,3 +1,4 @@
+import { isSecretHeader } from '../signing/common.js';
 import type { IncomingHeaders } from '../signing/types.js';
 
 /**
@@ -25,11 +26,8 @@ const KEPT_HEADERS = [
   'x-request-id',
 ];
 
-const SECRET_HEADER = /signature|authorization|hmac|secret|token|cookie|api-key|apikey/i;
-
-export function isSecretHeader(name: string): boolean {
-  return SECRET_HEADER.test(name);
-}
+// Which headers are secrets is the signing module's word (configuration asks it too).
+export { isSecretHeader } from '../signing/common.js';
 
 /**
  * Returns a function that picks the non-secret header subset of a request as a JSON string

@@ -38,6 +38,8 @@ export function compileSources(config: TekilConfig): Map<string, ReceiverSource>
           plainLocators(cfg.resource_id ?? d.resource_id),
           cfg.event_type ?? d.event_type,
           cfg.occurred_at ?? d.occurred_at,
+          // The ordering guard reads its state from the stored delivery, so a state header is kept too.
+          cfg.ordering?.state ? [cfg.ordering.state] : undefined,
         ]),
       ),
     });

@@ -172,3 +172,10 @@ export function base64SecretKey(secret: string): Buffer {
   }
   return Buffer.from(encoded, 'base64');
 }
+
+const SECRET_HEADER = /signature|authorization|hmac|secret|token|cookie|api-key|apikey/i;
+
+/** Headers that hold signatures or credentials: never stored with a delivery, whatever names them. */
+export function isSecretHeader(name: string): boolean {
+  return SECRET_HEADER.test(name);
+}

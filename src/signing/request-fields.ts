@@ -1,4 +1,5 @@
 import { isUtf8 } from 'node:buffer';
+import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
 import { rawJsonValue } from '../raw-json.js';
 import { getHeader } from './common.js';
@@ -60,28 +61,76 @@ export function singleFormValue(fields: ReadonlyMap<string, readonly string[]>, 
 }
 
 /**
- * A request's fields as a signature template reads them: the body parsed at most once, as JSON or
- * as a form, only when a placeholder asks. A JSON number is read as its text exactly as sent, as a
- * provider concatenates it; objects, arrays, booleans and null are not field values.
+ * A request as a locator reads it: its headers (lower-cased names), its body parsed as JSON or as a
+ * form, each at most once and only when a locator asks. The receiver reads a live request through it,
+ * the worker a stored delivery (its body and kept headers), so both read a locator the same way.
  */
-export class RequestFields {
+export interface RequestView {
+  readonly headers: IncomingHeaders;
+  /** The JSON body, or undefined when the body is not JSON. */
+  bodyJson(): unknown;
+  /** The body as text (a JSON number is read back from it exactly as written). */
+  bodyText(): string;
+  formFields(): ReadonlyMap<string, readonly string[]>;
+}
+
+/** Reads one locator's value from a request: a string, a JSON value, or undefined when absent. */
+export type LocatorReader = (req: RequestView) => unknown;
+
+export const LOCATOR_KINDS = 'expected "body:<dotted.path>", "form:<field>" or "header:<name>"';
+
+/**
+ * Turns `body:a.b.c`, `form:field` or `header:Name` into a reader, once per source: the one way every
+ * locator is read (ids, types, times, signed fields, the ordering guard's state). With `numbersAsText`
+ * a number in the body comes back as its text exactly as written (ids: no float round trip).
+ */
+export function compileLocator(locator: string, numbersAsText = false): LocatorReader {
+  if (locator.startsWith('header:')) {
+    const name = locator.slice('header:'.length);
+    return (req) => getHeader(req.headers, name);
+  }
+  if (locator.startsWith('form:')) {
+    const name = locator.slice('form:'.length);
+    return (req) => singleFormValue(req.formFields(), name);
+  }
+  if (locator.startsWith('body:')) {
+    const path = parsePath(locator.slice('body:'.length));
+    if (!numbersAsText) return (req) => readPath(req.bodyJson(), path);
+    return (req) => {
+      const value = readPath(req.bodyJson(), path);
+      return typeof value === 'number' ? (rawJsonValue(req.bodyText(), path) ?? String(value)) : value;
+    };
+  }
+  throw new TekilError('CONFIG_INVALID', `invalid locator "${locator}": ${LOCATOR_KINDS}`);
+}
+
+/** What a locator can find in a body: `json` for `body:`, `form` for `form:`, null for a header. */
+export function locatorBodyKind(locator: string): 'json' | 'form' | null {
+  if (locator.startsWith('body:')) return 'json';
+  if (locator.startsWith('form:')) return 'form';
+  return null;
+}
+
+/**
+ * A request's fields as a locator reads them: the body parsed at most once, as JSON or as a form,
+ * only when a locator asks.
+ */
+export class RequestFields implements RequestView {
   private form: Map<string, string[]> | undefined;
   private jsonParsed = false;
   private json: unknown;
-  private text = '';
+  private text: string | undefined;
 
   constructor(
     readonly body: Buffer,
     readonly headers: IncomingHeaders,
   ) {}
 
-  /** The JSON body, or undefined when the body is not JSON. */
   bodyJson(): unknown {
     if (!this.jsonParsed) {
       this.jsonParsed = true;
-      this.text = this.body.toString('utf8');
       try {
-        this.json = JSON.parse(this.text);
+        this.json = JSON.parse(this.bodyText());
       } catch {
         this.json = undefined;
       }
@@ -89,21 +138,32 @@ export class RequestFields {
     return this.json;
   }
 
+  bodyText(): string {
+    this.text ??= this.body.toString('utf8');
+    return this.text;
+  }
+
+  /** True once a `body:` locator was read and the body turned out not to be JSON. */
+  get notJson(): boolean {
+    return this.jsonParsed && this.json === undefined;
+  }
+
+  /** True once a `form:` locator was read (the body was parsed as a form). */
+  get formRead(): boolean {
+    return this.form !== undefined;
+  }
+
   formFields(): Map<string, string[]> {
     this.form ??= parseFormFields(this.body);
     return this.form;
   }
 
+  /**
+   * A field as a signature template reads it: a string, or a JSON number as its text exactly as
+   * sent, as a provider concatenates it; objects, arrays, booleans and null are not field values.
+   */
   read(locator: string): string | undefined {
-    if (locator.startsWith('form:')) return singleFormValue(this.formFields(), locator.slice('form:'.length));
-    if (locator.startsWith('header:')) return getHeader(this.headers, locator.slice('header:'.length));
-    if (locator.startsWith('body:')) {
-      const path = parsePath(locator.slice('body:'.length));
-      const value = readPath(this.bodyJson(), path);
-      if (typeof value === 'string') return value;
-      if (typeof value === 'number') return rawJsonValue(this.text, path) ?? String(value);
-      return undefined;
-    }
-    return undefined;
+    const value = compileLocator(locator, true)(this);
+    return typeof value === 'string' ? value : undefined;
   }
 }

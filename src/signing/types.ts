@@ -13,6 +13,22 @@ export type LocatorSpec = string | CompositeLocator;
 export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico'] as const;
 export type SchemeName = (typeof schemeNames)[number];
 
+/**
+ * The body each scheme's provider sends: `json`, `form` (`application/x-www-form-urlencoded`), or
+ * `any` when a source's own settings decide (the generic `hmac` scheme; GitHub, whose hooks may be
+ * set to post a form). A locator for the other kind would find nothing, so configuration refuses it.
+ */
+export const schemeBodies: Readonly<Record<SchemeName, 'json' | 'form' | 'any'>> = {
+  standard: 'json',
+  stripe: 'json',
+  github: 'any',
+  shopify: 'json',
+  paymos: 'json',
+  hmac: 'any',
+  paytr: 'form',
+  iyzico: 'json',
+};
+
 /** Request headers with lower-cased names, as Node and Fastify deliver them. */
 export type IncomingHeaders = Record<string, string | string[] | undefined>;
 

@@ -1,12 +1,17 @@
 import type { Span } from '@opentelemetry/api';
 import type { SourceConfig } from '../config/source.js';
+import { parseFormFields, type RequestView } from '../signing/request-fields.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 import type { InboxCompletion } from './complete-deliveries.js';
 import type { InboxEvent } from './handlers.js';
 import type { GuardVerdict } from './ordering-guard.js';
 
-/** One claimed delivery on its way through a batch: the claimed row, its source, and what the batch learns of it. */
-export class BatchDelivery {
+/**
+ * One claimed delivery on its way through a batch: the claimed row, its source, and what the batch
+ * learns of it. It is a request view too: the ordering guard reads its locators from the stored body
+ * and headers as the receiver read the live request.
+ */
+export class BatchDelivery implements RequestView {
   readonly body: Buffer;
   startedAt = Date.now();
   verdict?: Extract<GuardVerdict, { kind: 'apply' }>;
@@ -15,6 +20,7 @@ export class BatchDelivery {
   outcome?: InboxCompletion['status'];
   #parsed = false;
   #payload: unknown;
+  #form: Map<string, string[]> | undefined;
 
   constructor(
     readonly row: InboxClaimedDelivery,
@@ -35,6 +41,24 @@ export class BatchDelivery {
       }
     }
     return this.#payload;
+  }
+
+  /** The headers kept with the delivery (src/receiver/headers.ts), lower-cased. */
+  get headers(): Record<string, string> {
+    return this.row.headers;
+  }
+
+  bodyJson(): unknown {
+    return this.payload;
+  }
+
+  bodyText(): string {
+    return this.body.toString('utf8');
+  }
+
+  formFields(): Map<string, string[]> {
+    this.#form ??= parseFormFields(this.body);
+    return this.#form;
   }
 }
 

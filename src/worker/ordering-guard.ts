@@ -1,5 +1,5 @@
 import type { OrderingConfig } from '../config/source.js';
-import { parsePath, readPath } from '../json-path.js';
+import { compileLocator, type RequestView } from '../signing/request-fields.js';
 import type { Queryable } from '../store/db.js';
 import { applyResource, readResource } from '../store/sql/inbox/ordering.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
@@ -7,7 +7,7 @@ import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
 /** A source's ordering rules, compiled once: where the state is and how states rank. */
 export interface OrderingGuard {
   /** Reads the event's state and rank (rank null when the state is absent or not listed). */
-  stateOf(payload: unknown, headers: Record<string, string>): { state: string | null; rank: number | null };
+  stateOf(request: RequestView): { state: string | null; rank: number | null };
   /** The rank every terminal state shares, or null when the source lists none. */
   readonly terminalRank: number | null;
 }
@@ -17,24 +17,16 @@ export function compileOrderingGuard(config: OrderingConfig): OrderingGuard {
   config.states.forEach((s, i) => ranks.set(s, i));
   const terminalRank = config.terminal.length > 0 ? config.states.length : null;
   if (terminalRank !== null) for (const s of config.terminal) ranks.set(s, terminalRank);
-  const read = config.state ? compileReader(config.state) : undefined;
+  // The same reader extraction uses, so `form:status` reads a form body as `body:data.status` reads JSON.
+  const read = config.state ? compileLocator(config.state) : undefined;
   return {
     terminalRank,
-    stateOf(payload, headers) {
-      const v = read?.(payload, headers);
+    stateOf(request) {
+      const v = read?.(request);
       const state = typeof v === 'string' || typeof v === 'number' ? String(v) : null;
       return { state, rank: state === null ? null : (ranks.get(state) ?? null) };
     },
   };
-}
-
-function compileReader(locator: string): (payload: unknown, headers: Record<string, string>) => unknown {
-  if (locator.startsWith('header:')) {
-    const name = locator.slice('header:'.length).toLowerCase();
-    return (_payload, headers) => headers[name];
-  }
-  const path = parsePath(locator.slice('body:'.length));
-  return (payload) => readPath(payload, path);
 }
 
 export type GuardVerdict = { kind: 'apply'; state: string | null; rank: number | null } | { kind: 'stale'; reason: string };

@@ -197,7 +197,7 @@ async function triage(
     }
     const guard = deps.guards.get(row.source);
     if (guard) {
-      const verdict = await checkOrdering(tx, guard, row, guard.stateOf(delivery.payload, row.headers));
+      const verdict = await checkOrdering(tx, guard, row, guard.stateOf(delivery));
       if (verdict.kind === 'stale') {
         completions.push(complete(deps, delivery, { status: 'stale', error: verdict.reason }));
         continue;
