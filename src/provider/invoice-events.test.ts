@@ -24,7 +24,7 @@ describe('invoice events in every scheme', () => {
     occurredAt: new Date('2026-11-30T12:00:00Z'),
   };
 
-  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico'))('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
+  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico' && n !== 'papara'))('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
     const options = name === 'hmac' ? { hmac } : {};
     const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
     const scheme = createScheme(name, options.hmac);
@@ -62,5 +62,14 @@ describe('invoice events in every scheme', () => {
     scheme.verify({ body: req.body, headers, secrets: ['iyzico-secret'], toleranceSec: 0 });
     const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers });
     expect(fields).toMatchObject({ eventId: 'API_AUTH:inv_01:SUCCESS', resourceId: 'inv_01', eventType: 'API_AUTH' });
+  });
+
+  it('papara: the payment object with the secret key in its body', () => {
+    const req = signedInvoiceRequest('papara', ['papara-secret'], { ...event, orderId: 'order_9' });
+    const scheme = createScheme('papara');
+    scheme.verify({ body: req.body, headers: req.headers, secrets: ['papara-secret'], toleranceSec: 0 });
+    expect(JSON.parse(req.body.toString()).merchantSecretKey).toBe('papara-secret');
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: req.headers });
+    expect(fields).toMatchObject({ eventId: 'inv_01:1', resourceId: 'order_9', eventType: null });
   });
 });

@@ -45,7 +45,8 @@ export function createPaparaScheme(): SignatureScheme {
       // Papara notifies a payment's outcome: the payment and its status are the delivery.
       event_id: [{ all: ['body:id', 'body:status'] }],
       resource_id: ['body:referenceId', 'body:id'],
-      event_type: ['body:status'],
+      // The status is a number, not a type word: a source that routes by status maps it itself.
+      event_type: [],
       occurred_at: ['body:createdAt'],
     },
     verify(input) {
