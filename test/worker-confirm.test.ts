@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../src/config/index.js';
 import { showDelivery } from '../src/inbox/show.js';
@@ -26,6 +28,9 @@ describe('worker: confirm the money before the effect', () => {
   let papara: PaymentApi;
   const paytrOrders = new Map<string, PaytrOrder>();
   const effects: string[] = [];
+  /** The application a forwarding source posts to: what it received is the forward's effect. */
+  let app: Server;
+  const forwarded: string[] = [];
 
   beforeAll(async () => {
     t = await createTestDb();
@@ -44,6 +49,15 @@ describe('worker: confirm the money before the effect', () => {
         { id: 'pp-2', referenceId: 'order-pp-2', amount: 75.5, currency: 1, status: 1 },
       ],
     });
+    app = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        forwarded.push(String(req.headers['webhook-id']));
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((r) => app.listen(0, '127.0.0.1', r));
+    const appUrl = `http://127.0.0.1:${(app.address() as AddressInfo).port}/hooks`;
     // Long backoffs: a test makes a retry due itself.
     const retry = { max_attempts: 5, base: '1m', cap: '1m' };
     const config = parseConfig({
@@ -70,6 +84,13 @@ describe('worker: confirm the money before the effect', () => {
           retry,
           confirm: { fetch: { provider: 'iyzico', api_key: IYZICO.apiKey, api_base: iyzico.url } },
         },
+        'papara-forward': {
+          scheme: 'papara',
+          secrets: [PAPARA.secret],
+          retry,
+          forward: { url: appUrl, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', timeout: '10s' },
+          confirm: { fetch: { provider: 'papara', api_key: PAPARA.apiKey, api_base: papara.url } },
+        },
         'papara-shop': {
           scheme: 'papara',
           secrets: [PAPARA.secret],
@@ -78,13 +99,20 @@ describe('worker: confirm the money before the effect', () => {
         },
       },
     });
-    const handlers = defineHandlers().on('*', '*', (event) => {
+    const handlers = defineHandlers().on('paytr-shop', '*', (event) => {
       effects.push(`${event.source}/${event.eventId}`);
     });
+    for (const source of ['iyzico-shop', 'iyzico-wrong-key', 'papara-shop']) {
+      handlers.on(source, '*', (event) => {
+        effects.push(`${event.source}/${event.eventId}`);
+      });
+    }
     worker = createInboxWorker(testContext(t.db, config), { handlers });
   });
   afterAll(async () => {
     await Promise.all([paytr?.close(), iyzico?.close(), papara?.close()]);
+    app?.closeAllConnections();
+    await new Promise((r) => app?.close(r));
     await t?.close();
   });
   beforeEach(() => {
@@ -279,5 +307,19 @@ describe('worker: confirm the money before the effect', () => {
     }
     await batch;
     expect(await deliveryRow(t.db, 'SP1009:success', 'paytr-shop')).toMatchObject({ status: 'done' });
+  });
+
+  it('a forwarding source: the forward runs only for a payment Papara confirms', async () => {
+    const notification = (id: string, amount: number) =>
+      JSON.stringify({ id, referenceId: `order-${id}`, status: 1, amount, currency: 0, merchantSecretKey: PAPARA.secret });
+    await insert('papara-forward', 'pp-1:1', 'order-pp-1', notification('pp-1', 75.5), 'application/json');
+    await insert('papara-forward', 'pp-1:1-forged', 'order-pp-1', notification('pp-1', 7550), 'application/json');
+    await worker.runOnce();
+    await worker.runOnce();
+    expect(await deliveryRow(t.db, 'pp-1:1', 'papara-forward')).toMatchObject({ status: 'done' });
+    const forged = await deliveryRow(t.db, 'pp-1:1-forged', 'papara-forward');
+    expect(forged).toMatchObject({ status: 'dead' });
+    expect(forged!.last_error).toContain('AMOUNT_MISMATCH]: the notification says 7550.00, Papara says 75.50');
+    expect(forwarded).toEqual(['papara-forward:pp-1:1']);
   });
 });
