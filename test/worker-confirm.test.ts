@@ -23,6 +23,7 @@ const PAPARA = { apiKey: 'papara-api-key', secret: 'papara-merchant-secret' };
 describe('worker: confirm the money before the effect', () => {
   let t: TestDb;
   let worker: InboxWorker;
+  let ctx: ReturnType<typeof testContext>;
   let paytr: PaymentApi;
   let iyzico: PaymentApi;
   let papara: PaymentApi;
@@ -107,7 +108,8 @@ describe('worker: confirm the money before the effect', () => {
         effects.push(`${event.source}/${event.eventId}`);
       });
     }
-    worker = createInboxWorker(testContext(t.db, config), { handlers });
+    ctx = testContext(t.db, config);
+    worker = createInboxWorker(ctx, { handlers });
   });
   afterAll(async () => {
     await Promise.all([paytr?.close(), iyzico?.close(), papara?.close()]);
@@ -207,6 +209,9 @@ describe('worker: confirm the money before the effect', () => {
     await worker.runOnce();
     expect(await deliveryRow(t.db, 'SP1007:success', 'paytr-shop')).toMatchObject({ status: 'done', attempts: 2 });
     expect(effects).toEqual(['paytr-shop/SP1007:success']);
+    const counted = await ctx.metrics.getSingleMetricAsString('tekil_inbox_confirm_total');
+    expect(counted).toMatch(/tekil_inbox_confirm_total\{source="paytr-shop",outcome="lookup_failed"\} [1-9]/);
+    expect(counted).toMatch(/tekil_inbox_confirm_total\{source="paytr-shop",outcome="mismatch"\} [1-9]/);
   });
 
   it('iyzico: the payment retrieve (IYZWSv2) confirms SUCCESS; a FAILURE behind a SUCCESS notification goes to review', async () => {

@@ -36,11 +36,13 @@ export async function confirmPayments(deps: BatchDeps, rows: readonly InboxClaim
     while (next < todo.length) {
       const row = todo[next++]!;
       if (Date.now() > deadline) {
+        deps.metrics.confirms.inc({ source: row.source, outcome: 'unstarted' });
         verdicts.set(row.row_ref, { kind: 'unstarted' });
         continue;
       }
       const source = deps.config.sources[row.source]!;
       const verdict = await confirmOne(source, source.confirm!, row);
+      deps.metrics.confirms.inc({ source: row.source, outcome: verdict.kind === 'failed' ? 'lookup_failed' : verdict.kind });
       if (verdict.kind !== 'confirmed') {
         deps.logger.info(
           { source: row.source, eventId: row.event_id, verdict: verdict.kind, error: 'error' in verdict ? verdict.error.message : undefined },
