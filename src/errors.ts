@@ -61,6 +61,12 @@ export const errorCatalogue = {
   PROVE_CONTROL_FAILED: { status: 502, message: "the receiver's control URL did not accept a call" },
   // processing
   HANDLER_TIMEOUT: { status: 504, message: 'the handler did not finish within worker.handler_timeout' },
+  // confirm: the payment read back from the provider before the effect
+  AMOUNT_MISMATCH: { status: 409, message: 'the amount the provider reports differs from the notification' },
+  CURRENCY_MISMATCH: { status: 409, message: 'the currency the provider reports differs from the notification' },
+  STATUS_MISMATCH: { status: 409, message: 'the payment status the provider reports differs from the notification' },
+  PAYMENT_ID_MISSING: { status: 400, message: "the notification carries no payment id for the provider's lookup" },
+  PAYMENT_LOOKUP_FAILED: { status: 502, message: "the provider's payment lookup could not be read" },
   // reconcile
   RECONCILE_NOT_CONFIGURED: { status: 400, message: 'the source has no reconcile block' },
   RECONCILE_PROVIDER_FAILED: { status: 502, message: "the provider's API could not be read" },

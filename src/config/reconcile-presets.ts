@@ -27,6 +27,11 @@ const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
 /** The source's `reconcile:` with its preset's keys under it; anything else is left for the schema to judge. */
 export function withReconcilePreset(input: unknown): unknown {
   if (!isRecord(input) || input.preset === undefined) return input;
+  // PayTR and iyzico are adapters of their own (a payment read back at a time), named by the preset too.
+  if (input.preset === 'paytr' || input.preset === 'iyzico') {
+    const { preset: provider, ...rest } = input;
+    return { ...rest, provider };
+  }
   const preset = (presets as Record<string, (typeof presets)[keyof typeof presets]>)[String(input.preset)];
   // An unknown preset still goes to the generic schema, whose `preset` key then names the choices.
   if (!preset) return { provider: 'generic', ...input };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { networkCidr } from './networks.js';
 import { durationMs, retryWaitMs } from './units.js';
 import { retentionSchema } from './retention.js';
+import { confirmSchema } from './confirm.js';
 import { reconcilePresetNames, withReconcilePreset } from './reconcile-presets.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
@@ -193,15 +194,43 @@ const genericReconcileSchema = z
   })
   .strict();
 
+/**
+ * PayTR and iyzico list no payments: each payment tekil has heard of in the window (a resource of the
+ * source) is read back one by one, PayTR's with its status query, iyzico's with its payment retrieve.
+ */
+const lookupReconcileCommon = {
+  /** Resources read back per page (one request each). */
+  page_size: z.number().int().min(1).max(200).default(50),
+  ...reconcileCommon,
+};
+const paytrReconcileSchema = z
+  .object({
+    provider: z.literal('paytr'),
+    merchant_id: z.union([z.string().regex(/^\d+$/), z.number().int().positive()]).transform(String),
+    url: z.string().url().default('https://www.paytr.com/odeme/durum-sorgu'),
+    ...lookupReconcileCommon,
+  })
+  .strict();
+const iyzicoReconcileSchema = z
+  .object({
+    provider: z.literal('iyzico'),
+    api_key: z.string().min(1),
+    api_base: z.string().url().default('https://api.iyzipay.com'),
+    ...lookupReconcileCommon,
+  })
+  .strict();
+
 /** `reconcile:` on a source: compare with the provider's own API (see docs/reconcile.md). */
 export const reconcileSchema = z.preprocess(
   withReconcilePreset,
-  z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema]),
+  z.discriminatedUnion('provider', [stripeReconcileSchema, genericReconcileSchema, githubReconcileSchema, paytrReconcileSchema, iyzicoReconcileSchema]),
 );
 export type ReconcileConfig = z.infer<typeof reconcileSchema>;
 export type StripeReconcileConfig = z.infer<typeof stripeReconcileSchema>;
 export type GenericReconcileConfig = z.infer<typeof genericReconcileSchema>;
 export type GithubReconcileConfig = z.infer<typeof githubReconcileSchema>;
+export type PaytrReconcileConfig = z.infer<typeof paytrReconcileSchema>;
+export type IyzicoReconcileConfig = z.infer<typeof iyzicoReconcileSchema>;
 
 export const sourceSchema = z
   .object({
@@ -223,6 +252,8 @@ export const sourceSchema = z
     forward: forwardSchema.optional(),
     ordering: orderingSchema.optional(),
     reconcile: reconcileSchema.optional(),
+    /** Read the payment back from the provider and compare it before the effect (docs/confirm.md). */
+    confirm: confirmSchema.optional(),
     /** Trim bodies / delete records of settled deliveries after an age; absent: the top-level `retention`. */
     retention: retentionSchema.optional(),
     /** The answer to accepted and duplicate deliveries; absent: the scheme's (PayTR: `OK`), else JSON. */
@@ -248,6 +279,21 @@ export const sourceSchema = z
       if (s.scheme !== preset && s[preset]) ctx.addIssue({ code: 'custom', path: [preset], message: `a "${preset}" block needs scheme "${preset}"` });
     }
     for (const { path, message } of locatorBodyProblems(s)) ctx.addIssue({ code: 'custom', path, message });
+    // The lookups of PayTR and iyzico sign with the keys of the source's own block.
+    for (const provider of ['paytr', 'iyzico'] as const) {
+      if (s.confirm?.fetch.provider === provider && s.scheme !== provider)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['confirm', 'fetch'],
+          message: `confirm.fetch "${provider}" signs with the "${provider}" block: it needs scheme "${provider}"`,
+        });
+      if (s.reconcile?.provider === provider && s.scheme !== provider)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['reconcile'],
+          message: `reconcile "${provider}" signs with the "${provider}" block: it needs scheme "${provider}"`,
+        });
+    }
     const preset = s.scheme === 'paytr' || s.scheme === 'iyzico';
     if (preset && s.secrets)
       ctx.addIssue({ code: 'custom', path: ['secrets'], message: `scheme "${s.scheme}" takes its secrets from its "${s.scheme}" block` });

@@ -24,19 +24,22 @@ describe('invoice events in every scheme', () => {
     occurredAt: new Date('2026-11-30T12:00:00Z'),
   };
 
-  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico'))('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
-    const options = name === 'hmac' ? { hmac } : {};
-    const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
-    const scheme = createScheme(name, options.hmac);
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
-    const verified = scheme.verify({ body: req.body, headers, secrets: [secretOf(name)], toleranceSec: 0 });
-    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers, headerEventId: verified.headerEventId });
-    expect(fields.eventId).toBe('evt_01');
-    // GitHub's default resource locators name GitHub's own objects: a receiver of invoices over the
-    // github scheme configures `resource_id: body:data.id`.
-    expect(fields.resourceId).toBe(name === 'github' ? null : 'inv_01');
-    expect(fields.eventType).toBe('invoice.paid');
-  });
+  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico' && n !== 'papara'))(
+    '%s: verifies with tekil and yields the ids tekil extracts by default',
+    (name) => {
+      const options = name === 'hmac' ? { hmac } : {};
+      const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
+      const scheme = createScheme(name, options.hmac);
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+      const verified = scheme.verify({ body: req.body, headers, secrets: [secretOf(name)], toleranceSec: 0 });
+      const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers, headerEventId: verified.headerEventId });
+      expect(fields.eventId).toBe('evt_01');
+      // GitHub's default resource locators name GitHub's own objects: a receiver of invoices over the
+      // github scheme configures `resource_id: body:data.id`.
+      expect(fields.resourceId).toBe(name === 'github' ? null : 'inv_01');
+      expect(fields.eventType).toBe('invoice.paid');
+    },
+  );
 
   // PayTR and iyzico carry no event id of their own: the delivery is the signed fields that name it.
   it('paytr: a signed form whose order and outcome are the delivery', () => {
@@ -62,5 +65,14 @@ describe('invoice events in every scheme', () => {
     scheme.verify({ body: req.body, headers, secrets: ['iyzico-secret'], toleranceSec: 0 });
     const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers });
     expect(fields).toMatchObject({ eventId: 'API_AUTH:inv_01:SUCCESS', resourceId: 'inv_01', eventType: 'API_AUTH' });
+  });
+
+  it('papara: the payment object with the secret key in its body', () => {
+    const req = signedInvoiceRequest('papara', ['papara-secret'], { ...event, orderId: 'order_9' });
+    const scheme = createScheme('papara');
+    scheme.verify({ body: req.body, headers: req.headers, secrets: ['papara-secret'], toleranceSec: 0 });
+    expect(JSON.parse(req.body.toString()).merchantSecretKey).toBe('papara-secret');
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: req.headers });
+    expect(fields).toMatchObject({ eventId: 'inv_01:1', resourceId: 'order_9', eventType: null });
   });
 });

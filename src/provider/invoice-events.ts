@@ -77,6 +77,20 @@ export function invoiceEventBody(scheme: SchemeName, e: InvoiceEvent): Buffer {
         merchantId: '100000',
       };
       break;
+    case 'papara':
+      // Papara notifies the payment object itself; its signBody adds merchantSecretKey.
+      body = {
+        id: e.invoiceId,
+        createdAt: e.occurredAt.toISOString(),
+        referenceId: e.orderId ?? e.invoiceId,
+        orderDescription: e.eventId,
+        status: PAPARA_STATUS[e.status],
+        amount: Number(e.paidAmount),
+        fee: 0,
+        currency: 0,
+        notificationDone: false,
+      };
+      break;
   }
   return Buffer.from(JSON.stringify(body));
 }
@@ -90,6 +104,17 @@ const IYZICO_STATUS: Record<InvoiceStatus, string> = {
   paid_over: 'SUCCESS',
   underpaid: 'FAILURE',
   expired: 'FAILURE',
+};
+
+/** The invoice's states in Papara's payment status numbers (0 awaiting, 1 completed, 2 refunded). */
+const PAPARA_STATUS: Record<InvoiceStatus, number> = {
+  awaiting_payment: 0,
+  confirming: 0,
+  underpaid_waiting: 0,
+  paid: 1,
+  paid_over: 1,
+  underpaid: 0,
+  expired: 0,
 };
 
 /**

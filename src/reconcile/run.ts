@@ -10,6 +10,7 @@ import { advanceRun, finishRun, insertRun, lastRunOfSource, resumeRun, runById, 
 import { lockSourceRunStart } from '../store/sql/reconcile/source-lock.js';
 import { createGenericAdapter } from './generic.js';
 import { createGithubAdapter } from './github.js';
+import { createLookupAdapter } from './lookup.js';
 import type { ProviderHttpOptions } from './provider-http.js';
 import { createStripeAdapter } from './stripe.js';
 import type { PlannedFinding, ReconcileAdapter, ReconcileWindow } from './types.js';
@@ -50,7 +51,7 @@ export function reconcileConfigOf(config: TekilConfig, source: string): Reconcil
       'RECONCILE_NOT_CONFIGURED',
       config.sources[source] ? `source "${source}" has no reconcile block` : `no source "${source}" is configured`,
       {
-        hint: 'add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md)',
+        hint: 'add reconcile: { provider: stripe | generic | github | paytr | iyzico, … } to the source (docs/reconcile.md)',
       },
     );
   }
@@ -67,6 +68,9 @@ function createAdapter(config: TekilConfig, sourceName: string, runId: string, h
       return createGenericAdapter({ sourceName, source, cfg, runId, http });
     case 'github':
       return createGithubAdapter({ sourceName, cfg, http });
+    case 'paytr':
+    case 'iyzico':
+      return createLookupAdapter({ sourceName, source, cfg, runId });
   }
 }
 

@@ -1,6 +1,7 @@
 import { createGithubScheme } from './github.js';
 import { createHmacScheme } from './hmac.js';
 import { createIyzicoScheme } from './iyzico.js';
+import { createPaparaScheme } from './papara.js';
 import { createPaymosScheme } from './paymos.js';
 import { createPaytrScheme } from './paytr.js';
 import { createShopifyScheme } from './shopify.js';
@@ -48,5 +49,7 @@ export function createScheme(name: SchemeName, hmacOptions?: HmacSchemeOptions):
       return createPaytrScheme();
     case 'iyzico':
       return createIyzicoScheme();
+    case 'papara':
+      return createPaparaScheme();
   }
 }

@@ -8,6 +8,7 @@ export class WorkerMetrics {
   readonly batchErrors: Counter;
   readonly released: Counter;
   readonly handlerTimeouts: Counter<'source'>;
+  readonly confirms: Counter<'source' | 'outcome'>;
   // Label lookups hash their arguments; the hot path reuses one child per label set.
   private readonly attemptCounter: (source: string, outcome: string) => { inc(): void };
   private readonly attemptTimer: (source: string) => { observe(v: number): void };
@@ -41,6 +42,12 @@ export class WorkerMetrics {
       name: 'tekil_worker_handler_timeouts_total',
       help: 'In-process handler attempts abandoned after worker.handler_timeout, by source (each is also a retry).',
       labelNames: ['source'],
+      registers: [registry],
+    });
+    this.confirms = new Counter({
+      name: 'tekil_inbox_confirm_total',
+      help: 'Payments read back from the provider before the effect, by source and outcome (confirmed, mismatch, lookup_failed, unstarted).',
+      labelNames: ['source', 'outcome'],
       registers: [registry],
     });
     this.attemptCounter = cachedChildren(this.attempts);

@@ -3,6 +3,7 @@ import type { BatchDeps } from './batch-deps.js';
 import { BatchDelivery } from './batch-delivery.js';
 import { BatchTrace } from './batch-trace.js';
 import { claimDueDeliveries, type InboxClaimedDelivery } from './claim-due-deliveries.js';
+import { confirmPayments, type ConfirmVerdict } from './confirm-payments.js';
 import { completeDeliveries, type InboxCompletion } from './complete-deliveries.js';
 import { BatchBackend } from './handler-timeout.js';
 import { PermanentError } from './handlers.js';
@@ -121,7 +122,9 @@ function splitClaim(deps: BatchDeps, rows: InboxClaimedDelivery[]): { inLoop: In
 /** One batch transaction over some of a claim's deliveries; their forwarding slots are given back when it ends. */
 async function runGroup(deps: BatchDeps, token: string, rows: InboxClaimedDelivery[], deadline: number, traced: BatchTrace | undefined): Promise<void> {
   try {
-    await runBatch(deps, token, rows, deadline, traced);
+    // Before the batch transaction: a provider's payment lookup must not hold it open.
+    const verdicts = await confirmPayments(deps, rows, deadline);
+    await runBatch(deps, token, rows, deadline, traced, verdicts);
   } catch (err) {
     traced?.fail(err);
     throw err;
@@ -131,12 +134,19 @@ async function runGroup(deps: BatchDeps, token: string, rows: InboxClaimedDelive
   traced?.end();
 }
 
-async function runBatch(deps: BatchDeps, token: string, rows: InboxClaimedDelivery[], deadline: number, traced: BatchTrace | undefined): Promise<void> {
+async function runBatch(
+  deps: BatchDeps,
+  token: string,
+  rows: InboxClaimedDelivery[],
+  deadline: number,
+  traced: BatchTrace | undefined,
+  verdicts: ReadonlyMap<string, ConfirmVerdict>,
+): Promise<void> {
   const { db } = deps;
   await db.transaction(async (tx) => {
     // First, before any work: waits while another batch still holds one of these resources.
     await lockBatchResources(tx, rows);
-    const { completions, handled, forwards } = await triage(deps, tx, rows, traced);
+    const { completions, handled, forwards } = await triage(deps, tx, rows, traced, verdicts);
     const [handlerCompletions, forwarded] = await Promise.all([
       runInProcess(deps, tx, new BatchBackend(db, tx), handled, deadline),
       runForwards(deps, forwards, deadline),
@@ -163,14 +173,15 @@ async function runBatch(deps: BatchDeps, token: string, rows: InboxClaimedDelive
 }
 
 /**
- * Sorts a batch's deliveries: settled at once (lost too often, no source, nothing to run, stale by the
- * ordering guard), for an in-process handler, or to forward.
+ * Sorts a batch's deliveries: settled at once (lost too often, no source, nothing to run, a payment
+ * the provider does not confirm, stale by the ordering guard), for an in-process handler, or to forward.
  */
 async function triage(
   deps: BatchDeps,
   tx: Parameters<typeof checkOrdering>[0],
   rows: readonly InboxClaimedDelivery[],
   traced: BatchTrace | undefined,
+  verdicts: ReadonlyMap<string, ConfirmVerdict>,
 ): Promise<{ completions: InboxCompletion[]; handled: HandledDelivery[]; forwards: BatchDelivery[] }> {
   const completions: InboxCompletion[] = [];
   const handled: HandledDelivery[] = [];
@@ -193,6 +204,14 @@ async function triage(
     if (!registered && !delivery.source.forward) {
       const why = `no handler registered for ${row.source} / ${row.event_type ?? '(no type)'} and no forward configured`;
       completions.push(failure(deps, delivery, new PermanentError(why), { permanent: true }));
+      continue;
+    }
+    const confirmed = verdicts.get(row.row_ref);
+    if (confirmed && confirmed.kind !== 'confirmed') {
+      // A mismatch is for a person to look at (the review queue); a provider that could not be read is
+      // asked again on the source's ladder; a lookup the deadline left unstarted goes back unstarted.
+      if (confirmed.kind === 'unstarted') completions.push(release(deps, delivery));
+      else completions.push(failure(deps, delivery, confirmed.error, { permanent: confirmed.kind === 'mismatch' }));
       continue;
     }
     const guard = deps.guards.get(row.source);

@@ -43,3 +43,32 @@ export const doneInWindow = defineStatement<{ source: string; types: string[] | 
      AND coalesce(occurred_at, received_at) >= $windowStart
      AND ($windowEnd::timestamptz IS NULL OR coalesce(occurred_at, received_at) <= $windowEnd::timestamptz)`,
 );
+
+/**
+ * The resources of a source with a delivery received in a window, in id order after a cursor: what
+ * the PayTR and iyzico adapters read back one by one (those providers list nothing).
+ */
+export const resourcesInWindow = defineStatement<
+  { source: string; windowStart: Date; windowEnd: Date | null; after: string | null; limit: number },
+  { resource_id: string }
+>(
+  'reconcile_resources_in_window',
+  `SELECT DISTINCT resource_id FROM inbox_deliveries
+   WHERE source = $source AND resource_id IS NOT NULL
+     AND received_at >= $windowStart
+     AND ($windowEnd::timestamptz IS NULL OR received_at <= $windowEnd::timestamptz)
+     AND ($after::text IS NULL OR resource_id > $after::text)
+   ORDER BY resource_id
+   LIMIT $limit`,
+);
+
+/** Deliveries of a page's resources with their bodies, to read the status each notified. */
+export const deliveryBodiesOfResources = defineStatement<
+  { source: string; resourceIds: string[] },
+  RecordedDelivery & { body: Uint8Array; headers: Record<string, string> }
+>(
+  'reconcile_delivery_bodies_of_resources',
+  `SELECT event_id, resource_id, event_type, status, occurred_at, body, headers FROM inbox_deliveries
+   WHERE resource_id = ANY($resourceIds::text[]) AND source = $source
+   ORDER BY coalesce(occurred_at, received_at), received_at, event_id`,
+);
