@@ -62,6 +62,11 @@ export const errorMessagesTr = {
   ADMIN_TOKEN_NOT_FOUND: 'henüz bir yönetici anahtarı oluşturulmamış ya da ayarlanmamış',
   PROCESS_CRASH_LOOP: 'bir tekil süreci başladıktan kısa süre sonra çökmeye devam etti; gözetmen vazgeçti',
   LEASE_LOST: 'bu işin kiralaması başka bir sürece geçti',
+  AMOUNT_MISMATCH: 'sağlayıcının bildirdiği tutar bildirimdekinden farklı',
+  CURRENCY_MISMATCH: 'sağlayıcının bildirdiği para birimi bildirimdekinden farklı',
+  STATUS_MISMATCH: 'sağlayıcının bildirdiği ödeme durumu bildirimdekinden farklı',
+  PAYMENT_ID_MISSING: 'bildirimde sağlayıcıya sorulacak bir ödeme kimliği yok',
+  PAYMENT_LOOKUP_FAILED: 'sağlayıcının ödeme sorgusu okunamadı',
   INTERNAL: 'iç hata',
 } as const satisfies Record<ErrorCode, string>;
 

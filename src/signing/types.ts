@@ -27,6 +27,7 @@ export const schemeBodies: Readonly<Record<SchemeName, 'json' | 'form' | 'any'>>
   hmac: 'any',
   paytr: 'form',
   iyzico: 'json',
+  papara: 'json',
 };
 
 /** Request headers with lower-cased names, as Node and Fastify deliver them. */
