@@ -41,7 +41,7 @@ export function signingKeyRoutes(routes: ApiRoutes, ctx: Context): void {
       method: 'POST',
       url: '/tenants/:id/signing-keys/rotate',
       tag,
-      summary: "Make a new Ed25519 key pair for a tenant; its live keys keep signing beside it for `window`",
+      summary: 'Make a new Ed25519 key pair for a tenant; its live keys keep signing beside it for `window`',
       permission: 'operate',
       params: tenantParams,
       body: rotateBody,

@@ -210,11 +210,21 @@ export type GithubReconcileConfig = z.infer<typeof githubReconcileSchema>;
  */
 export const jwksSchema = z
   .object({
-    url: z.string().url().refine((u) => /^https?:/i.test(u), 'expected an http(s) URL'),
+    url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:/i.test(u), 'expected an http(s) URL'),
     /** Networks (CIDR) the JWKS URL may resolve to although not public (a provider on the same network). */
     allow_networks: z.array(networkCidr).default([]),
     /** How long a fetched document is used before it is fetched again. */
-    max_age: durationMs.pipe(z.number().min(1_000, 'expected at least 1s').max(7 * 86_400_000, 'expected at most 7d')).default(3_600_000),
+    max_age: durationMs
+      .pipe(
+        z
+          .number()
+          .min(1_000, 'expected at least 1s')
+          .max(7 * 86_400_000, 'expected at most 7d'),
+      )
+      .default(3_600_000),
     /** Least time between two fetches, however many unknown key ids arrive: a flood cannot make tekil hammer the provider. */
     min_refresh_interval: durationMs.pipe(z.number().min(0).max(3_600_000, 'expected at most 1h')).default(30_000),
     /** A deadline for one fetch. */
@@ -283,7 +293,11 @@ export const sourceSchema = z
     // A source that checks only v1a (public keys, a JWKS) holds no secret at all.
     const asymmetric = s.scheme === 'standard' && (s.public_keys !== undefined || s.jwks !== undefined);
     if (!preset && !s.secrets && !asymmetric)
-      ctx.addIssue({ code: 'custom', path: ['secrets'], message: s.scheme === 'standard' ? 'expected at least one secret, public_keys or jwks' : 'expected at least one secret' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secrets'],
+        message: s.scheme === 'standard' ? 'expected at least one secret, public_keys or jwks' : 'expected at least one secret',
+      });
   })
   .transform(({ paytr, iyzico, secrets, named_secrets, ...rest }) => {
     // The presets' credentials become the source's keys and named secrets, as a generic source has them.

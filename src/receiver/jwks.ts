@@ -48,9 +48,13 @@ export class JwksKeys {
     if ((stale || unknown) && mayFetch) await this.refresh();
     else if (this.inFlight) await this.inFlight;
     if (this.fetchedAt === undefined) {
-      throw new TekilError('JWKS_UNAVAILABLE', `the JWKS document of source "${this.source}" cannot be fetched: ${(this.lastError as Error | undefined)?.message ?? 'not yet fetched'}`, {
-        cause: this.lastError,
-      });
+      throw new TekilError(
+        'JWKS_UNAVAILABLE',
+        `the JWKS document of source "${this.source}" cannot be fetched: ${(this.lastError as Error | undefined)?.message ?? 'not yet fetched'}`,
+        {
+          cause: this.lastError,
+        },
+      );
     }
     return this.keys;
   }

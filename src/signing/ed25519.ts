@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
 import { TekilError } from '../errors.js';
-import type { PayloadPart } from './common.js';
+/** One part of a signed payload: text (as UTF-8) or raw bytes (common.ts's PayloadPart; not imported, types.ts imports this file). */
+type PayloadPart = string | Buffer;
 
 /**
  * Standard Webhooks' asymmetric keys (`v1a`): Ed25519, a secret key shown as `whsk_<base64>` and a

@@ -47,7 +47,9 @@ export const KEY_ID_HEADER = 'webhook-key-id';
 
 /** The key ids a request names in `webhook-key-id` (space-separated, several lines joined). */
 export function namedKeyIds(headers: IncomingHeaders): string[] {
-  return headerLines(headers, KEY_ID_HEADER).flatMap((line) => line.split(/[\s,]+/)).filter((kid) => kid !== '');
+  return headerLines(headers, KEY_ID_HEADER)
+    .flatMap((line) => line.split(/[\s,]+/))
+    .filter((kid) => kid !== '');
 }
 
 export function createStandardScheme(): SignatureScheme {
