@@ -153,6 +153,23 @@ describe('v1a: sending, the JWKS route and receiving', () => {
     const listed = await api('GET', `/tenants/${TENANT}/signing-keys`);
     expect(listed.status).toBe(200);
     expect(JSON.stringify(listed.body)).not.toMatch(/whsk_|secret_key/);
+    // v1a is Standard Webhooks' own: another scheme has no slot for it.
+    const stripe = await api('POST', '/endpoints', { tenant_id: TENANT, url: `${sink.url}/stripe`, scheme: 'stripe', signing: 'v1a' });
+    expect(stripe.status).toBe(400);
+    expect(stripe.body.error).toBe('VALIDATION_FAILED');
+    // A deleted tenant takes its keys with it; its JWKS is gone.
+    expect((await api('POST', '/tenants', { id: 'm_gone' })).status).toBe(201);
+    expect((await api('POST', '/tenants/m_gone/signing-keys/rotate', {})).status).toBe(201);
+    expect((await jwks('m_gone')).body.keys).toHaveLength(1);
+    const gone = await app.inject({
+      method: 'DELETE',
+      url: '/api/v1/tenants/m_gone',
+      headers: { authorization: `Bearer ${TOKEN}` },
+      payload: { confirm: true },
+    });
+    expect(gone.statusCode).toBe(200);
+    expect((await jwks('m_gone')).status).toBe(404);
+    expect((await t.db.query('SELECT 1 FROM tenant_signing_keys WHERE tenant_id = $1', ['m_gone'])).rows).toHaveLength(0);
   });
 
   it('carries two v1a signatures inside the rotation window, one per JWKS key', async () => {
