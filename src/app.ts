@@ -1,3 +1,4 @@
+import { jwksRoutes } from './api/signing-keys.js';
 import { storeOutages } from './alerts/store-outages.js';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { TekilError, isTekilError, toClientError } from './errors.js';
@@ -159,6 +160,7 @@ export async function buildApp({ ctx, roles, adminToken, batcher, readMetrics }:
   if (roles.has('api')) {
     if (!adminToken) throw new TekilError('CONFIG_INVALID', 'the api role needs an admin token');
     await app.register(adminApi, { prefix: '/api/v1', ctx, adminToken });
+    await app.register(jwksRoutes, { db: ctx.db });
     await app.register(panelRoutes);
     await app.register(portalRoutes, {
       db: ctx.db,

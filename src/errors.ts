@@ -28,6 +28,7 @@ export const errorCatalogue = {
   OVERLOADED: { status: 503, message: 'too much work in flight, retry later' },
   ACK_DEADLINE_EXCEEDED: { status: 503, message: 'the delivery was not committed within the acknowledgement deadline, retry later' },
   SHUTTING_DOWN: { status: 503, message: 'tekil is shutting down, retry later' },
+  JWKS_UNAVAILABLE: { status: 503, message: "the provider's public keys (JWKS) cannot be fetched, retry later" },
   // HTTP requests in general (what the web framework refuses before a route runs)
   UNSUPPORTED_MEDIA_TYPE: { status: 415, message: 'the content type is not accepted here' },
   REQUEST_MALFORMED: { status: 400, message: 'the request is malformed' },

@@ -12,6 +12,7 @@ import { createExampleSchema } from '../examples/orders/handlers.js';
 import { applyStandaloneInvoice } from '../examples/orders/invoices.js';
 import { ProveControl, startProveEndpoints, type ProveEndpoints } from '../examples/orders/prove-endpoints.js';
 import { createTestDb, type TestDb } from './helpers/db.js';
+import { generateKeyPair } from '../src/signing/ed25519.js';
 
 const MERCHANT_KEY = 'paytr-prove-merchant-key';
 const MERCHANT_SALT = 'paytr-prove-merchant-salt';
@@ -66,6 +67,30 @@ async function startShop(
 }
 
 // Each test has its own database, so they run side by side.
+describe('tekil prove --scheme standard with an Ed25519 key (v1a) against tekil', () => {
+  it('signs v1a with --secret whsk_…; the receiver holding only the whpk_ key passes signature and rotation', async (ctx) => {
+    const pair = generateKeyPair();
+    const { tekil, endpoints } = await startShop(ctx, { scheme: 'standard', public_keys: [pair.publicKey] }, (control) =>
+      defineHandlers().on<{ data: { id: string; status: string } }>('shop', '*', async (event, hctx) => {
+        const { id, status } = event.payload.data;
+        await applyStandaloneInvoice(hctx.tx, id, status, event.eventId, control);
+        return { resultRef: id };
+      }),
+    );
+    const report = await runProve(
+      { url: `${tekil.url}/in/shop`, scheme: 'standard', secret: pair.secretKey, effectsUrl: `${endpoints.url}/_prove/effects`, ...timings },
+      { only: ['deliver', 'duplicate', 'signature', 'timestamp', 'rotation'] },
+    );
+    expect(report.rows.filter((r) => r.status !== 'skipped').map((r) => `${r.id} ${r.status}`)).toEqual([
+      'deliver passed',
+      'duplicate passed',
+      'signature passed',
+      'timestamp passed',
+      'rotation passed',
+    ]);
+  }, 120_000);
+});
+
 describe.concurrent('tekil prove --scheme paytr | iyzico against tekil', () => {
   it('paytr: sends signed PayTR forms, takes the plain OK as an answer, and passes every row the scheme can carry', async (ctx) => {
     // The shop's handler reads PayTR's form: `success` credits the order once, `failed` is a state it can leave.

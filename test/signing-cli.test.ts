@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { ed25519 } from '@noble/curves/ed25519.js';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { curlArguments, formatHeaders } from '../src/cli/sign.js';
@@ -26,6 +27,35 @@ describe('tekil sign', () => {
   });
   afterAll(async () => {
     await rm(dir, { recursive: true, force: true });
+  });
+
+  it.skipIf(secondStoreProject)('--signing-key whsk_… prints v1a headers @noble/curves verifies', async () => {
+    const seed = ed25519.utils.randomSecretKey();
+    const { stdout } = await run(
+      'npx',
+      [
+        'tsx',
+        'src/cli/main.ts',
+        'sign',
+        '--scheme',
+        'standard',
+        '--signing-key',
+        `whsk_${Buffer.from(seed).toString('base64')}`,
+        '--id',
+        'msg_cli',
+        '--format',
+        'json',
+        '--body',
+        join(dir, 'event.json'),
+      ],
+      { cwd: repoRoot, timeout: 60_000 },
+    );
+    const headers = JSON.parse(stdout) as Record<string, string>;
+    expect(headers['webhook-signature']).toMatch(/^v1a,\S+$/);
+    expect(headers['webhook-key-id']).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const signed = Buffer.concat([Buffer.from(`msg_cli.${headers['webhook-timestamp']}.`), body]);
+    const signature = Buffer.from(headers['webhook-signature']!.slice(4), 'base64');
+    expect(ed25519.verify(signature, signed, ed25519.getPublicKey(seed))).toBe(true);
   });
 
   it.skipIf(secondStoreProject)('--source --format curl prints -H arguments the official library verifies', async () => {

@@ -32,6 +32,7 @@ export interface ApiOperations {
       secret?: string;
       enabled?: boolean;
       event_id?: "message" | "delivery";
+      signing?: "v1" | "v1a" | "both";
     };
   };
   /** List endpoints (of one tenant with `tenant_id`) */
@@ -79,6 +80,7 @@ export interface ApiOperations {
       };
       enabled?: boolean;
       event_id?: "message" | "delivery";
+      signing?: "v1" | "v1a" | "both";
       inherit?: ("ladder" | "timeout" | "max_in_flight" | "rate_limit" | "event_id")[];
     } | undefined;
   };
@@ -327,6 +329,24 @@ export interface ApiOperations {
       tokens?: number | null;
       secrets?: number | null;
       streams?: number | null;
+    } | undefined;
+  };
+  /** A tenant's live Ed25519 public keys (`v1a`), current first; never a secret key */
+  "GET /tenants/{id}/signing-keys": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Make a new Ed25519 key pair for a tenant; its live keys keep signing beside it for `window` */
+  "POST /tenants/{id}/signing-keys/rotate": {
+    path: {
+      id: string;
+    };
+    query: Record<string, never>;
+    body: {
+      window?: number | string;
     } | undefined;
   };
   /** List inbound deliveries, newest first, by filter and cursor */
@@ -770,6 +790,8 @@ export type ApiPath =
   | `/tenants/${string}/tokens/${string}/revoke`
   | `/tenants/${string}/portal-links`
   | `/tenants/${string}/quotas`
+  | `/tenants/${string}/signing-keys`
+  | `/tenants/${string}/signing-keys/rotate`
   | "/inbox"
   | `/inbox?${string}`
   | `/inbox/${string}/${string}`

@@ -23,6 +23,7 @@ import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
 import { findNulByte } from './nul-bytes.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './json-depth.js';
+import { signingKeyRoutes } from './signing-keys.js';
 
 export interface AdminApiOptions {
   ctx: Context;
@@ -35,6 +36,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   tenantRoutes,
   tenantAccessRoutes,
   tenantQuotaRoutes,
+  signingKeyRoutes,
   inboxRoutes,
   operatorRoutes,
   sessionRoutes,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { errorCatalogue } from '../errors.js';
 import type { Permission, RouteSpec } from './route-spec.js';
+import { jwksOpenApiPath } from './signing-keys.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -108,6 +109,8 @@ export function buildOpenApiDocument(specs: readonly RouteSpec[]): OpenApiDocume
     }
     (paths[path] ??= {})[spec.method.toLowerCase() as 'get' | 'post' | 'patch' | 'delete'] = operation;
   }
+  // Served beside the admin API, not under it (src/api/signing-keys.ts): public, for receivers.
+  Object.assign(paths, jwksOpenApiPath as OpenApiDocument['paths']);
   return {
     openapi: '3.1.0',
     info: {

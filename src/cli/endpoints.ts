@@ -16,6 +16,7 @@ interface EndpointFlags extends ApiOptions {
   description?: string;
   tenant?: string;
   eventId?: string;
+  signing?: string;
   inherit?: string;
   json?: boolean;
 }
@@ -45,6 +46,7 @@ function endpointBody(flags: EndpointFlags): Record<string, unknown> {
   if (flags.description !== undefined) body.description = flags.description;
   if (flags.tenant !== undefined) body.tenant_id = flags.tenant;
   if (flags.eventId !== undefined) body.event_id = flags.eventId;
+  if (flags.signing !== undefined) body.signing = flags.signing;
   if (flags.inherit !== undefined)
     body.inherit = flags.inherit
       .split(',')
@@ -63,7 +65,8 @@ function settingOptions(cmd: Command): Command {
     .option('--scheme <scheme>', `signature scheme: ${endpointSchemes.join(', ')}`)
     .option('--hmac <json>', 'for --scheme hmac: its options as JSON, e.g. {"signature_header":"X-Signature","encoding":"base64"}')
     .option('--description <text>', 'a note for operators')
-    .option('--event-id <mode>', 'the event id receivers see: message (the message id, the same at every endpoint) or delivery (one per delivery)');
+    .option('--event-id <mode>', 'the event id receivers see: message (the message id, the same at every endpoint) or delivery (one per delivery)')
+    .option('--signing <mode>', "scheme standard: v1 (HMAC with its secret), v1a (Ed25519 with its tenant's key) or both");
 }
 
 const print = (value: unknown): void => {

@@ -84,7 +84,7 @@ export function registerProveCommand(program: Command): void {
     .description("score a live receiver's idempotency by replaying signed webhooks at it and reading its effects (docs/prove.md)")
     .requiredOption('--url <url>', "the receiver's webhook URL")
     .addOption(new Option('--scheme <scheme>', 'signature scheme the receiver verifies').choices(schemeNames).makeOptionMandatory())
-    .requiredOption('--secret <secret>', "the receiver's signing secret for this scheme")
+    .requiredOption('--secret <secret>', "the receiver's signing secret for this scheme (standard: whsec_… signs v1, an Ed25519 whsk_… signs v1a)")
     .option('--hmac <json>', "for --scheme hmac: its options as JSON (as in a source's hmac:)")
     .option(
       '--named-secret <name=value>',

@@ -6,6 +6,7 @@ import { TekilError } from '../errors.js';
 import { parsePath, readPath } from '../json-path.js';
 import { rawJsonValue } from '../raw-json.js';
 import { createScheme, newDeliveryId } from '../signing/index.js';
+import { parseSecretKey } from '../signing/ed25519.js';
 import type { SignatureScheme } from '../signing/index.js';
 import { addConfigOption, loadCliConfig, parseHmacOption } from './config.js';
 
@@ -14,6 +15,7 @@ type OutputFormat = 'headers' | 'curl' | 'json';
 interface SignOptions {
   scheme?: SchemeName;
   secret: string[];
+  signingKey: string[];
   namedSecret: string[];
   source?: string;
   config?: string;
@@ -68,7 +70,9 @@ async function resolveSetup(opts: SignOptions): Promise<SigningSetup> {
     };
   }
   if (opts.scheme === undefined) throw new TekilError('VALIDATION_FAILED', 'give --scheme (with --secret) or --source');
-  if (opts.secret.length === 0) throw new TekilError('VALIDATION_FAILED', '--scheme needs at least one --secret');
+  if (opts.secret.length === 0 && !(opts.scheme === 'standard' && opts.signingKey.length > 0)) {
+    throw new TekilError('VALIDATION_FAILED', '--scheme needs at least one --secret (standard: or a --signing-key)');
+  }
   if (opts.scheme === 'hmac' && opts.hmac === undefined) {
     throw new TekilError('VALIDATION_FAILED', '--scheme hmac needs --hmac \'{"signature_header": …}\' (or use --source)');
   }
@@ -150,6 +154,7 @@ export function registerSignCommand(program: Command): void {
       )
       .addOption(new Option('--scheme <scheme>', 'signature scheme').choices(schemeNames))
       .option('--secret <secret>', 'signing secret; repeat for a rotation (one signature per secret)', collect, [])
+      .option('--signing-key <whsk>', 'scheme standard: an Ed25519 secret key (whsk_…) adding a v1a signature; repeat for a rotation', collect, [])
       .option('--named-secret <name=value>', 'a further secret a template signs, e.g. salt=… for --scheme paytr; repeatable', collect, [])
       .option('--source <name>', 'take scheme, secrets and hmac options from this configured source')
       .option('--hmac <json>', 'options of the generic hmac scheme as JSON, e.g. \'{"signature_header":"X-Signature"}\'')
@@ -167,6 +172,7 @@ export function registerSignCommand(program: Command): void {
 Examples:
   tekil sign --scheme standard --secret whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw --body event.json
   tekil sign --source demo --format json --body - < event.json
+  tekil sign --scheme standard --signing-key "$WHSK" --body event.json    # v1a (Ed25519)
   tekil sign --scheme paytr --secret "$MERCHANT_KEY" --named-secret salt="$MERCHANT_SALT" \\
     --body notification.form > signed.form
   curl -sS http://127.0.0.1:8787/in/demo -H 'content-type: application/json' \\
@@ -184,7 +190,16 @@ body instead of headers (--format json: {"headers": …, "body": …}).`,
     if (id === undefined && scheme.idHeader !== undefined) {
       id = eventIdFromBody(body, eventIdLocators) ?? (scheme.idPrefix ? newDeliveryId(scheme.idPrefix) : randomUUID());
     }
-    const input = { body, secrets, namedSecrets, ...(id !== undefined ? { id } : {}), ...(timestamp !== undefined ? { timestamp } : {}) };
+    if (opts.signingKey.length > 0 && scheme.name !== 'standard') throw new TekilError('VALIDATION_FAILED', '--signing-key (v1a) is for scheme standard');
+    const signingKeys = opts.signingKey.map((key) => parseSecretKey(key));
+    const input = {
+      body,
+      secrets,
+      namedSecrets,
+      ...(signingKeys.length > 0 ? { signingKeys } : {}),
+      ...(id !== undefined ? { id } : {}),
+      ...(timestamp !== undefined ? { timestamp } : {}),
+    };
     const headers = scheme.sign(input);
     if (scheme.signBody) {
       const signed = scheme.signBody(input);

@@ -112,6 +112,22 @@ export function registerTenantsCommand(program: Command): void {
       print(await callApi(resolveApiTarget(flags), 'DELETE', path(id), { confirm: flags.confirm ?? false }));
     });
 
+  addApiOptions(tenants.command('signing-keys <id>').description("List a tenant's live Ed25519 public keys (v1a), current first.")).action(
+    async (id: string, flags: ApiOptions) => {
+      print(await callApi(resolveApiTarget(flags), 'GET', `${path(id)}/signing-keys`));
+    },
+  );
+
+  addApiOptions(
+    tenants
+      .command('rotate-key <id>')
+      .description('Make a new Ed25519 key pair for a tenant (its first, or the next); the live keys keep signing for the window.'),
+  )
+    .option('--window <duration>', 'how long the previous keys keep signing (default: sending.rotation_window, 24h)')
+    .action(async (id: string, flags: ApiOptions & { window?: string }) => {
+      print(await callApi(resolveApiTarget(flags), 'POST', `${path(id)}/signing-keys/rotate`, flags.window ? { window: flags.window } : {}));
+    });
+
   registerTenantAccessCommands(tenants);
   registerTenantQuotasCommand(tenants);
 }

@@ -232,9 +232,47 @@ export type GithubReconcileConfig = z.infer<typeof githubReconcileSchema>;
 export type PaytrReconcileConfig = z.infer<typeof paytrReconcileSchema>;
 export type IyzicoReconcileConfig = z.infer<typeof iyzicoReconcileSchema>;
 
+/**
+ * Where a `standard` source finds the public keys that check `v1a` signatures: a provider's JWKS
+ * document, fetched through a destination guard (public addresses only unless `allow_networks` opens
+ * more), kept for `max_age` and fetched again early when a request names a key id it does not hold
+ * (at most once per `min_refresh_interval`).
+ */
+export const jwksSchema = z
+  .object({
+    url: z
+      .string()
+      .url()
+      .refine((u) => /^https?:/i.test(u), 'expected an http(s) URL'),
+    /** Networks (CIDR) the JWKS URL may resolve to although not public (a provider on the same network). */
+    allow_networks: z.array(networkCidr).default([]),
+    /** How long a fetched document is used before it is fetched again. */
+    max_age: durationMs
+      .pipe(
+        z
+          .number()
+          .min(1_000, 'expected at least 1s')
+          .max(7 * 86_400_000, 'expected at most 7d'),
+      )
+      .default(3_600_000),
+    /** Least time between two fetches, however many unknown key ids arrive: a flood cannot make tekil hammer the provider. */
+    min_refresh_interval: durationMs.pipe(z.number().min(0).max(3_600_000, 'expected at most 1h')).default(30_000),
+    /** A deadline for one fetch. */
+    timeout: durationMs.pipe(z.number().min(1).max(60_000, 'expected at most 1m')).default(5_000),
+  })
+  .strict();
+export type JwksConfig = z.infer<typeof jwksSchema>;
+
+/** A Standard Webhooks public key: `whpk_` and the base64 of the raw 32-byte Ed25519 key. */
+const publicKeySetting = z.string().regex(/^whpk_[A-Za-z0-9+/]{43}=$/, 'expected "whpk_" followed by the base64 of a 32-byte Ed25519 public key');
+
 export const sourceSchema = z
   .object({
     scheme: z.enum(schemeNames),
+    /** `standard` only: Ed25519 public keys (`whpk_…`) whose `v1a` signatures are accepted. */
+    public_keys: z.array(publicKeySetting).min(1).optional(),
+    /** `standard` only: a JWKS document whose keys' `v1a` signatures are accepted. */
+    jwks: jwksSchema.optional(),
     /** The signing keys; absent for `paytr` and `iyzico`, whose own block holds them. */
     secrets: z.array(z.string().min(1, 'a secret must not be empty')).min(1, 'expected at least one secret').optional(),
     /** Further secrets by name, signed as `{secret:<name>}` in an hmac template (`salt`). */
@@ -297,7 +335,17 @@ export const sourceSchema = z
     const preset = s.scheme === 'paytr' || s.scheme === 'iyzico';
     if (preset && s.secrets)
       ctx.addIssue({ code: 'custom', path: ['secrets'], message: `scheme "${s.scheme}" takes its secrets from its "${s.scheme}" block` });
-    if (!preset && !s.secrets) ctx.addIssue({ code: 'custom', path: ['secrets'], message: 'expected at least one secret' });
+    for (const key of ['public_keys', 'jwks'] as const) {
+      if (s[key] && s.scheme !== 'standard') ctx.addIssue({ code: 'custom', path: [key], message: `${key} checks v1a signatures: only for scheme "standard"` });
+    }
+    // A source that checks only v1a (public keys, a JWKS) holds no secret at all.
+    const asymmetric = s.scheme === 'standard' && (s.public_keys !== undefined || s.jwks !== undefined);
+    if (!preset && !s.secrets && !asymmetric)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['secrets'],
+        message: s.scheme === 'standard' ? 'expected at least one secret, public_keys or jwks' : 'expected at least one secret',
+      });
   })
   .transform(({ paytr, iyzico, secrets, named_secrets, ...rest }) => {
     // The presets' credentials become the source's keys and named secrets, as a generic source has them.

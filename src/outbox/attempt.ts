@@ -2,7 +2,7 @@ import type { Span } from '@opentelemetry/api';
 import type { SendingConfig } from '../config/sending.js';
 import { traceparentOf, tracing } from '../telemetry/tracing.js';
 import { nextStep, probeDelay, type AttemptOutcome } from './attempt-decision.js';
-import { type DispatcherCaches, schemeExtraHeaders, secretsThatSign } from './dispatcher-caches.js';
+import { type DispatcherCaches, schemeExtraHeaders, signingInput } from './dispatcher-caches.js';
 import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
 import { deliveryEventId, withEventId } from './ids.js';
 import type { Sender } from './sender.js';
@@ -34,8 +34,8 @@ export async function runAttempt(
   let outcome: AttemptOutcome;
   let span: Span | undefined;
   try {
-    const secrets = await caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
-    const headers = caches.scheme(row.scheme, row.scheme_options_json).sign({ body, secrets: secretsThatSign(row.scheme, secrets), id: eventId });
+    const material = await caches.secretsFor(row.endpoint_id, row.endpoint_updated_ms);
+    const headers = caches.scheme(row.scheme, row.scheme_options_json).sign({ body, ...signingInput(row.scheme, material), id: eventId });
     Object.assign(headers, schemeExtraHeaders({ scheme: row.scheme, event_type: row.event_type, message_id: eventId }));
     // Checked last before the request is written, so that nothing in between adds to its lateness.
     if (sendAt !== undefined && Date.now() - sendAt > sending.rate_limit_margin) return undefined;

@@ -1,9 +1,12 @@
+import { TekilError } from '../errors.js';
 import { createScheme, hmacSchemeOptions, type SignatureScheme } from '../signing/index.js';
 import type { Queryable } from '../store/db.js';
-import { signingSecrets, signingSecretsMany } from './endpoints.js';
+import { signingSecrets, signingSecretsMany, type SigningMaterial } from './endpoints.js';
 import { ladderGapsMs } from './ladders.js';
 import type { SecretBox } from './secrets.js';
 import type { EndpointScheme, OutboxClaimedDelivery } from './types.js';
+
+const NO_MATERIAL: SigningMaterial = { secrets: [], signing: 'v1', keys: [], validUntil: Infinity };
 
 /** Secrets are cached briefly: a rotation changes the endpoint's updated_at, which invalidates them. */
 const SECRET_CACHE_MS = 60_000;
@@ -11,7 +14,7 @@ const SECRET_CACHE_MS = 60_000;
 interface CachedSecrets {
   updatedAt: number;
   expiresAt: number;
-  secrets: Promise<string[]>;
+  secrets: Promise<SigningMaterial>;
 }
 
 /**
@@ -72,12 +75,12 @@ export class DispatcherCaches {
     if (missing.size < 2) return;
     const fetched = signingSecretsMany(this.sql, this.box, [...missing.keys()]);
     for (const [id, updatedAt] of missing) {
-      const entry: CachedSecrets = { updatedAt, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
+      const entry: CachedSecrets = { updatedAt, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve(NO_MATERIAL) };
       entry.secrets = fetched.then(
         (all) => {
-          const { secrets, validUntil } = all.get(id) ?? { secrets: [], validUntil: Infinity };
-          entry.expiresAt = Math.min(entry.expiresAt, validUntil);
-          return secrets;
+          const material = all.get(id) ?? NO_MATERIAL;
+          entry.expiresAt = Math.min(entry.expiresAt, material.validUntil);
+          return material;
         },
         (err: unknown) => {
           if (this.secrets.get(id) === entry) this.secrets.delete(id);
@@ -90,17 +93,17 @@ export class DispatcherCaches {
     }
   }
 
-  /** The endpoint's signing secrets; a rotation (a new updated_at) or the end of a window refetches them. */
-  secretsFor(endpointId: string, updatedAtMs: number): Promise<string[]> {
+  /** The endpoint's signing secrets and keys; a rotation (a new updated_at) or the end of a window refetches them. */
+  secretsFor(endpointId: string, updatedAtMs: number): Promise<SigningMaterial> {
     const now = Date.now();
     const cached = this.secrets.get(endpointId);
     if (cached && cached.updatedAt === updatedAtMs && cached.expiresAt > now) return cached.secrets;
-    const entry: CachedSecrets = { updatedAt: updatedAtMs, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve([]) };
+    const entry: CachedSecrets = { updatedAt: updatedAtMs, expiresAt: now + SECRET_CACHE_MS, secrets: Promise.resolve(NO_MATERIAL) };
     entry.secrets = signingSecrets(this.sql, this.box, endpointId).then(
-      ({ secrets, validUntil }) => {
-        // A secret leaving its rotation window must stop signing on time.
-        entry.expiresAt = Math.min(entry.expiresAt, validUntil);
-        return secrets;
+      (material) => {
+        // A secret or key leaving its rotation window must stop signing on time.
+        entry.expiresAt = Math.min(entry.expiresAt, material.validUntil);
+        return material;
       },
       (err: unknown) => {
         this.secrets.delete(endpointId);
@@ -138,4 +141,18 @@ export function schemeExtraHeaders(row: Pick<OutboxClaimedDelivery, 'scheme' | '
  */
 export function secretsThatSign(scheme: string, secrets: readonly string[]): readonly string[] {
   return scheme === 'github' || scheme === 'shopify' ? secrets.slice(0, 1) : secrets;
+}
+
+/**
+ * What one request is signed with, by the endpoint's `signing`: its secrets (`v1`), its tenant's
+ * Ed25519 keys (`v1a`), or both side by side while its receiver moves over. An endpoint set to `v1a`
+ * whose tenant has no key is not sent unsigned: the attempt fails, naming why.
+ */
+export function signingInput(scheme: string, material: SigningMaterial): { secrets: readonly string[]; signingKeys: SigningMaterial['keys'] } {
+  const secrets = material.signing === 'v1a' ? [] : secretsThatSign(scheme, material.secrets);
+  const signingKeys = material.signing === 'v1' ? [] : material.keys;
+  if (material.signing !== 'v1' && signingKeys.length === 0) {
+    throw new TekilError('CONFLICT', `the endpoint signs ${material.signing} and its tenant has no Ed25519 key (tekil tenants rotate-key)`);
+  }
+  return { secrets, signingKeys };
 }

@@ -16,7 +16,8 @@ import {
   type EndpointUpdateParams,
   type UpdatableColumn,
 } from '../store/sql/outbox/endpoints.js';
-import { selectSigningSecrets, selectSigningSecretsMany } from '../store/sql/outbox/signing-secrets.js';
+import { selectSigningSecrets, selectSigningSecretsMany, type SigningRow } from '../store/sql/outbox/signing-secrets.js';
+import { parseSecretKey, type Ed25519SigningKey } from '../signing/ed25519.js';
 import type { SendingConfig } from '../config/sending.js';
 import { ladderSetting } from '../config/sending.js';
 import { durationMs } from '../config/units.js';
@@ -30,6 +31,7 @@ import { writeInheritedSettings } from '../store/sql/outbox/inherited-settings.j
 import { DEFAULT_TENANT_ID } from './publish.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
+import { ensureSigningKey, signingModes, type SigningMode } from './signing-keys.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSchemeOptions } from '../signing/index.js';
 import { endpointSchemes, type Endpoint } from './types.js';
 
@@ -85,6 +87,11 @@ export const endpointCreateSchema = z
      * and replays.
      */
     event_id: z.enum(eventIdModes).optional(),
+    /**
+     * What its requests carry (scheme `standard` only): `v1` (HMAC with its secret, the default), `v1a`
+     * (Ed25519 with its tenant's key, docs/signing.md) or `both`, while its receiver moves from one to the other.
+     */
+    signing: z.enum(signingModes).optional(),
   })
   .strict();
 export type EndpointCreateInput = z.input<typeof endpointCreateSchema>;
@@ -125,6 +132,14 @@ function schemeOptions(scheme: string, hmac: HmacSchemeOptions | null | undefine
   if (named.length) problems.push(`hmac.signed_payload: an endpoint has one secret, {secret:key}; {secret:${named[0]}} is for receiving`);
   if (problems.length) throw new TekilError('VALIDATION_FAILED', problems.join('; '));
   return hmac;
+}
+
+/** `v1a` is Standard Webhooks' own: another scheme has no slot for an Ed25519 signature. */
+function signingMode(scheme: string, signing: SigningMode): SigningMode {
+  if (signing !== 'v1' && scheme !== 'standard') {
+    throw new TekilError('VALIDATION_FAILED', `signing: "${signing}" is for scheme "standard" (this endpoint signs with "${scheme}")`);
+  }
+  return signing;
 }
 
 export interface EndpointStoreOptions {
@@ -177,6 +192,7 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
       ladderGapsMs(ladder);
       const scheme = input.scheme ?? 'standard';
       const hmac = schemeOptions(scheme, input.hmac);
+      const signing = signingMode(scheme, input.signing ?? 'v1');
       const id = newEndpointId();
       const secret = input.secret ?? generateEndpointSecret();
       const tenantId = input.tenant_id ?? DEFAULT_TENANT_ID;
@@ -196,9 +212,11 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
         send_interval_ms: input.rate_limit ? sendIntervalMs(input.rate_limit) : null,
         event_id: input.event_id ?? 'message',
         own_settings: inheritableSettings.filter((s) => input[s] !== undefined),
+        signing,
       });
       if (!rows[0]) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${tenantId}`, { hint: 'create it first: POST /api/v1/tenants (tekil tenants create)' });
       await insertEndpointSecret.run(db, { endpointId: id, secretEnc: box.encrypt(secret) });
+      if (signing !== 'v1') await ensureSigningKey(db, box, tenantId);
       // What it does not set itself comes from its tenant (the file's defaults above stand where the tenant has none).
       const inherited = await inherit(db, id);
       return { endpoint: inherited ?? asEndpoint(rows[0]), secret };
@@ -215,6 +233,12 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
       if (input.url !== undefined) await guardOf((await read(db, id)).tenant_id).checkUrl(input.url);
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
       let hmac: HmacSchemeOptions | null | undefined;
+      let signing: SigningMode | undefined;
+      if (input.scheme !== undefined || input.signing !== undefined) {
+        const current = await read(db, id);
+        signing = signingMode(input.scheme ?? current.scheme, input.signing ?? (current.signing as SigningMode));
+        if (signing !== 'v1') await ensureSigningKey(db, box, current.tenant_id);
+      }
       if (input.scheme !== undefined || input.hmac !== undefined) {
         const current = await read(db, id);
         const scheme = input.scheme ?? current.scheme;
@@ -241,6 +265,7 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
       }
       if (hmac !== undefined) set('scheme_options', hmac ? JSON.stringify(hmac) : null);
       if (input.event_id !== undefined) set('event_id', input.event_id);
+      if (signing !== undefined) set('signing', signing);
       if (input.enabled !== undefined) {
         set('enabled', input.enabled);
         if (input.enabled) resetStreak = true;
@@ -298,23 +323,37 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
 
 export type EndpointStore = ReturnType<typeof endpointStore>;
 
-/** The secrets that sign a request now: the current one first, then any still inside a rotation window. */
-export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<{ secrets: string[]; validUntil: number }> {
+/**
+ * What signs an endpoint's requests now: its secrets (the current one first, then any still inside a
+ * rotation window), its signing mode, and for `v1a` / `both` its tenant's live Ed25519 keys (current
+ * first). `validUntil`: when the first of them leaves its window (epoch ms; Infinity when none does).
+ */
+export interface SigningMaterial {
+  secrets: string[];
+  signing: SigningMode;
+  keys: Ed25519SigningKey[];
+  validUntil: number;
+}
+
+export async function signingSecrets(db: Queryable, box: SecretBox, endpointId: string): Promise<SigningMaterial> {
   return openSecrets(box, await selectSigningSecrets(db, endpointId));
 }
 
-function openSecrets(box: SecretBox, rows: ReadonlyArray<{ secret_enc: string; expires_at: Date | null }>): { secrets: string[]; validUntil: number } {
+function openSecrets(box: SecretBox, rows: readonly SigningRow[]): SigningMaterial {
   const expiries = rows.map((r) => r.expires_at?.getTime()).filter((t): t is number => t !== undefined);
-  return { secrets: rows.map((r) => box.decrypt(r.secret_enc)), validUntil: expiries.length ? Math.min(...expiries) : Infinity };
+  const material: SigningMaterial = { secrets: [], signing: 'v1', keys: [], validUntil: expiries.length ? Math.min(...expiries) : Infinity };
+  for (const row of rows) {
+    if (row.signing !== null) material.signing = row.signing as SigningMode;
+    if (row.secret_enc === null) continue;
+    if (row.signing === null) material.secrets.push(box.decrypt(row.secret_enc));
+    else material.keys.push(parseSecretKey(box.decrypt(row.secret_enc)));
+  }
+  return material;
 }
 
 /** signingSecrets for many endpoints in one query; an endpoint without a secret gets none. */
-export async function signingSecretsMany(
-  db: Queryable,
-  box: SecretBox,
-  endpointIds: string[],
-): Promise<Map<string, { secrets: string[]; validUntil: number }>> {
-  const byEndpoint = new Map<string, Array<{ secret_enc: string; expires_at: Date | null }>>(endpointIds.map((id) => [id, []]));
+export async function signingSecretsMany(db: Queryable, box: SecretBox, endpointIds: string[]): Promise<Map<string, SigningMaterial>> {
+  const byEndpoint = new Map<string, SigningRow[]>(endpointIds.map((id) => [id, []]));
   for (const row of await selectSigningSecretsMany(db, endpointIds)) byEndpoint.get(row.endpoint_id)?.push(row);
   return new Map([...byEndpoint].map(([id, rows]) => [id, openSecrets(box, rows)]));
 }

@@ -5,7 +5,9 @@ import { failed, passed, skipped, times, type CheckRun, type Outcome } from './o
 import type { ProveSession, SendOptions } from './session.js';
 
 /** A secret of the right shape that the receiver does not know (Standard Webhooks wants base64). */
-function unknownSecret(scheme: SchemeName): string {
+function unknownSecret(scheme: SchemeName, real: string): string {
+  // Against an Ed25519 receiver (a whsk_ key), a key pair it does not trust.
+  if (real.startsWith('whsk_')) return `whsk_${randomBytes(32).toString('base64')}`;
   const bytes = randomBytes(24);
   return scheme === 'standard' ? `whsec_${bytes.toString('base64')}` : `whsec_prove_wrong_${bytes.toString('hex')}`;
 }
@@ -60,7 +62,11 @@ async function refuses(s: ProveSession, check: string, attacks: readonly Attack[
 
 export const signature: CheckRun = (s) =>
   refuses(s, 'signature', [
-    { what: 'a request with a wrong signature', bug: 'the receiver does not verify the signature', send: { secrets: [unknownSecret(s.options.scheme)] } },
+    {
+      what: 'a request with a wrong signature',
+      bug: 'the receiver does not verify the signature',
+      send: { secrets: [unknownSecret(s.options.scheme, s.options.secret)] },
+    },
     {
       what: 'a body changed after signing',
       bug: 'the receiver does not verify the signature over the raw body',
@@ -93,7 +99,7 @@ export const rotation: CheckRun = async (s) => {
   const invoiceId = s.newInvoiceId();
   s.expect(invoiceId, { count: 1, state: 'paid', check: 'rotation' });
   // The first signature is made with a secret the receiver does not know: only the second matches.
-  const answer = await s.send(s.event(invoiceId, 'paid'), { secrets: [unknownSecret(s.options.scheme), s.options.secret] });
+  const answer = await s.send(s.event(invoiceId, 'paid'), { secrets: [unknownSecret(s.options.scheme, s.options.secret), s.options.secret] });
   const figures = { answer: describeAnswer(answer) };
   if (!isSuccess(answer)) {
     const refused = answer.status !== undefined && answer.status < 500;

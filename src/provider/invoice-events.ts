@@ -1,4 +1,5 @@
 import { createScheme, type HmacSchemeOptions, type SchemeName } from '../signing/index.js';
+import { parseSecretKey, SECRET_KEY_PREFIX } from '../signing/ed25519.js';
 
 /**
  * A payment provider's invoice, as the source material's providers (Paymos, MercanPay) describe it:
@@ -154,9 +155,12 @@ export function signedInvoiceRequest(
 ): SignedRequest {
   const unsigned = invoiceEventBody(scheme, e);
   const signer = createScheme(scheme, options.hmac);
+  // A Standard Webhooks secret key (`whsk_…`) signs v1a (Ed25519) where a `whsec_…` signs v1.
+  const signingKeys = scheme === 'standard' ? secrets.filter((s) => s.startsWith(SECRET_KEY_PREFIX)).map((s) => parseSecretKey(s)) : [];
   const input = {
     body: unsigned,
-    secrets,
+    secrets: signingKeys.length > 0 ? secrets.filter((s) => !s.startsWith(SECRET_KEY_PREFIX)) : secrets,
+    ...(signingKeys.length > 0 ? { signingKeys } : {}),
     id: e.eventId,
     ...(options.namedSecrets ? { namedSecrets: options.namedSecrets } : {}),
     ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),

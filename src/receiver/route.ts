@@ -3,7 +3,7 @@ import { TekilError, isTekilError, toClientError } from '../errors.js';
 import type { Context } from '../service.js';
 import type { InboxWriter } from './batcher.js';
 import { receiverMetrics } from './metrics.js';
-import { compileSources } from './sources.js';
+import { compileSources, publicKeysFor } from './sources.js';
 import { withinDeadline } from './deadline.js';
 import type { IncomingHeaders } from '../signing/types.js';
 import { BodiesInFlight, type BodyBudgetOptions } from './body.js';
@@ -41,6 +41,9 @@ const UNKNOWN_SOURCE = '_unknown';
  */
 export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (app, { ctx, batcher }) => {
   const sources = compileSources(ctx.config);
+  app.addHook('onClose', async () => {
+    await Promise.all([...sources.values()].map((s) => s.jwks?.close()));
+  });
   const metrics = receiverMetrics(ctx.metrics);
   const retryAfter = String(ctx.config.receiver.retry_after);
   const ackDeadlineMs = ctx.config.receiver.ack_deadline;
@@ -105,15 +108,18 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
       const verifySpan = t && span ? startChild(t, span, 'tekil.verify') : undefined;
       let fields;
       try {
+        const lines = headerLines(req);
         const verified = source.scheme.verify({
           body,
-          headers: headerLines(req),
+          headers: lines,
           secrets: source.secrets,
           namedSecrets: source.namedSecrets,
+          publicKeys: source.jwks ? await publicKeysFor(source, lines) : source.publicKeys,
           toleranceSec: source.toleranceSec,
         });
         fields = source.extract({ body, headers, headerEventId: verified.headerEventId });
       } catch (err) {
+        if (isTekilError(err) && err.code === 'JWKS_UNAVAILABLE') reply.header('retry-after', retryAfter);
         if (t && verifySpan) failSpan(t, verifySpan, err);
         throw err;
       } finally {

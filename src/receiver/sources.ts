@@ -5,6 +5,9 @@ import { plainLocators } from '../signing/request-fields.js';
 import { createExtractor, type Extractor } from './extract.js';
 import { createHeaderPicker, locatorHeaders } from './headers.js';
 import type { IncomingHeaders } from '../signing/types.js';
+import { parsePublicKey, type Ed25519PublicKey } from '../signing/ed25519.js';
+import { namedKeyIds } from '../signing/standard.js';
+import { JwksKeys } from './jwks.js';
 
 /** Everything the hot path needs about one source, prepared once at start-up. */
 export interface ReceiverSource {
@@ -13,6 +16,10 @@ export interface ReceiverSource {
   secrets: readonly string[];
   namedSecrets: Readonly<Record<string, string>> | undefined;
   toleranceSec: number;
+  /** `standard`'s configured Ed25519 public keys (`public_keys`), for `v1a`. */
+  publicKeys: readonly Ed25519PublicKey[];
+  /** `standard`'s JWKS document (`jwks`), for `v1a`; undefined without one. */
+  jwks: JwksKeys | undefined;
   /** The answer to accepted and duplicate deliveries; undefined: the JSON status. */
   ack: Acknowledgement | undefined;
   extract: Extractor;
@@ -30,6 +37,8 @@ export function compileSources(config: TekilConfig): Map<string, ReceiverSource>
       secrets: cfg.secrets,
       namedSecrets: cfg.named_secrets,
       toleranceSec: cfg.tolerance,
+      publicKeys: (cfg.public_keys ?? []).map(parsePublicKey),
+      jwks: cfg.jwks ? new JwksKeys(cfg.jwks, name) : undefined,
       ack: cfg.ack ?? scheme.ack,
       extract: createExtractor(cfg, d),
       pickHeaders: createHeaderPicker(
@@ -45,4 +54,14 @@ export function compileSources(config: TekilConfig): Map<string, ReceiverSource>
     });
   }
   return out;
+}
+
+/**
+ * The public keys a request to this source is checked with: the configured ones and, with a JWKS,
+ * its keys (fetched again first when the request names a key id not among them).
+ */
+export async function publicKeysFor(source: ReceiverSource, headers: IncomingHeaders): Promise<readonly Ed25519PublicKey[]> {
+  if (!source.jwks) return source.publicKeys;
+  const fetched = await source.jwks.keysFor(namedKeyIds(headers));
+  return source.publicKeys.length === 0 ? fetched : [...source.publicKeys, ...fetched];
 }

@@ -1,3 +1,5 @@
+import type { Ed25519PublicKey, Ed25519SigningKey } from './ed25519.js';
+
 /** Several locators whose values together make one id (`merchant_oid` and `status`). */
 export interface CompositeLocator {
   all: readonly string[];
@@ -41,6 +43,8 @@ export interface VerifyInput {
   secrets: readonly string[];
   /** The source's other secrets by name (`salt`), for templates that sign `{secret:<name>}`. */
   namedSecrets?: Readonly<Record<string, string>>;
+  /** Trusted Ed25519 public keys (`standard`'s `v1a`); a `v1a` signature by any of them is accepted. */
+  publicKeys?: readonly Ed25519PublicKey[];
   /** Seconds either side of `now`; 0 disables the timestamp check. */
   toleranceSec: number;
   /** Milliseconds since the epoch; defaults to Date.now(). */
@@ -60,6 +64,8 @@ export interface SignInput {
   secrets: readonly string[];
   /** The source's other secrets by name (`salt`), for templates that sign `{secret:<name>}`. */
   namedSecrets?: Readonly<Record<string, string>>;
+  /** Ed25519 secret keys (`standard` only): each adds a `v1a` signature beside the secrets' `v1`. */
+  signingKeys?: readonly Ed25519SigningKey[];
   /** Delivery id, for schemes that carry one in a header. */
   id?: string;
   /** Seconds since the epoch; defaults to now. */

@@ -93,7 +93,9 @@ CREATE TABLE endpoints (
     event_id text DEFAULT 'message'::text NOT NULL,
     slow_p90_ms integer,
     own_settings text[] DEFAULT ARRAY['ladder'::text, 'timeout'::text, 'max_in_flight'::text, 'rate_limit'::text, 'event_id'::text] NOT NULL,
+    signing text DEFAULT 'v1'::text NOT NULL,
     CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
+    CONSTRAINT endpoints_signing_check CHECK (signing = ANY (ARRAY['v1'::text, 'v1a'::text, 'both'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
 );
@@ -344,6 +346,17 @@ CREATE TABLE tekil_migrations (
     name text NOT NULL,
     applied_at timestamp with time zone DEFAULT now() NOT NULL,
     CONSTRAINT tekil_migrations_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE tenant_signing_keys (
+    tenant_id text NOT NULL,
+    kid text NOT NULL,
+    public_key text NOT NULL,
+    secret_key_enc text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    expires_at timestamp with time zone,
+    CONSTRAINT tenant_signing_keys_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id) ON DELETE CASCADE,
+    CONSTRAINT tenant_signing_keys_pkey PRIMARY KEY (tenant_id, kid)
 );
 
 CREATE TABLE tenant_tokens (

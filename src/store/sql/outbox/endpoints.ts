@@ -4,7 +4,7 @@ import { defineStatement, type Statement } from '../statement.js';
 
 /** The columns an endpoint is shown with (never its secrets). */
 const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
-  consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings,
+  consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings, signing,
   CASE WHEN slow_p90_ms IS NULL THEN NULL ELSE json_build_object('p90_ms', slow_p90_ms) END AS slow, created_at, updated_at`;
 
 /** An endpoint as stored. `ladder` and `hmac` are jsonb the endpoint store validated before writing them. */
@@ -29,6 +29,8 @@ export interface EndpointRow {
   event_id: string;
   /** The settings set on the endpoint itself (migration 027); the others are its tenant's, else the file's. */
   own_settings: string[];
+  /** What its requests carry (migration 035): `v1` (HMAC), `v1a` (Ed25519) or `both`. */
+  signing: string;
   /** The slow lane (migration 026): the endpoint's recent p90, or null. */
   slow: { p90_ms: number } | null;
   created_at: Date;
@@ -62,14 +64,15 @@ export const insertEndpoint = defineStatement<
     send_interval_ms: number | null;
     event_id: string;
     own_settings: string[];
+    signing: string;
   },
   EndpointRow
 >(
   'tekil_outbox_insert_endpoint',
   `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms, event_id,
-     own_settings)
+     own_settings, signing)
    SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms, $event_id,
-     $own_settings::text[]
+     $own_settings::text[], $signing
    FROM tenants t WHERE t.id = $tenant_id AND t.deleted_at IS NULL
    RETURNING ${COLUMNS}`,
 );
@@ -90,6 +93,7 @@ export const UPDATABLE_COLUMNS = {
   send_interval_ms: '::double precision',
   event_id: '',
   own_settings: '::text[]',
+  signing: '',
 } as const;
 export type UpdatableColumn = keyof typeof UPDATABLE_COLUMNS;
 
