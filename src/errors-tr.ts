@@ -67,6 +67,7 @@ export const errorMessagesTr = {
   STATUS_MISMATCH: 'sağlayıcının bildirdiği ödeme durumu bildirimdekinden farklı',
   PAYMENT_ID_MISSING: 'bildirimde sağlayıcıya sorulacak bir ödeme kimliği yok',
   PAYMENT_LOOKUP_FAILED: 'sağlayıcının ödeme sorgusu okunamadı',
+  JWKS_UNAVAILABLE: 'kaynağın açık anahtar belgesi (JWKS) henüz okunamadı; biraz sonra yeniden deneyin',
   INTERNAL: 'iç hata',
 } as const satisfies Record<ErrorCode, string>;
 
