@@ -42,6 +42,7 @@ const expected: Record<BrokenReceiverBug, Partial<Record<CheckId, RegExp>>> = {
   'first-v1-only': { rotation: /checks only the first v1 signature/, reconcile: /\(rotation\)/ },
   'processed-before-commit': {
     crash: /marks the event processed before its work commits/,
+    'worker-killed': /its effect never ran: the job was lost with the worker/,
     'replay-after-fix': /the replay was taken for a duplicate/,
     reconcile: /\(crash\)/,
   },
