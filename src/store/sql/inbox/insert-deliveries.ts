@@ -45,16 +45,20 @@ interface InsertAnswerRow {
 /*
  * The rows the INSERT skipped, with the recorded row's status and result: "daha önceki sonucu
  * döndürün", the copy is answered with the first one's outcome. In the same statement, so a duplicate
- * costs no round trip: the anti-join leaves only the skipped rows, each one primary-key probe (and
- * one of the queue, whose lease says `processing`, as the inbox lists say it). The
+ * costs no round trip: the anti-join leaves only the skipped rows, each one primary-key probe (a
+ * LATERAL lookup, so the plan cannot turn it into a scan of the table) and one of the queue, whose
+ * lease says `processing`, as the inbox lists say it. The
  * statement's snapshot predates the INSERT: a row committed by another batch after it began (a copy
  * racing its first) is skipped by ON CONFLICT but not seen here, and its copy is answered without
  * the previous outcome.
  */
-const PREVIOUS_OF_THE_REST = `SELECT d.source, d.event_id, false,
-    CASE WHEN q.locked_until > now() THEN 'processing' ELSE d.status END, d.result_ref
-  FROM r JOIN inbox_deliveries d ON d.source = r.source AND d.event_id = r.event_id
-    LEFT JOIN inbox_queue q ON q.source = d.source AND q.event_id = d.event_id
+const PREVIOUS_OF_THE_REST = `SELECT r.source, r.event_id, false, p.status, p.result_ref
+  FROM r
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN q.locked_until > now() THEN 'processing' ELSE d.status END AS status, d.result_ref
+    FROM inbox_deliveries d LEFT JOIN inbox_queue q ON q.source = d.source AND q.event_id = d.event_id
+    WHERE d.source = r.source AND d.event_id = r.event_id
+  ) p
   WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.source = r.source AND i.event_id = r.event_id)`;
 
 /*
