@@ -85,12 +85,12 @@ describe.skipIf(!onPostgres)('postgres store options', () => {
     const one = createPostgresDb({ connectionString: t.url!, max: 1 });
     const oneUnprepared = createPostgresDb({ connectionString: t.url!, max: 1, preparedStatements: false });
     try {
-      expect((await insertDeliveries(one, [row('evt_p1'), row('evt_p2')])).size).toBe(2);
-      expect((await insertDeliveries(one, [row('evt_p2'), row('evt_p3')])).size).toBe(1);
+      expect((await insertDeliveries(one, [row('evt_p1'), row('evt_p2')])).inserted.size).toBe(2);
+      expect((await insertDeliveries(one, [row('evt_p2'), row('evt_p3')])).inserted.size).toBe(1);
       const named = await one.query<{ name: string }>("SELECT name FROM pg_prepared_statements WHERE statement LIKE '%INSERT INTO inbox_deliveries%'");
       expect(named.rows.map((r) => r.name)).toEqual(['inbox_insert_deliveries']);
 
-      expect((await insertDeliveries(oneUnprepared, [row('evt_p3'), row('evt_p4')])).size).toBe(1);
+      expect((await insertDeliveries(oneUnprepared, [row('evt_p3'), row('evt_p4')])).inserted.size).toBe(1);
       const none = await oneUnprepared.query<{ n: number }>('SELECT count(*)::int AS n FROM pg_prepared_statements');
       expect(none.rows[0]!.n).toBe(0);
     } finally {

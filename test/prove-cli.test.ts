@@ -86,6 +86,7 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove (the c
       timestamp: 'skipped',
       rotation: 'skipped',
       crash: 'skipped',
+      'worker-killed': 'skipped',
       'replay-after-fix': 'skipped',
       'second-endpoint': 'skipped',
       reconcile: 'passed',
@@ -96,8 +97,8 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove (the c
     expect(report.rows.find((r) => r.id === 'order')).toMatchObject({ message: 'not chosen (--only / --skip)' });
     expect(report.rows.find((r) => r.id === 'crash')).toMatchObject({ status: 'skipped', message: expect.stringContaining('needs --control') });
     const xml = readFileSync(junit, 'utf8');
-    expect(xml.match(/<testcase /g)).toHaveLength(14);
-    expect(xml).toContain('failures="0" skipped="10"');
+    expect(xml.match(/<testcase /g)).toHaveLength(15);
+    expect(xml).toContain('failures="0" skipped="11"');
     expect(xml.match(/<skipped /g)).toHaveLength(10);
   }, 60_000);
 

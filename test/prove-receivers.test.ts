@@ -42,6 +42,7 @@ const expected: Record<BrokenReceiverBug, Partial<Record<CheckId, RegExp>>> = {
   'first-v1-only': { rotation: /checks only the first v1 signature/, reconcile: /\(rotation\)/ },
   'processed-before-commit': {
     crash: /marks the event processed before its work commits/,
+    'worker-killed': /its effect never ran: the job was lost with the worker/,
     'replay-after-fix': /the replay was taken for a duplicate/,
     reconcile: /\(crash\)/,
   },
@@ -52,6 +53,10 @@ const expected: Record<BrokenReceiverBug, Partial<Record<CheckId, RegExp>>> = {
   'no-conditional-update': {
     'paid-again': /invoice.paid under a new event id for an invoice already paid ran 2 times: the receiver has no second lock/,
     reconcile: /\(paid-again\) ran 2 times/,
+  },
+  'killed-work-kept': {
+    'worker-killed': /after its worker was killed mid-job, the effect ran 2 times/,
+    reconcile: /\(worker-killed\) ran 2 times/,
   },
 };
 
@@ -76,7 +81,7 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove agains
     const goodReport = good as ProveReport;
     expect(goodReport.rows.filter((r) => r.status !== 'passed').map((r) => `${r.id}: ${r.message}`)).toEqual([]);
     expect(goodReport.ok).toBe(true);
-    expect(goodReport.counts).toEqual({ passed: 14, failed: 0, skipped: 0 });
+    expect(goodReport.counts).toEqual({ passed: 15, failed: 0, skipped: 0 });
     // The copy of busy-duplicate lands after the provider's timeout, while the first run is still held.
     expect(row(goodReport, 'busy-duplicate')?.figures).toMatchObject({ provider_timeout_ms: 2_000, slow_ms: 4_000 });
     expect(Number(row(goodReport, 'busy-duplicate')?.figures.copy_sent_after_ms)).toBeGreaterThanOrEqual(2_000);
@@ -91,6 +96,21 @@ describe.skipIf(process.env.TEKIL_TEST_STORE === 'postgres')('tekil prove agains
       expect(report.ok).toBe(false);
       expect(report.counts.skipped).toBe(0);
     });
+  }, 60_000);
+
+  it('worker-killed: skipped, saying why, without --control or when the receiver has no kill-next', async () => {
+    const app = await startReceiverApp({ scheme: 'paymos', secrets: [SECRET] });
+    apps.push(app);
+    const { controlUrl: _unused, ...noControl } = optionsFor(app);
+    const without = await runProve(noControl, { only: ['worker-killed'] });
+    expect(row(without, 'worker-killed')).toMatchObject({ status: 'skipped', message: expect.stringContaining('needs --control (kill-next)') });
+    // A control base where nothing answers kill-next (404): the optional action is not implemented.
+    const elsewhere = await runProve({ ...optionsFor(app), controlUrl: `${app.url}/_elsewhere` }, { only: ['worker-killed'] });
+    expect(row(elsewhere, 'worker-killed')).toMatchObject({
+      status: 'skipped',
+      message: expect.stringMatching(/does not implement the optional POST .*\/_elsewhere\/kill-next \(HTTP 404\)/),
+    });
+    expect(elsewhere.ok).toBe(true);
   }, 60_000);
 
   it('speaks each scheme as its provider does: a correct receiver passes on stripe, standard, github, shopify and hmac', async () => {

@@ -113,7 +113,7 @@ describe.concurrent('tekil prove --scheme paytr | iyzico against tekil', () => {
       ...timings,
     });
     // PayTR signs no timestamp, carries one hash, and this run names no second URL.
-    expect(report.rows.filter((r) => r.status === 'skipped').map((r) => r.id)).toEqual(['timestamp', 'rotation', 'second-endpoint']);
+    expect(report.rows.filter((r) => r.status === 'skipped').map((r) => r.id)).toEqual(['timestamp', 'rotation', 'worker-killed', 'second-endpoint']);
     expect(rowsNot(report, 'passed').filter((r) => !r.includes('skipped'))).toEqual([]);
     expect(report.counts.passed).toBe(11);
     // The receiver saw PayTR's own merchant_oid (letters and digits): the invoices prove created, each credited once.
@@ -158,7 +158,7 @@ describe.concurrent('tekil prove --scheme paytr | iyzico against tekil', () => {
       controlUrl: `${endpoints.url}/_prove`,
       ...timings,
     });
-    expect(report.rows.filter((r) => r.status === 'skipped').map((r) => r.id)).toEqual(['timestamp', 'rotation', 'second-endpoint']);
+    expect(report.rows.filter((r) => r.status === 'skipped').map((r) => r.id)).toEqual(['timestamp', 'rotation', 'worker-killed', 'second-endpoint']);
     expect(rowsNot(report, 'passed').filter((r) => !r.includes('skipped'))).toEqual([]);
     expect(report.counts.passed).toBe(11);
     const invoices = await t.db.query<{ status: string; paid_effects: number }>(`SELECT status, paid_effects FROM example_invoices WHERE id LIKE $1`, [

@@ -75,7 +75,7 @@ describe('acknowledgement deadline', () => {
     // finds the row.
     await waitUntil(async () => (await countRows(t.db, "event_id = 'evt_slow_store'")) === 1, 10_000, 'the late commit');
     const retry = await app.inject({ method: 'POST', url: '/in/shop', payload: body, headers });
-    expect(retry.json()).toEqual({ status: 'duplicate' });
+    expect(retry.json()).toMatchObject({ status: 'duplicate' });
 
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toMatch(/tekil_inbox_deliveries_total\{source="shop",outcome="rejected",reason="ACK_DEADLINE_EXCEEDED"\} 1/);
@@ -90,7 +90,7 @@ describe('acknowledgement deadline', () => {
     expect(JSON.parse(first.body)).toEqual({ status: 'accepted' });
     const copy = await slowUpload(url, { path: '/in/shop', headers, body, takesMs: 900 });
     expect(copy.status, copy.body).toBe(200);
-    expect(JSON.parse(copy.body)).toEqual({ status: 'duplicate' });
+    expect(JSON.parse(copy.body)).toMatchObject({ status: 'duplicate' });
     expect(await countRows(t.db, "event_id = 'evt_slow_upload'")).toBe(1);
   });
 });

@@ -32,7 +32,7 @@ describe('POST /in/:source', () => {
     expect(first.json()).toEqual({ status: 'accepted' });
     const again = await post('shop', body, headers);
     expect(again.statusCode).toBe(200);
-    expect(again.json()).toEqual({ status: 'duplicate' });
+    expect(again.json()).toMatchObject({ status: 'duplicate' });
 
     const { rows } = await t.db.query<Record<string, unknown>>('SELECT * FROM inbox_deliveries');
     expect(rows).toHaveLength(1);

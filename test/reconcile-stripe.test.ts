@@ -128,7 +128,7 @@ describe('reconcile against a fake Stripe events API', () => {
 
   it('a late webhook for a recorded event is answered duplicate and has no second effect', async () => {
     const late = events.find((e) => dropped.has(e.id))!;
-    expect(await sendWebhook(late)).toEqual({ status: 'duplicate' });
+    expect(await sendWebhook(late)).toMatchObject({ status: 'duplicate' });
     expect(await count('SELECT count(*)::int AS n FROM stripe_effects WHERE event_id = $1', [late.id])).toBe(1);
   });
 

@@ -24,17 +24,17 @@ const settings = resolveSettings(config, process.env);
 const db = await openConfiguredStore(settings, config);
 const ctx = { config, settings, db, logger: createLogger({ level: settings.logLevel }), metrics: createMetricsRegistry() };
 
-let endOfTurn: Promise<'accepted'> | undefined;
+let endOfTurn: Promise<{ outcome: 'accepted' }> | undefined;
 const answerPerTurn: InboxWriter = {
-  enqueue: () =>
+  receive: () =>
     (endOfTurn ??= new Promise((resolve) =>
       setImmediate(() => {
         endOfTurn = undefined;
-        resolve('accepted');
+        resolve({ outcome: 'accepted' });
       }),
     )),
 };
-const answerAtOnce: InboxWriter = { enqueue: () => Promise.resolve('accepted') };
+const answerAtOnce: InboxWriter = { receive: () => Promise.resolve({ outcome: 'accepted' }) };
 
 const app = await buildApp({ ctx, roles: new Set(['receiver']), batcher: process.env.BENCH_HTTP_AT_ONCE === '1' ? answerAtOnce : answerPerTurn });
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });

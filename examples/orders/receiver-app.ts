@@ -1,7 +1,7 @@
 // A small webhook receiver written the way a merchant's application would be (no tekil inside):
 // verify the signature, deduplicate on the event id atomically with the work, keep invoice states
-// in order. It exposes the prove contracts: GET /_prove/effects, POST /_prove/fail-next and
-// POST /_prove/slow-next?ms=N. tekil forwards to it in the tests, and the test suite's broken
+// in order. It exposes the prove contracts: GET /_prove/effects, POST /_prove/fail-next,
+// POST /_prove/slow-next?ms=N and the optional POST /_prove/kill-next. tekil forwards to it in the tests, and the test suite's broken
 // receivers are this app with one seam replaced each.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -33,6 +33,8 @@ export interface ReceiverAppOptions {
   applyInArrivalOrder?: boolean;
   /** Credit every invoice.paid, even for an invoice already paid (only the broken receivers do this). */
   creditEveryPaid?: boolean;
+  /** A killed worker's effect stays without its processed mark (only the broken receivers do this). */
+  killedWorkKept?: boolean;
   host?: string;
 }
 
@@ -44,6 +46,9 @@ export interface ReceiverApp {
 
 /** Later states never move an invoice back (a late `confirming` after `paid` is ignored). */
 const terminal = new Set(['paid', 'paid_over', 'underpaid', 'expired']);
+
+/** The worker died mid-job: nothing answers the request, nothing it had not committed is kept. */
+class WorkerKilled extends Error {}
 
 interface Invoice {
   count: number;
@@ -92,6 +97,7 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
   /** One run per key at a time: what a unique key inside a transaction gives a database-backed app. */
   const running = new Map<string, Promise<unknown>>();
   let failNext = false;
+  let killNext = false;
   let slowNextMs = 0;
 
   async function run(e: ReceivedEvent): Promise<number> {
@@ -102,9 +108,21 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
     slowNextMs = 0;
     const fail = failNext;
     failNext = false;
+    const kill = killNext;
+    killNext = false;
     // The work: it takes time, and may fail half-way; nothing below is kept unless it completes.
     if (slowMs) await new Promise((r) => setTimeout(r, slowMs));
     if (fail) return 500;
+    if (kill) {
+      // The worker dies before the commit. A broken app wrote the effect on its own first (an
+      // autocommitted write, a call to another service), without the processed mark.
+      if (options.killedWorkKept && e.status === 'paid') {
+        const invoice = invoices.get(e.invoiceId) ?? { count: 0, state: 'awaiting_payment' };
+        invoice.count++;
+        invoices.set(e.invoiceId, invoice);
+      }
+      throw new WorkerKilled('kill-next: the worker died mid-job');
+    }
     // The commit: the effect, the state and the processed key together.
     const invoice = invoices.get(e.invoiceId) ?? { count: 0, state: 'awaiting_payment' };
     // The second lock, behind the event id: "mark paid only if not yet paid", so invoice.paid under a
@@ -144,6 +162,12 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
       res.end();
       return;
     }
+    if (req.method === 'POST' && url.pathname === '/_prove/kill-next') {
+      killNext = true;
+      res.statusCode = 204;
+      res.end();
+      return;
+    }
     if (req.method === 'POST' && url.pathname === '/_prove/slow-next') {
       slowNextMs = Number(url.searchParams.get('ms') ?? 0) || 0;
       res.statusCode = 204;
@@ -179,7 +203,13 @@ export async function startReceiverApp(options: ReceiverAppOptions): Promise<Rec
   }
 
   const server = createServer((req, res) => {
-    handle(req, res).catch(() => {
+    handle(req, res).catch((err: unknown) => {
+      // A killed worker answers nothing: the connection drops, as when its process dies; the next
+      // request finds the worker restarted.
+      if (err instanceof WorkerKilled) {
+        req.socket.destroy();
+        return;
+      }
       res.statusCode = 500;
       res.end();
     });

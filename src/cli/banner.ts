@@ -2,21 +2,88 @@ import { existsSync } from 'node:fs';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { RunningTekil } from '../runtime.js';
 import type { AdminToken } from '../auth/admin-token.js';
-import type { SchemeName } from '../config/source.js';
+import type { SourceConfig } from '../config/source.js';
+import { createScheme } from '../signing/index.js';
 import { DEFAULT_CONFIG_PATH } from './config.js';
 
-/** A small sample body in the shape the scheme's provider sends, so the default locators find its fields. */
-function sampleBody(scheme: SchemeName): string {
-  if (scheme === 'paymos') {
-    return JSON.stringify({
-      event_id: 'evt_first_1',
-      event_type: 'invoice.paid',
-      occurred_at: new Date().toISOString().slice(0, 19) + 'Z',
-      data: { invoice_id: 'inv_1', status: 'paid' },
-    });
+/** What the first command sends: the body in the shape the scheme's provider sends, and how. */
+interface FirstRequest {
+  /** The file the body is written to (its extension says what it is). */
+  file: string;
+  body: string;
+  contentType: string;
+  /** The signature travels in the body (PayTR's form field `hash`): `tekil sign` prints the signed body. */
+  signedBody: boolean;
+  /** Pass `--id`: the scheme carries the id in a header its locators read (github, shopify, standard). */
+  id: boolean;
+}
+
+const SAMPLE_ID = 'evt_first_1';
+
+/**
+ * A small request in the shape the scheme's provider sends, so the default locators find its fields
+ * and the signature covers what the scheme signs (a form for PayTR, iyzico's direct notification).
+ */
+export function firstRequest(source: Pick<SourceConfig, 'scheme' | 'hmac'>): FirstRequest {
+  const json = (body: unknown): Omit<FirstRequest, 'id'> => ({
+    file: 'first-event.json',
+    body: JSON.stringify(body),
+    contentType: 'application/json',
+    signedBody: false,
+  });
+  switch (source.scheme) {
+    case 'paymos':
+      return {
+        ...json({
+          event_id: SAMPLE_ID,
+          event_type: 'invoice.paid',
+          occurred_at: new Date().toISOString().slice(0, 19) + 'Z',
+          data: { invoice_id: 'inv_1', status: 'paid' },
+        }),
+        id: false,
+      };
+    case 'stripe':
+      return { ...json({ id: SAMPLE_ID, object: 'event', type: 'invoice.paid', data: { object: { id: 'in_1' } } }), id: false };
+    case 'paytr':
+      // PayTR's notification form ("Bildirim URL"); `tekil sign` adds the hash field.
+      return {
+        file: 'first-event.form',
+        body: 'merchant_oid=first1&status=success&total_amount=4990&payment_type=card&currency=TL&payment_amount=4990&test_mode=1',
+        contentType: 'application/x-www-form-urlencoded',
+        signedBody: true,
+        id: false,
+      };
+    case 'iyzico':
+      // iyzico's direct notification: its id is made of signed fields, no header carries one.
+      return {
+        ...json({
+          iyziEventTime: Date.now(),
+          iyziEventType: 'API_AUTH',
+          iyziReferenceCode: 'first-1',
+          paymentId: '1001',
+          paymentConversationId: 'first-1',
+          status: 'SUCCESS',
+        }),
+        id: false,
+      };
+    case 'hmac': {
+      // A signature in the body (a form field or a JSON field): `tekil sign` writes it there.
+      const inBody = source.hmac?.signature !== undefined && !source.hmac.signature.startsWith('header:');
+      const form = inBody && source.hmac!.signature!.startsWith('form:');
+      if (form)
+        return {
+          file: 'first-event.form',
+          body: `id=${SAMPLE_ID}&type=invoice.paid`,
+          contentType: 'application/x-www-form-urlencoded',
+          signedBody: true,
+          id: false,
+        };
+      return { ...json({ id: SAMPLE_ID, type: 'invoice.paid', data: { id: 'inv_1' } }), signedBody: inBody, id: source.hmac?.id_header !== undefined };
+    }
+    default:
+      // standard, github, shopify: the id travels in a header.
+      return { ...json({ id: SAMPLE_ID, type: 'invoice.paid', data: { id: 'inv_1' } }), id: true };
   }
-  if (scheme === 'stripe') return JSON.stringify({ id: 'evt_first_1', object: 'event', type: 'invoice.paid', data: { object: { id: 'in_1' } } });
-  return JSON.stringify({ id: 'evt_first_1', type: 'invoice.paid', data: { id: 'inv_1' } });
 }
 
 /**
@@ -33,14 +100,36 @@ function tekilCommand(): string {
   return `node ${relative(process.cwd(), script) || script}`;
 }
 
-/** Two shell lines that send one signed webhook to a source; sending it twice shows deduplication. */
-export function firstWebhookLines(url: string, source: string, scheme: SchemeName, configPath: string | undefined): string[] {
-  const config = configPath && configPath !== DEFAULT_CONFIG_PATH ? ` --config ${configPath}` : '';
-  return [
-    `send a first signed webhook (run the curl twice: "accepted", then "duplicate"):`,
-    `  echo '${sampleBody(scheme)}' > first-event.json`,
-    `  curl -sS ${url}/in/${source} -H 'content-type: application/json' $(${tekilCommand()} sign${config} --source ${source} --id evt_first_1 --format curl --body first-event.json) --data-binary @first-event.json`,
-  ];
+/**
+ * Shell lines that send one signed webhook to a source, in its scheme's own shape; sending it twice
+ * shows deduplication. `tekil` is how to call the CLI (the printed lines use `npx tekil` or `node …`).
+ */
+export function firstWebhookLines(
+  url: string,
+  source: string,
+  config: Pick<SourceConfig, 'scheme' | 'hmac' | 'ack'>,
+  configPath: string | undefined,
+  tekil: string = tekilCommand(),
+): string[] {
+  const request = firstRequest(config);
+  const configOption = configPath && configPath !== DEFAULT_CONFIG_PATH ? ` --config ${configPath}` : '';
+  const sign = `${tekil} sign${configOption} --source ${source}${request.id ? ` --id ${SAMPLE_ID}` : ''}`;
+  const post = `curl -sS ${url}/in/${source} -H 'content-type: ${request.contentType}'`;
+  const answers = config.ack ?? createScheme(config.scheme, config.hmac).ack;
+  const twice =
+    answers === undefined
+      ? 'run the curl twice: "accepted", then "duplicate"'
+      : `run the curl twice: both answered ${JSON.stringify(answers.body)}, the second recorded as a duplicate`;
+  const write = `  printf '%s' '${request.body}' > ${request.file}`;
+  if (request.signedBody) {
+    return [
+      `send a first signed webhook (${twice}):`,
+      write,
+      `  ${sign} --body ${request.file} > first-event.signed`,
+      `  ${post} --data-binary @first-event.signed`,
+    ];
+  }
+  return [`send a first signed webhook (${twice}):`, write, `  ${post} $(${sign} --format curl --body ${request.file}) --data-binary @${request.file}`];
 }
 
 /**
@@ -73,7 +162,7 @@ export function printStartBanner(running: RunningTekil, configPath: string | und
   out.push(sources.length ? `sources: ${sources.map((s) => `${url}/in/${s}`).join(', ')}` : 'no sources configured: add some under "sources:" in tekil.yaml');
   const first = sources[0];
   if (first !== undefined && running.app.hasRoute({ method: 'POST', url: '/in/:source' })) {
-    out.push(...firstWebhookLines(url, first, ctx.config.sources[first]!.scheme, configPath));
+    out.push(...firstWebhookLines(url, first, ctx.config.sources[first]!, configPath));
   }
   process.stderr.write(`${out.join('\n')}\n`);
 }

@@ -10,6 +10,7 @@ import { Progress } from './progress.js';
 interface SimulateOptions {
   target: string;
   callbackUrl?: string;
+  eventId?: 'message' | 'delivery';
   scheme: (typeof endpointSchemes)[number] | 'paytr' | 'iyzico';
   hmac?: string;
   secret?: string;
@@ -58,6 +59,12 @@ export function registerSimulateCommand(program: Command): void {
     )
     .requiredOption('--target <url>', 'where the events go, e.g. http://127.0.0.1:8787/in/shop-paymos')
     .option('--callback-url <url>', 'a second URL that gets every event with the same ids')
+    .addOption(
+      new Option(
+        '--event-id <mode>',
+        'event ids the receiver sees: delivery (each URL its own, the default for paymos without --callback-url) or message',
+      ).choices(['message', 'delivery']),
+    )
     .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico']).default('paymos'))
     .option('--hmac <json>', "for --scheme hmac: its options as JSON (as in a source's hmac:)")
     .option('--secret <whsec_…>', 'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key')
@@ -88,6 +95,7 @@ export function registerSimulateCommand(program: Command): void {
       const sim = await startSimulator({
         target: opts.target,
         callbackUrl: opts.callbackUrl,
+        eventId: opts.eventId,
         scheme: opts.scheme,
         hmac: opts.hmac === undefined ? undefined : parseHmacOption(opts.hmac),
         secret: opts.secret,

@@ -89,6 +89,12 @@ export const sendingSchema = z
     slow_lane: slowLaneSchema.default(slowLaneSchema.parse({})),
     /** Ladder of an endpoint created without one. */
     ladder: ladderSetting.default('standard'),
+    /**
+     * The event id an endpoint's receivers see when neither the endpoint nor its tenant says:
+     * `message` (one id per message, as Standard Webhooks) or `delivery` (each delivery its own, as a
+     * provider whose two endpoints of one merchant never share an id). Same values as src/outbox/ids.ts.
+     */
+    event_id: z.enum(['message', 'delivery']).default('message'),
     /** Disable an endpoint after this many consecutive failed deliveries; 0 never disables. */
     disable_after_failures: z.number().int().nonnegative().default(0),
     /** Stop sending to an endpoint after this many failed attempts in a row, then probe one at a time. */

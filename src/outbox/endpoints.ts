@@ -28,6 +28,7 @@ import type { DestinationGuard } from '../http/destination-guard.js';
 import { publicOnlyGuard } from './sender.js';
 import { eventIdModes, newEndpointId } from './ids.js';
 import { writeInheritedSettings } from '../store/sql/outbox/inherited-settings.js';
+import { fileDefaults } from './inherited-settings.js';
 import { DEFAULT_TENANT_ID } from './publish.js';
 import { ladderGapsMs } from './ladders.js';
 import { generateEndpointSecret, type SecretBox } from './secrets.js';
@@ -170,9 +171,7 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
     const { rows } = await writeInheritedSettings.run(db, {
       endpointId: id,
       tenantId: null,
-      ladderJson: JSON.stringify(sending.ladder),
-      timeoutMs: sending.timeout,
-      maxInFlight: sending.max_in_flight,
+      ...fileDefaults(sending),
     });
     return rows.length > 0 ? read(db, id) : undefined;
   }
@@ -210,7 +209,7 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
         enabled: input.enabled ?? true,
         rate_limit: input.rate_limit ?? null,
         send_interval_ms: input.rate_limit ? sendIntervalMs(input.rate_limit) : null,
-        event_id: input.event_id ?? 'message',
+        event_id: input.event_id ?? sending.event_id,
         own_settings: inheritableSettings.filter((s) => input[s] !== undefined),
         signing,
       });

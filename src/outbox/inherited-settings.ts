@@ -3,8 +3,8 @@ import type { Queryable } from '../store/db.js';
 import { writeInheritedSettings } from '../store/sql/outbox/inherited-settings.js';
 
 /** The file's defaults, as the inherited-settings statement takes them. */
-export function fileDefaults(sending: Pick<SendingConfig, 'ladder' | 'timeout' | 'max_in_flight'>) {
-  return { ladderJson: JSON.stringify(sending.ladder), timeoutMs: sending.timeout, maxInFlight: sending.max_in_flight };
+export function fileDefaults(sending: Pick<SendingConfig, 'ladder' | 'timeout' | 'max_in_flight' | 'event_id'>) {
+  return { ladderJson: JSON.stringify(sending.ladder), timeoutMs: sending.timeout, maxInFlight: sending.max_in_flight, eventIdMode: sending.event_id };
 }
 
 /** Writes again the inherited settings of one tenant's endpoints (all tenants' with null), after its defaults or the file's changed. */

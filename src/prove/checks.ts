@@ -14,6 +14,7 @@ export const checkIds = [
   'timestamp',
   'rotation',
   'crash',
+  'worker-killed',
   'replay-after-fix',
   'second-endpoint',
   'reconcile',
@@ -49,6 +50,7 @@ export const checkTitles: Record<CheckId, string> = {
   timestamp: 'a timestamp outside the tolerance, past and future',
   rotation: 'two v1 signatures, only the second valid',
   crash: 'a run that fails mid-work, then the retry',
+  'worker-killed': 'the worker killed mid-job, then restarted (İşlem sırasında çalışanın öldürülmesi)',
   'replay-after-fix': 'an event that failed, replayed by hand after the fix',
   'second-endpoint': 'the same event id at a second URL',
   reconcile: 'every event sent, compared with the effects',
@@ -72,6 +74,8 @@ export const checkFixes: Record<CheckId, string> = {
   timestamp: 'Check the signed timestamp against a tolerance (e.g. 5 minutes) on both sides, so a captured request cannot be replayed later.',
   rotation: 'During a secret rotation a header carries several signatures: accept the request when any of them matches any active secret, not only the first.',
   crash: 'Mark an event processed in the same transaction as its work: if the work fails, the mark rolls back with it and the retry does the work.',
+  'worker-killed':
+    "A worker can die in the middle of a job (a deploy, an out-of-memory kill): commit the work and the event's processed mark in one transaction, and let a job whose worker vanished come back (a lease, a retry), so it runs again exactly once.",
   'replay-after-fix':
     'A failed event is replayed by hand after the fix, with the same event id: a failed run must leave no "processed" mark (record it in the work\'s transaction), and a second replay must find the first one\'s mark and do nothing.',
   'second-endpoint': 'A provider may send the same event to a second URL (the callback URL): deduplicate on the event id across every URL of the receiver.',

@@ -120,6 +120,32 @@ export function parseEffects(text: string, effectsUrl: string): Map<string, Effe
   );
 }
 
+/** Answers of a receiver that has no such control route: the action is optional, the row is skipped. */
+const NOT_IMPLEMENTED = new Set([404, 405, 501]);
+
+/**
+ * Calls an optional control action (`POST <control>/kill-next`): true when the receiver took it (2xx),
+ * false when it has no such route (404, 405, 501). Any other answer fails as callControl does.
+ */
+export async function callOptionalControl(controlUrl: string, action: 'kill-next', timeoutMs: number): Promise<{ supported: boolean; status: number }> {
+  const url = new URL(`${controlUrl.replace(/\/+$/, '')}/${action}`);
+  let status: number;
+  try {
+    const res = await request(url, { method: 'POST', signal: AbortSignal.timeout(timeoutMs) });
+    status = res.statusCode;
+    await res.body.dump();
+  } catch (err) {
+    throw new TekilError('PROVE_CONTROL_FAILED', `POST ${url.href} failed: ${err instanceof Error ? err.message || err.name : String(err)}`, { cause: err });
+  }
+  if (NOT_IMPLEMENTED.has(status)) return { supported: false, status };
+  if (status < 200 || status >= 300) {
+    throw new TekilError('PROVE_CONTROL_FAILED', `POST ${url.href} answered HTTP ${status}`, {
+      hint: 'the control routes must answer 2xx, or 404 for an optional one the receiver does not implement (see docs/prove.md)',
+    });
+  }
+  return { supported: true, status };
+}
+
 /** Calls the control contract (`POST <control>/fail-next`, `…/slow-next?ms=N`); it must answer 2xx. */
 export async function callControl(controlUrl: string, action: 'fail-next' | 'slow-next', timeoutMs: number, ms?: number): Promise<void> {
   const url = new URL(`${controlUrl.replace(/\/+$/, '')}/${action}`);

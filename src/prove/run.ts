@@ -2,6 +2,7 @@ import { isTekilError, TekilError } from '../errors.js';
 import { checkFixes, checkIds, checkTitles, type CheckId, type CheckResult } from './checks.js';
 import { busyDuplicate, concurrent, deliver, duplicate, secondEndpoint } from './checks-delivery.js';
 import { rotation, signature, timestamp } from './checks-auth.js';
+import { workerKilled } from './checks-kill.js';
 import { crash, order, paidAgain, reconcile, replayAfterFix, sameResource } from './checks-state.js';
 import type { CheckRun } from './outcome.js';
 import { ProveSession, type ProveOptions } from './session.js';
@@ -18,6 +19,7 @@ const runners: Record<CheckId, CheckRun> = {
   timestamp,
   rotation,
   crash,
+  'worker-killed': workerKilled,
   'replay-after-fix': replayAfterFix,
   'second-endpoint': secondEndpoint,
   reconcile,

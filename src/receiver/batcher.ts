@@ -5,7 +5,14 @@ import type { Db, StoreKind } from '../store/db.js';
 import { TekilError } from '../errors.js';
 import { GroupCommitQueue } from '../store/group-commit.js';
 import { isStoreUnavailable } from '../pg-error.js';
-import { deliveryKey, insertDeliveries, insertDelivery, type InboxDeliveryRow } from '../store/sql/inbox/insert-deliveries.js';
+import {
+  deliveryKey,
+  insertDeliveries,
+  insertDeliveryAnswer,
+  type InboxDeliveryRow,
+  type InsertedDeliveries,
+  type PreviousOutcome,
+} from '../store/sql/inbox/insert-deliveries.js';
 import { receiverMetrics, type DeliveryOutcome, type ReceiverMetrics } from './metrics.js';
 
 export interface BatcherOptions {
@@ -32,15 +39,27 @@ export interface BatcherOptions {
   logger?: Logger;
 }
 
+/**
+ * A delivery's receipt: new (`accepted`) or a copy of one recorded before (`duplicate`), then with what
+ * the first copy's processing came to where the insert saw it (docs/receiving.md, "A duplicate's answer").
+ */
+export interface Receipt {
+  outcome: DeliveryOutcome;
+  previous?: PreviousOutcome;
+}
+
+/** The first copy was written by this very batch: it waits for a worker. */
+const JUST_RECORDED: PreviousOutcome = Object.freeze({ status: 'pending', result_ref: null });
+
 interface Pending {
   row: InboxDeliveryRow;
   bytes: number;
-  resolve(outcome: DeliveryOutcome): void;
+  resolve(receipt: Receipt): void;
   reject(err: TekilError): void;
 }
 
 /** What the receiver's route needs of the batcher: a delivery in, its outcome out once it is committed. */
-export type InboxWriter = Pick<InboxBatcher, 'enqueue'>;
+export type InboxWriter = Pick<InboxBatcher, 'receive'>;
 
 /**
  * The receiver's group commit (src/store/group-commit.ts): each delivery waits until it is committed,
@@ -96,8 +115,13 @@ export class InboxBatcher implements Service {
   }
 
   /** Resolves once the row is committed (accepted) or found already recorded (duplicate). */
-  enqueue(row: InboxDeliveryRow): Promise<DeliveryOutcome> {
-    return new Promise<DeliveryOutcome>((resolve, reject) => this.queue.add({ row, bytes: row.body.length, resolve, reject }));
+  async enqueue(row: InboxDeliveryRow): Promise<DeliveryOutcome> {
+    return (await this.receive(row)).outcome;
+  }
+
+  /** As enqueue, with a duplicate's previous outcome: what the receiver answers. */
+  receive(row: InboxDeliveryRow): Promise<Receipt> {
+    return new Promise<Receipt>((resolve, reject) => this.queue.add({ row, bytes: row.body.length, resolve, reject }));
   }
 
   /** Writes one batch; resolves (never rejects) to a function that answers its requests. */
@@ -118,18 +142,24 @@ export class InboxBatcher implements Service {
         else followers.set(key, [p]);
       }
     }
-    const settle = (p: Pending, outcome: DeliveryOutcome | TekilError) => {
-      const copies = followers.size > 0 ? followers.get(deliveryKey(p.row.source, p.row.eventId)) : undefined;
+    const settle = (p: Pending, outcome: InsertedDeliveries | TekilError) => {
+      const key = deliveryKey(p.row.source, p.row.eventId);
+      const copies = followers.size > 0 ? followers.get(key) : undefined;
       if (outcome instanceof TekilError) {
         p.reject(outcome);
         if (copies) for (const c of copies) c.reject(outcome);
-      } else {
-        p.resolve(outcome);
-        if (copies) for (const c of copies) c.resolve('duplicate');
+        return;
+      }
+      const accepted = outcome.inserted.has(key);
+      const previous = accepted ? undefined : outcome.previous.get(key);
+      p.resolve(accepted ? { outcome: 'accepted' } : previous ? { outcome: 'duplicate', previous } : { outcome: 'duplicate' });
+      if (copies) {
+        const copyPrevious = accepted ? JUST_RECORDED : previous;
+        for (const c of copies) c.resolve(copyPrevious ? { outcome: 'duplicate', previous: copyPrevious } : { outcome: 'duplicate' });
       }
     };
 
-    let inserted: Set<string>;
+    let inserted: InsertedDeliveries;
     try {
       inserted = await insertDeliveries(
         this.db,
@@ -149,16 +179,16 @@ export class InboxBatcher implements Service {
       return () => {};
     }
     return () => {
-      for (const p of leaders) settle(p, inserted.has(deliveryKey(p.row.source, p.row.eventId)) ? 'accepted' : 'duplicate');
+      for (const p of leaders) settle(p, inserted);
     };
   }
 
   /** Per-row inserts after a batch failed for a reason other than the store being unreachable. */
-  private async fallback(leaders: Pending[], settle: (p: Pending, outcome: DeliveryOutcome | TekilError) => void): Promise<void> {
+  private async fallback(leaders: Pending[], settle: (p: Pending, outcome: InsertedDeliveries | TekilError) => void): Promise<void> {
     for (let i = 0; i < leaders.length; i++) {
       const p = leaders[i]!;
       try {
-        settle(p, (await insertDelivery(this.db, p.row)) ? 'accepted' : 'duplicate');
+        settle(p, await insertDeliveryAnswer(this.db, p.row));
       } catch (err) {
         const failure = this.failure(err);
         if (failure.code === 'STORE_UNAVAILABLE') {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { TekilError, isTekilError, toClientError } from '../errors.js';
 import type { Context } from '../service.js';
 import type { InboxWriter } from './batcher.js';
+import type { PreviousOutcome } from '../store/sql/inbox/insert-deliveries.js';
 import { receiverMetrics } from './metrics.js';
 import { compileSources, publicKeysFor } from './sources.js';
 import { withinDeadline } from './deadline.js';
@@ -20,6 +21,11 @@ export interface ReceiverRoutesOptions {
 const ACCEPTED = '{"status":"accepted"}';
 const DUPLICATE = '{"status":"duplicate"}';
 const EMPTY = Buffer.alloc(0);
+
+/** `{"status":"duplicate","previous":{"status":"done","result_ref":"ord_42"}}`. */
+function duplicateAnswer(previous: PreviousOutcome): string {
+  return JSON.stringify({ status: 'duplicate', previous: { status: previous.status, result_ref: previous.result_ref } });
+}
 /** The type the receiver's one body parser is reached with; see the onRequest hook. */
 const NEUTRAL_CONTENT_TYPE = 'application/octet-stream';
 /** The Content-Type each request arrived with, while its header holds the neutral one. */
@@ -127,12 +133,12 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
       }
       span?.setAttribute('tekil.event_id', fields.eventId);
       const storeSpan = t && span ? startChild(t, span, 'tekil.store') : undefined;
-      let outcome;
+      let receipt;
       try {
         // The deadline measures tekil's own work (verify, extract, commit), not the sender's upload: a
         // sender on a slow link is answered as soon as its row commits, and so is its retry.
-        outcome = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
-          batcher.enqueue({
+        receipt = await withinDeadline(ackDeadlineMs, performance.now() - bodyReceivedAt, () =>
+          batcher.receive({
             source: source.name,
             eventId: fields.eventId,
             resourceId: fields.resourceId,
@@ -150,13 +156,16 @@ export const receiverRoutes: FastifyPluginAsync<ReceiverRoutesOptions> = async (
       } finally {
         storeSpan?.end();
       }
+      const { outcome } = receipt;
       span?.setAttribute('tekil.outcome', outcome);
       metrics.count(source.name, outcome);
       metrics.observeAck(source.name, reply.elapsedTime / 1000);
       // A provider that wants its own answer (PayTR: the text `OK`) gets it for a copy too, or it keeps sending.
       if (source.ack) return reply.code(source.ack.status).type(source.ack.content_type).send(source.ack.body);
       reply.type('application/json');
-      return outcome === 'accepted' ? ACCEPTED : DUPLICATE;
+      if (outcome === 'accepted') return ACCEPTED;
+      // A copy is told what came of the first ("daha önceki sonucu döndürün"): its status and result.
+      return receipt.previous ? duplicateAnswer(receipt.previous) : DUPLICATE;
     } catch (err) {
       if (t && span) failSpan(t, span, err);
       throw err;

@@ -9,6 +9,7 @@ const list = (counts: Record<string, number>) =>
 export function formatSummary(s: SimulationSummary): string {
   const lines = [
     `run ${s.runId}: ${s.invoices} invoices in ${(s.durationMs / 1000).toFixed(1)} s`,
+    `  event ids: ${s.eventIds === 'delivery' ? 'one per delivery (each URL its own)' : "the message's (the same at every URL)"}`,
     `  paths: ${list(s.paths)}`,
     `  final states announced: ${list(s.finalStatuses)}`,
     `  events published: ${s.eventsPublished} (${s.reordered} invoices sent latest first), replayed by hand: ${s.replayed}`,

@@ -115,6 +115,8 @@ export async function replayOldDeliveries(db: Queryable, rate: number, random: (
 
 export interface SimulationSummary {
   runId: string;
+  /** The event ids the receiver saw: one per delivery, or the message's. */
+  eventIds: 'message' | 'delivery';
   invoices: number;
   /** Invoices by the path they took (paid, paid_over, underpaid, topped_up, expired). */
   paths: Record<string, number>;
@@ -134,6 +136,7 @@ export async function summarize(
   db: Queryable,
   run: {
     runId: string;
+    eventIds: 'message' | 'delivery';
     invoices: readonly PlannedInvoice[];
     published: number;
     replayed: number;
@@ -154,6 +157,7 @@ export async function summarize(
   for (const r of rows) deliveries[r.status] = { deliveries: Number(r.deliveries), attempts: Number(r.attempts) };
   return {
     runId: run.runId,
+    eventIds: run.eventIds,
     invoices: run.invoices.length,
     paths,
     finalStatuses,

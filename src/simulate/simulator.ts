@@ -9,6 +9,7 @@ import { createDispatcherService, outboxParts } from '../outbox/parts.js';
 import { publish } from '../outbox/publish.js';
 import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
 import type { LadderSpec } from '../outbox/ladders.js';
+import type { EventIdMode } from '../outbox/ids.js';
 import { createScheme, hmacSchemeOptions, type HmacSchemeOptions } from '../signing/index.js';
 import { invoiceEventBody, invoiceEventType } from '../provider/invoice-events.js';
 import type { Context, Service } from '../service.js';
@@ -39,6 +40,12 @@ export interface SimulatorOptions {
   target: string;
   /** A second URL that receives every event with the same ids (an invoice's callback URL). */
   callbackUrl?: string | undefined;
+  /**
+   * The event ids the receiver sees: `delivery` (each endpoint its own, as Paymos sends: the default for
+   * `paymos` without a callback URL) or `message` (one id for every URL: the default otherwise, and the
+   * callback URL case, where the provider sends the same id to both).
+   */
+  eventId?: EventIdMode | undefined;
   scheme: SimulatedScheme;
   /** For scheme `hmac`: how it signs (header, algorithm, encoding, …). */
   hmac?: HmacSchemeOptions | undefined;
@@ -80,6 +87,14 @@ export interface SimulatorOptions {
 /** The outbox's schemes, and the two providers whose requests the simulator signs itself. */
 export const simulatedSchemes = [...endpointSchemes, 'paytr', 'iyzico'] as const;
 export type SimulatedScheme = (typeof simulatedSchemes)[number];
+
+/**
+ * Paymos gives every endpoint its own event id ("iki uç nokta … iki farklı kimlik görür"), so its
+ * simulation does too; a callback URL is the other providers' case, one id sent to two URLs.
+ */
+export function simulatedEventIdMode(options: Pick<SimulatorOptions, 'scheme' | 'callbackUrl' | 'eventId'>): EventIdMode {
+  return options.eventId ?? (options.scheme === 'paymos' && !options.callbackUrl ? 'delivery' : 'message');
+}
 
 /**
  * iyzico's direct-format signature (X-IYZ-SIGNATURE-V3) as the outbox's generic scheme makes it:
@@ -169,8 +184,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       const body = invoiceEventBody(options.scheme, e);
       return paytrKey && salt ? paytr.signBody!({ body, secrets: [paytrKey], namedSecrets: { salt } }) : body;
     };
+    const eventIdMode = simulatedEventIdMode(options);
     const { endpoint, secret: endpointSecret } = await endpoints.create(db, {
       url: proxy.url,
+      event_id: eventIdMode,
       description: `tekil simulate ${runId} → ${options.target}`,
       scheme: endpointScheme,
       ...(endpointHmac ? { hmac: endpointHmac } : {}),
@@ -261,6 +278,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
         progress('every delivery settled');
         return summarize(db, {
           runId,
+          eventIds: eventIdMode,
           invoices,
           published,
           replayed,

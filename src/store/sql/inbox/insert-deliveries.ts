@@ -20,6 +20,47 @@ export function deliveryKey(source: string, eventId: string): string {
   return `${source}\u0000${eventId}`;
 }
 
+/** What a copy of a recorded delivery is answered with: the first copy's processing, as it stands. */
+export interface PreviousOutcome {
+  /** pending, processing, done, stale, dead or discarded. */
+  status: string;
+  /** The local record the processing produced (a handler's `resultRef`), when it is done and named one. */
+  result_ref: string | null;
+}
+
+/** The new rows' keys, and for the others, where known, what the first copy's processing came to. */
+export interface InsertedDeliveries {
+  inserted: Set<string>;
+  previous: Map<string, PreviousOutcome>;
+}
+
+interface InsertAnswerRow {
+  source: string;
+  event_id: string;
+  inserted: boolean;
+  status: string | null;
+  result_ref: string | null;
+}
+
+/*
+ * The rows the INSERT skipped, with the recorded row's status and result: "daha önceki sonucu
+ * döndürün", the copy is answered with the first one's outcome. In the same statement, so a duplicate
+ * costs no round trip: the anti-join leaves only the skipped rows, each one primary-key probe (a
+ * LATERAL lookup, so the plan cannot turn it into a scan of the table) and one of the queue, whose
+ * lease says `processing`, as the inbox lists say it. The
+ * statement's snapshot predates the INSERT: a row committed by another batch after it began (a copy
+ * racing its first) is skipped by ON CONFLICT but not seen here, and its copy is answered without
+ * the previous outcome.
+ */
+const PREVIOUS_OF_THE_REST = `SELECT r.source, r.event_id, false, p.status, p.result_ref
+  FROM r
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN q.locked_until > now() THEN 'processing' ELSE d.status END AS status, d.result_ref
+    FROM inbox_deliveries d LEFT JOIN inbox_queue q ON q.source = d.source AND q.event_id = d.event_id
+    WHERE d.source = r.source AND d.event_id = r.event_id
+  ) p
+  WHERE NOT EXISTS (SELECT 1 FROM inserted i WHERE i.source = r.source AND i.event_id = r.event_id)`;
+
 /*
  * A named prepared statement on both stores (on Postgres unless `store.prepared_statements` is off):
  * parsing and planning this INSERT on every batch cost Postgres about a fifth of the batch. In six
@@ -52,37 +93,51 @@ const insertMany = defineStatement<
     contentTypes: Array<string | null>;
     headers: string[];
   },
-  { source: string; event_id: string }
+  InsertAnswerRow
 >(
   'inbox_insert_deliveries',
-  `INSERT INTO inbox_deliveries
-    (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
-  SELECT r.source, r.event_id, r.resource_id, r.event_type, r.occurred_at,
-         substring($bodies::bytea FROM r.body_start FOR r.body_length), r.content_type, r.headers
-  FROM unnest($sources::text[], $eventIds::text[], $resourceIds::text[], $eventTypes::text[],
+  `WITH r AS (
+    SELECT * FROM unnest($sources::text[], $eventIds::text[], $resourceIds::text[], $eventTypes::text[],
               $occurredAt::timestamptz[], $bodyStarts::int[], $bodyLengths::int[], $contentTypes::text[],
               $headers::jsonb[])
-    AS r(source, event_id, resource_id, event_type, occurred_at, body_start, body_length, content_type, headers)
-  ORDER BY r.source, r.event_id
-  ON CONFLICT (source, event_id) DO NOTHING
-  RETURNING source, event_id`,
+      AS r(source, event_id, resource_id, event_type, occurred_at, body_start, body_length, content_type, headers)
+  ), inserted AS (
+    INSERT INTO inbox_deliveries
+      (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
+    SELECT r.source, r.event_id, r.resource_id, r.event_type, r.occurred_at,
+           substring($bodies::bytea FROM r.body_start FOR r.body_length), r.content_type, r.headers
+    FROM r
+    ORDER BY r.source, r.event_id
+    ON CONFLICT (source, event_id) DO NOTHING
+    RETURNING source, event_id
+  )
+  SELECT source, event_id, true AS inserted, NULL::text AS status, NULL::text AS result_ref FROM inserted
+  UNION ALL
+  ${PREVIOUS_OF_THE_REST}`,
   'prepared',
 );
 
-const insertOne = defineStatement<InboxDeliveryRow, { event_id: string }>(
+const insertOne = defineStatement<InboxDeliveryRow, InsertAnswerRow>(
   'inbox_insert_delivery',
-  `INSERT INTO inbox_deliveries
-    (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
-  VALUES ($source, $eventId, $resourceId, $eventType, $occurredAt, $body, $contentType, $headers::jsonb)
-  ON CONFLICT (source, event_id) DO NOTHING
-  RETURNING event_id`,
+  `WITH r AS (SELECT $source::text AS source, $eventId::text AS event_id),
+  inserted AS (
+    INSERT INTO inbox_deliveries
+      (source, event_id, resource_id, event_type, occurred_at, body, content_type, headers)
+    VALUES ($source, $eventId, $resourceId, $eventType, $occurredAt, $body, $contentType, $headers::jsonb)
+    ON CONFLICT (source, event_id) DO NOTHING
+    RETURNING source, event_id
+  )
+  SELECT source, event_id, true AS inserted, NULL::text AS status, NULL::text AS result_ref FROM inserted
+  UNION ALL
+  ${PREVIOUS_OF_THE_REST}`,
 );
 
 /**
  * Inserts distinct deliveries in one statement (one implicit transaction) and returns the keys
- * (see deliveryKey) of the rows that were new. The others were already recorded.
+ * (see deliveryKey) of the rows that were new. The others were already recorded: with their first
+ * copy's outcome where the statement saw it.
  */
-export async function insertDeliveries(db: Queryable, rows: readonly InboxDeliveryRow[]): Promise<Set<string>> {
+export async function insertDeliveries(db: Queryable, rows: readonly InboxDeliveryRow[]): Promise<InsertedDeliveries> {
   const n = rows.length;
   const sources = new Array<string>(n);
   const eventIds = new Array<string>(n);
@@ -117,13 +172,26 @@ export async function insertDeliveries(db: Queryable, rows: readonly InboxDelive
     contentTypes,
     headers,
   });
-  const inserted = new Set<string>();
-  for (const row of res.rows) inserted.add(deliveryKey(row.source, row.event_id));
-  return inserted;
+  return answers(res.rows);
 }
 
-/** Inserts one delivery; true when it was new. The per-row fallback of the batcher. */
+function answers(rows: readonly InsertAnswerRow[]): InsertedDeliveries {
+  const inserted = new Set<string>();
+  const previous = new Map<string, PreviousOutcome>();
+  for (const row of rows) {
+    const key = deliveryKey(row.source, row.event_id);
+    if (row.inserted) inserted.add(key);
+    else previous.set(key, { status: row.status!, result_ref: row.result_ref });
+  }
+  return { inserted, previous };
+}
+
+/** Inserts one delivery; true when it was new. Reconciliation's insert. */
 export async function insertDelivery(db: Queryable, r: InboxDeliveryRow): Promise<boolean> {
-  const res = await insertOne.run(db, r);
-  return res.rows.length > 0;
+  return (await insertDeliveryAnswer(db, r)).inserted.size > 0;
+}
+
+/** Inserts one delivery, answering as insertDeliveries does. The per-row fallback of the batcher. */
+export async function insertDeliveryAnswer(db: Queryable, r: InboxDeliveryRow): Promise<InsertedDeliveries> {
+  return answers((await insertOne.run(db, r)).rows);
 }

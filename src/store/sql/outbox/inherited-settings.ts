@@ -15,6 +15,8 @@ export interface InheritedSettingsParams extends Record<string, unknown> {
   ladderJson: string;
   timeoutMs: number;
   maxInFlight: number;
+  /** sending.event_id: `message` or `delivery`. */
+  eventIdMode: string;
 }
 
 /** The gap a rate limit makes between two requests, in SQL (src/outbox/endpoints.ts, sendIntervalMs). */
@@ -30,7 +32,7 @@ WITH resolved AS (
     CASE WHEN 'timeout' = ANY (e.own_settings) THEN e.timeout_ms ELSE coalesce(t.timeout_ms, $timeoutMs::int) END AS timeout_ms,
     CASE WHEN 'max_in_flight' = ANY (e.own_settings) THEN e.max_in_flight ELSE coalesce(t.endpoint_max_in_flight, $maxInFlight::int) END AS max_in_flight,
     CASE WHEN 'rate_limit' = ANY (e.own_settings) THEN e.rate_limit ELSE t.rate_limit END AS rate_limit,
-    CASE WHEN 'event_id' = ANY (e.own_settings) THEN e.event_id ELSE coalesce(t.event_id_mode, 'message') END AS event_id
+    CASE WHEN 'event_id' = ANY (e.own_settings) THEN e.event_id ELSE coalesce(t.event_id_mode, $eventIdMode::text) END AS event_id
   FROM endpoints e JOIN tenants t ON t.id = e.tenant_id
   WHERE e.deleted_at IS NULL
     AND ($endpointId::text IS NULL OR e.id = $endpointId::text)
