@@ -132,6 +132,10 @@ describe('outbox: broker endpoints against the real brokers', () => {
       const { rows } = await t.db.query<Record<string, unknown>>('SELECT * FROM endpoints WHERE id = $1', [endpoint.id]);
       expect(JSON.stringify(rows[0])).not.toContain('s3cr3t-pw');
       expect(h.box.decrypt(rows[0]!.destination_enc as string)).toBe(secretUrl);
+      // A form sending the shown URL back (with ***) leaves the stored one as it was.
+      await h.endpoints.update(t.db, endpoint.id, { url: endpoint.url, description: 'edited in a form' });
+      const after = await t.db.query<{ destination_enc: string }>('SELECT destination_enc FROM endpoints WHERE id = $1', [endpoint.id]);
+      expect(h.box.decrypt(after.rows[0]!.destination_enc)).toBe(secretUrl);
       // The broker refuses the made-up user (Redis and NATS without users take it, or refuse AUTH):
       // whatever happens, neither the history nor the error names the password.
       await send(type, 1);

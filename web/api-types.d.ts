@@ -9,6 +9,7 @@ export interface ApiOperations {
     query: Record<string, never>;
     body: {
       tenant_id?: string;
+      kind?: "http" | "rabbitmq" | "nats" | "redis";
       url: string;
       description?: string;
       event_types?: string[];
@@ -57,6 +58,7 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: {
+      kind?: "http" | "rabbitmq" | "nats" | "redis";
       url?: string;
       description?: string;
       event_types?: string[];

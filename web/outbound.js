@@ -13,7 +13,7 @@ import { outboundViews } from './outbound-views.js';
 /** @typedef {import('./api-types').ApiBody<'POST /endpoints'>} EndpointInput */
 /**
  * An endpoint (GET /endpoints/{id}).
- * @typedef {{ id: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, created_at: string }} Endpoint
+ * @typedef {{ id: string, kind: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, created_at: string }} Endpoint
  */
 /**
  * An endpoint's health over the last hour (GET /stats/outbox).
@@ -158,7 +158,7 @@ function openForm(endpoint) {
 }
 
 /**
- * @param {'url' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
+ * @param {'url' | 'kind' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
  * @param {string | null} value
  */
 const field = (key, value) => [words.word('dt', key), el('dd', { dataset: { field: key } }, value ?? '')];
@@ -192,6 +192,7 @@ async function showEndpoint(id, secret) {
   $('endpoint-title').textContent = ep.id;
   $('endpoint-fields').replaceChildren(
     ...field('url', ep.url),
+    ...field('kind', ep.kind),
     ...field('description', ep.description),
     ...field('eventTypeList', ep.event_types.length ? ep.event_types.join(', ') : '*'),
     ...field('scheme', ep.scheme),

@@ -47,6 +47,7 @@ export const outboundWords = {
     replay: 'Replay',
     url: 'URL',
     scheme: 'scheme',
+    kind: 'kind',
     /** @param {string} until */
     rotated: (until) => `New secret made; the old one keeps signing until ${until}.`,
     /** @param {string} id */
@@ -101,6 +102,7 @@ export const outboundWords = {
     replay: 'Yeniden işle',
     url: 'URL',
     scheme: 'şema',
+    kind: 'tür',
     /** @param {string} until */
     rotated: (until) => `Yeni anahtar oluşturuldu; eskisi ${until} tarihine kadar imzalamaya devam eder.`,
     /** @param {string} id */

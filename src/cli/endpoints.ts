@@ -75,7 +75,11 @@ export function registerEndpointsCommand(program: Command): void {
 
   settingOptions(
     addApiOptions(
-      endpoints.command('create <destination>').description('Create an endpoint sending to <destination>: an http(s) URL, or a broker (amqp://, nats://, redis://; docs/destinations.md); prints its secret once.'),
+      endpoints
+        .command('create <destination>')
+        .description(
+          'Create an endpoint sending to <destination>: an http(s) URL, or a broker (amqp://, nats://, redis://; docs/destinations.md); prints its secret once.',
+        ),
     ),
   )
     .option('--tenant <id>', 'the tenant (merchant) it belongs to (default: the default tenant)')

@@ -249,8 +249,12 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
     async update(db: Queryable, id: string, raw: unknown): Promise<Endpoint> {
       const input = parseInput(endpointUpdateSchema, raw);
       let destination: StoredDestination | undefined;
-      if (input.url !== undefined) destination = await storedDestination(guardOf((await read(db, id)).tenant_id), box, input.url, input.kind);
-      else if (input.kind !== undefined && input.kind !== (await read(db, id)).kind)
+      // A form sends the URL back as it was shown: a broker's with *** for its password. The same text
+      // again changes nothing (storing it would replace the password with ***).
+      const shown = input.url !== undefined || input.kind !== undefined ? await read(db, id) : undefined;
+      if (input.url !== undefined && !(shown?.kind !== 'http' && input.url === shown?.url))
+        destination = await storedDestination(guardOf(shown!.tenant_id), box, input.url, input.kind);
+      else if (input.kind !== undefined && input.kind !== shown!.kind)
         throw new TekilError('VALIDATION_FAILED', `kind: changing to "${input.kind}" needs its url too`, { hint: 'see docs/destinations.md' });
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
       let hmac: HmacSchemeOptions | null | undefined;
