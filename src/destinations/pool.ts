@@ -5,6 +5,9 @@ import type { BrokerAnswer, BrokerMessage, BrokerPublisher } from './publisher.j
 import { RabbitPublisher } from './rabbitmq.js';
 import { RedisPublisher } from './redis.js';
 
+/** Longest wait for the brokers' answers to closing (a stop must not hang on an unreachable one). */
+const CLOSE_WAIT_MS = 5_000;
+
 /** A publish's outcome: the broker's answer, when it started and how long it took; `unusable`: the URL cannot be read, retrying cannot help. */
 export type BrokerPublishResult = BrokerAnswer & { startedAt: Date; durationMs: number; unusable?: boolean };
 
@@ -129,10 +132,17 @@ export class BrokerPool {
     return this.open.size;
   }
 
+  /** Closes every connection; a broker that does not answer its close within CLOSE_WAIT_MS is left behind. */
   async close(): Promise<void> {
     this.closing = true;
     const all = [...this.open.values()];
     this.open.clear();
-    await Promise.all(all.map((p) => p.then((c) => c.close()).catch(() => {})));
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, CLOSE_WAIT_MS);
+      timer.unref();
+    });
+    await Promise.race([Promise.all(all.map((p) => p.then((c) => c.close()).catch(() => {}))), waited]);
+    clearTimeout(timer);
   }
 }
