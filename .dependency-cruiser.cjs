@@ -50,8 +50,8 @@ const rooms = [
   { label: 'audit/', path: '^src/audit/', uses: ['http/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'the audit trail: one row per operator action (the admin API\'s hooks, the portal\'s links, the CLI\'s own store actions), written by one function (write.ts); the sign-in limit, what a row may say' },
   { label: 'provider/', path: '^src/provider/', uses: ['receiver/', 'signing/', 'kernel'], says: "a provider's invoices and each scheme's natural envelope (shared by simulate and prove)" },
   { label: 'receiver/', path: '^src/receiver/', uses: ['telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'POST /in/:source: verify, extract ids, the group-commit batcher, ack deadline, body bytes in flight' },
-  { label: 'worker/', path: '^src/worker/', uses: ['lookup/', 'telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },
-  { label: 'outbox/', path: '^src/outbox/', uses: ['retention/', 'telemetry/', 'config/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'publish, endpoints and secrets, the dispatcher and its decisions, ladders, history' },
+  { label: 'worker/', path: '^src/worker/', uses: ['lookup/', 'telemetry/', 'config/', 'destinations/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'claim loops, batches, handlers, forwarding, retries, ordering guard, handler timeout' },
+  { label: 'outbox/', path: '^src/outbox/', uses: ['retention/', 'telemetry/', 'config/', 'destinations/', 'http/', 'signing/', 'store/', 'settings.ts service.ts', 'kernel'], says: 'publish, endpoints and secrets, the dispatcher and its decisions, ladders, history' },
   {
     label: 'lookup/',
     path: '^src/lookup/',
@@ -74,7 +74,13 @@ const rooms = [
       'service.ts: Context (config, settings, db, logger, metrics) and the Service lifecycle',
     ],
   },
-  { label: 'config/', path: '^src/config/', uses: ['http/', 'signing/', 'kernel'], says: 'the YAML schema (zod), units, env interpolation' },
+  { label: 'config/', path: '^src/config/', uses: ['destinations/', 'http/', 'signing/', 'kernel'], says: 'the YAML schema (zod), units, env interpolation' },
+  {
+    label: 'destinations/',
+    path: '^src/destinations/',
+    uses: ['http/', 'kernel'],
+    says: "the kinds of destination beyond HTTP: broker URLs (RabbitMQ, NATS JetStream, Redis Streams), their pooled connections and one publish with the broker's answer; shared by sending and forwarding",
+  },
   { label: 'http/', path: '^src/http/', uses: ['kernel'], says: "shared by sending and forwarding: the HTTP poster, destination guard, CIDR and Retry-After parsers; the server's connection caps, its coded answers to malformed requests, and the reading and dropping of refused bodies" },
   { label: 'signing/', path: '^src/signing/', uses: ['kernel'], says: 'one file per signature scheme, sign + verify over raw bytes' },
   {

@@ -21,7 +21,13 @@
  * Knobs (environment): BENCH_MESSAGES (default 50000), BENCH_ROUNDS (default 3), BENCH_SIDES (comma list
  * of bare,floor,tekil,store; default all), BENCH_CONCURRENCY (dispatcher.concurrency and the other sides',
  * default 64), BENCH_ASYNC_COMMIT=1 (synchronous_commit off for the bench database),
- * BENCH_PROFILE=<file> (CPU profile of tekil's last dispatch run).
+ * BENCH_PROFILE=<file> (CPU profile of tekil's last dispatch run), BENCH_BROKERS (comma list of
+ * rabbitmq,nats,redis; default all; `none` leaves them out).
+ *
+ * Then a line per broker kind (one run each, after the rounds): the broker's own client publishing the
+ * same messages with the same confirms at the same concurrency, and tekil's dispatcher delivering them
+ * to an endpoint of that kind (bench/dispatch/brokers.ts), against the machine's RabbitMQ (5672,
+ * guest/guest), NATS JetStream (4222) and Redis (6379).
  */
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -36,6 +42,8 @@ import { dispatchStoreOnly } from './dispatch/store-only.js';
 import { floorDispatch, refillFloor, setUpFloor } from './dispatch/floor.js';
 import { resetDeliveries, runTekilDispatch, setUpTekilDispatch } from './dispatch/tekil.js';
 import { startSinkProcess } from './lib/sink.js';
+import { brokerClientRate, tekilBrokerRun } from './dispatch/brokers.js';
+import { brokerKinds, type BrokerKind } from '../src/destinations/broker-url.js';
 
 const MESSAGES = Number(process.env.BENCH_MESSAGES ?? 50_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
@@ -77,6 +85,13 @@ function toSide(name: string): Side {
   process.exit(2);
 }
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const BROKERS: BrokerKind[] =
+  process.env.BENCH_BROKERS === 'none'
+    ? []
+    : (process.env.BENCH_BROKERS ?? brokerKinds.join(','))
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s): s is BrokerKind => (brokerKinds as readonly string[]).includes(s));
 const LABELS: Record<Side, string> = {
   bare: `bare undici POSTs (concurrency ${CONCURRENCY})`,
   floor: 'floor (leased claim, HMAC, POST, one attempt row)',
@@ -211,6 +226,14 @@ async function main(): Promise<void> {
     ratio('floor', 'bare', 'floor / bare undici', ' (the most any durable dispatcher reaches here)');
     ratio('tekil', 'floor', 'tekil / floor');
     ratio('tekil', 'store', 'tekil / store-only');
+
+    for (const kind of BROKERS) {
+      const own = await brokerClientRate(kind, bodies, CONCURRENCY);
+      const ours = await tekilBrokerRun(db, name, setup, kind, sink.url);
+      process.stdout.write(
+        `${kind}: broker's own client ${Math.round(own.rate)}/s (node ${Math.round(own.nodeUs)} µs per delivery); tekil dispatcher ${Math.round(ours.rate)}/s (node ${Math.round(ours.nodeUs)} µs, Postgres ${Math.round(ours.postgresUs)} µs per delivery); tekil / client = ${(ours.rate / own.rate).toFixed(2)}\n`,
+      );
+    }
   } finally {
     sink.stop();
     await floorPool.end();

@@ -9,6 +9,7 @@ export interface ApiOperations {
     query: Record<string, never>;
     body: {
       tenant_id?: string;
+      kind?: "http" | "rabbitmq" | "nats" | "redis";
       url: string;
       description?: string;
       event_types?: string[];
@@ -58,6 +59,7 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: {
+      kind?: "http" | "rabbitmq" | "nats" | "redis";
       url?: string;
       description?: string;
       event_types?: string[];

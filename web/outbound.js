@@ -13,7 +13,7 @@ import { outboundViews } from './outbound-views.js';
 /** @typedef {import('./api-types').ApiBody<'POST /endpoints'>} EndpointInput */
 /**
  * An endpoint (GET /endpoints/{id}).
- * @typedef {{ id: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, slow: { p90_ms: number } | null, tenant_id: string, created_at: string }} Endpoint
+ * @typedef {{ id: string, kind: string, url: string, description: string | null, event_types: string[], scheme: string, enabled: boolean, disabled_reason: string | null, consecutive_failures: number, slow: { p90_ms: number } | null, tenant_id: string, created_at: string }} Endpoint
  */
 /**
  * An endpoint's health over the last hour (GET /stats/outbox).
@@ -172,7 +172,7 @@ function openForm(endpoint) {
 }
 
 /**
- * @param {'tenant' | 'url' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
+ * @param {'tenant' | 'url' | 'kind' | 'description' | 'eventTypeList' | 'scheme' | 'state' | 'failedInRow' | 'created'} key
  * @param {string | null} value
  */
 const field = (key, value) => [words.word('dt', key), el('dd', { dataset: { field: key } }, value ?? '')];
@@ -208,6 +208,7 @@ async function showEndpoint(id, secret) {
   $('endpoint-fields').replaceChildren(
     ...field('tenant', ep.tenant_id),
     ...field('url', ep.url),
+    ...field('kind', ep.kind),
     ...field('description', ep.description),
     ...field('eventTypeList', ep.event_types.length ? ep.event_types.join(', ') : '*'),
     ...field('scheme', ep.scheme),

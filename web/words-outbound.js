@@ -50,6 +50,7 @@ export const outboundWords = {
     replay: 'Replay',
     url: 'URL',
     scheme: 'scheme',
+    kind: 'kind',
     /** @param {string} until */
     rotated: (until) => `New secret made; the old one keeps signing until ${until}.`,
     /** @param {string} id */
@@ -107,6 +108,7 @@ export const outboundWords = {
     replay: 'Yeniden gönder',
     url: 'URL',
     scheme: 'imza şeması',
+    kind: 'tür',
     /** @param {string} until */
     rotated: (until) => `Yeni anahtar oluşturuldu; eskisi ${until} tarihine kadar imzalamaya devam eder.`,
     /** @param {string} id */

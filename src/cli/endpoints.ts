@@ -78,7 +78,11 @@ export function registerEndpointsCommand(program: Command): void {
 
   settingOptions(
     addApiOptions(
-      endpoints.command('create <destination>').description('Create an endpoint sending to <destination> (http or https URL); prints its secret once.'),
+      endpoints
+        .command('create <destination>')
+        .description(
+          'Create an endpoint sending to <destination>: an http(s) URL, or a broker (amqp://, nats://, redis://; docs/destinations.md); prints its secret once.',
+        ),
     ),
   )
     .option('--tenant <id>', 'the tenant (merchant) it belongs to (default: the default tenant)')
@@ -102,7 +106,7 @@ export function registerEndpointsCommand(program: Command): void {
   });
 
   settingOptions(addApiOptions(endpoints.command('update <id>').description('Change an endpoint’s settings.')))
-    .option('--destination <url>', 'new destination URL')
+    .option('--destination <url>', 'new destination: an http(s) URL or a broker URL (amqp://, nats://, redis://)')
     .option(
       '--inherit <settings>',
       "hand settings back to the tenant's defaults (else the file's): comma-separated, of ladder, timeout, max_in_flight, rate_limit, event_id",

@@ -7,6 +7,7 @@ import { reconcilePresetNames, withReconcilePreset } from './reconcile-presets.j
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames } from '../signing/hmac.js';
 import { schemeNames } from '../signing/types.js';
 import { locatorBodyProblems } from './locator-bodies.js';
+import { kindOfUrl, parseBrokerUrl } from '../destinations/broker-url.js';
 
 // The signing options are the signing module's; configuration re-exports them for its readers.
 export { hmacSchemeOptions, type HmacSchemeOptions } from '../signing/hmac.js';
@@ -65,7 +66,24 @@ export const forwardDefaultNetworks: readonly string[] = ['127.0.0.0/8', '::1/12
  */
 export const forwardSchema = z
   .object({
-    url: z.string().url(),
+    /**
+     * Where verified deliveries go: an http(s) URL tekil POSTs to, or a broker tekil publishes to
+     * (amqp://, nats://, redis://; docs/destinations.md).
+     */
+    url: z
+      .string()
+      .url()
+      .superRefine((url, ctx) => {
+        const kind = kindOfUrl(url);
+        if (kind === undefined) ctx.addIssue({ code: 'custom', message: 'expected an http(s), amqp, nats or redis URL' });
+        else if (kind !== 'http') {
+          try {
+            parseBrokerUrl(url);
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+          }
+        }
+      }),
     /** A deadline for the whole exchange, from connecting to the answer's last byte. */
     timeout: durationMs.pipe(z.number().min(1, 'expected at least 1ms').max(300_000, 'expected at most 5m')).default(10_000),
     /** Networks (CIDR) the forward URL may resolve to although not public; absent: forwardDefaultNetworks. */

@@ -6,10 +6,14 @@ import { type DispatcherCaches, schemeExtraHeaders, signingInput } from './dispa
 import { endDispatchSpan, startDispatchSpan } from './dispatch-span.js';
 import { deliveryEventId, withEventId } from './ids.js';
 import type { Sender } from './sender.js';
+import type { BrokerSender } from './broker-send.js';
+import { brokerKindOf } from '../destinations/broker-url.js';
 import type { OutboxClaimedDelivery, OutboxCompletion } from './types.js';
 
 export interface AttemptDeps {
   sender: Sender;
+  /** Endpoints of a broker kind (docs/destinations.md) publish through it instead of posting. */
+  brokers: BrokerSender;
   caches: DispatcherCaches;
   sending: SendingConfig;
 }
@@ -44,7 +48,14 @@ export async function runAttempt(
       span = startDispatchSpan(t, row);
       headers.traceparent = traceparentOf(span);
     }
-    outcome = await deps.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms, tenantId: row.tenant_id });
+    // A broker endpoint's stored URL names its kind by its scheme; the message carries the same
+    // signature headers an HTTP request would, and the event id as the broker's deduplication key.
+    outcome = brokerKindOf(row.url)
+      ? await deps.brokers.send(
+          { endpointId: row.endpoint_id, updatedAtMs: row.endpoint_updated_ms, tenantId: row.tenant_id, timeoutMs: row.timeout_ms },
+          { id: eventId, type: row.event_type, body, contentType: 'application/json', headers },
+        )
+      : await deps.sender.send({ url: row.url, body, headers, timeoutMs: row.timeout_ms, tenantId: row.tenant_id });
   } catch (err) {
     outcome = {
       startedAt: new Date(),

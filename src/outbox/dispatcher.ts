@@ -21,6 +21,7 @@ import type { SecretBox } from './secrets.js';
 import { type Claimed, PacedDeliveries } from './paced-deliveries.js';
 import { publicOnlyGuard, Sender } from './sender.js';
 import { SlowLane } from './slow-lane.js';
+import { BrokerSender } from './broker-send.js';
 import { refreshInheritedSettings } from './inherited-settings.js';
 import { holdBreakerDeliveries } from './breaker-hold.js';
 import type { OutboxClaimedDelivery } from './types.js';
@@ -83,6 +84,7 @@ export class Dispatcher implements Service {
   readonly name = 'dispatcher';
   readonly id = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
   private readonly sender: Sender;
+  private readonly brokers: BrokerSender;
   /** Where the dispatcher's statements run: its own pool from the store (the store itself on PGlite). */
   private readonly sql: Queryable & { close(): Promise<void> };
   private readonly attemptDeps: AttemptDeps;
@@ -123,9 +125,11 @@ export class Dispatcher implements Service {
 
   constructor(private readonly options: DispatcherOptions) {
     const { sending } = options;
-    this.sender = new Sender({ operator: options.guard, tenants: options.tenantGuard ?? publicOnlyGuard() }, sending.proxy);
+    const guards = { operator: options.guard, tenants: options.tenantGuard ?? publicOnlyGuard() };
+    this.sender = new Sender(guards, sending.proxy);
     this.sql = options.db.openPool({ applicationName: 'tekil-dispatcher', max: DISPATCHER_CONNECTIONS });
-    this.attemptDeps = { sender: this.sender, caches: new DispatcherCaches(this.sql, options.box), sending };
+    this.brokers = new BrokerSender(this.sql, options.box, guards);
+    this.attemptDeps = { sender: this.sender, brokers: this.brokers, caches: new DispatcherCaches(this.sql, options.box), sending };
     this.metrics = dispatcherMetrics(options.metrics);
     this.quantum = sending.dispatcher.batch_size;
     this.capacity = resolveCapacity(sending.dispatcher.concurrency, sending.slow_lane.max_in_flight);
@@ -226,6 +230,7 @@ export class Dispatcher implements Service {
     // Requests still running after the grace period are cut; their leases run out and another
     // dispatcher (or the next start) records the lost attempt and retries.
     await this.sender.close(this.inFlight > 0).catch(() => {});
+    await this.brokers.close().catch(() => {});
     await this.sql.close().catch(() => {});
   }
 

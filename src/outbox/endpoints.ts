@@ -35,6 +35,7 @@ import { generateEndpointSecret, type SecretBox } from './secrets.js';
 import { ensureSigningKey, signingModes, type SigningMode } from './signing-keys.js';
 import { hmacOptionProblems, hmacSchemeOptions, templateSecretNames, type HmacSchemeOptions } from '../signing/index.js';
 import { endpointSchemes, type Endpoint } from './types.js';
+import { checkBrokerUrl, destinationKinds, kindOfUrl, redactUrl, type DestinationKind } from '../destinations/broker-url.js';
 
 /** Text stored in a text column: Postgres refuses NUL in text, so it is refused here with a clear 400. */
 export const storableText = (max: number) =>
@@ -65,6 +66,12 @@ export const endpointCreateSchema = z
   .object({
     /** The tenant it belongs to (default: the default tenant). Fixed once created. */
     tenant_id: storableText(64).pipe(z.string().min(1)).optional(),
+    /**
+     * What the endpoint is: `http` (a URL tekil POSTs to), or a broker tekil publishes to (`rabbitmq`,
+     * `nats`, `redis`; docs/destinations.md). Absent: read from the URL's scheme.
+     */
+    kind: z.enum(destinationKinds).optional(),
+    /** The HTTP URL, or the broker's URL (amqp://, nats://, redis://), credentials included: stored encrypted, shown without its password. */
     url: storableText(2048).pipe(z.string().min(1)),
     description: storableText(500).optional(),
     event_types: z.array(eventTypePattern).max(100).optional(),
@@ -152,6 +159,35 @@ export interface EndpointStoreOptions {
   tenantGuard?: DestinationGuard;
 }
 
+/** Where an endpoint sends, as stored: its kind, the URL shown (no password) and the sealed broker URL. */
+interface StoredDestination {
+  kind: DestinationKind;
+  url: string;
+  destination_enc: string | null;
+}
+
+/**
+ * Checks a destination (its kind, its URL, the guard's networks) and makes what is stored of it: an
+ * HTTP URL as it is; a broker URL shown without its password and kept whole only encrypted.
+ */
+async function storedDestination(guard: DestinationGuard, box: SecretBox, url: string, kind: DestinationKind | undefined): Promise<StoredDestination> {
+  const ofUrl = kindOfUrl(url);
+  if (ofUrl === undefined) {
+    throw new TekilError('VALIDATION_FAILED', 'url: expected an http(s), amqp, nats or redis URL', { hint: 'see docs/destinations.md' });
+  }
+  if (kind !== undefined && kind !== ofUrl) {
+    throw new TekilError('VALIDATION_FAILED', `kind "${kind}" does not match a ${ofUrl === 'http' ? 'http(s)' : ofUrl} URL`, {
+      hint: 'see docs/destinations.md',
+    });
+  }
+  if (ofUrl === 'http') {
+    await guard.checkUrl(url);
+    return { kind: 'http', url, destination_enc: null };
+  }
+  await checkBrokerUrl(guard, url);
+  return { kind: ofUrl, url: redactUrl(url), destination_enc: box.encrypt(url) };
+}
+
 /** An endpoint as stored: its jsonb columns (ladder, hmac) were validated by this module before they were written. */
 const asEndpoint = (row: EndpointRow): Endpoint => row as Endpoint;
 
@@ -186,7 +222,7 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
 
     async create(db: Queryable, raw: unknown): Promise<{ endpoint: Endpoint; secret: string }> {
       const input = parseInput(endpointCreateSchema, raw);
-      await guardOf(input.tenant_id ?? DEFAULT_TENANT_ID).checkUrl(input.url);
+      const destination = await storedDestination(guardOf(input.tenant_id ?? DEFAULT_TENANT_ID), box, input.url, input.kind);
       const ladder = input.ladder ?? sending.ladder;
       ladderGapsMs(ladder);
       const scheme = input.scheme ?? 'standard';
@@ -198,7 +234,7 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
       const { rows } = await insertEndpoint.run(db, {
         id,
         tenant_id: tenantId,
-        url: input.url,
+        ...destination,
         description: input.description ?? null,
         event_types: input.event_types ?? [],
         ladder_json: JSON.stringify(ladder),
@@ -229,7 +265,14 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
 
     async update(db: Queryable, id: string, raw: unknown): Promise<Endpoint> {
       const input = parseInput(endpointUpdateSchema, raw);
-      if (input.url !== undefined) await guardOf((await read(db, id)).tenant_id).checkUrl(input.url);
+      let destination: StoredDestination | undefined;
+      // A form sends the URL back as it was shown: a broker's with *** for its password. The same text
+      // again changes nothing (storing it would replace the password with ***).
+      const shown = input.url !== undefined || input.kind !== undefined ? await read(db, id) : undefined;
+      if (input.url !== undefined && !(shown?.kind !== 'http' && input.url === shown?.url))
+        destination = await storedDestination(guardOf(shown!.tenant_id), box, input.url, input.kind);
+      else if (input.kind !== undefined && input.kind !== shown!.kind)
+        throw new TekilError('VALIDATION_FAILED', `kind: changing to "${input.kind}" needs its url too`, { hint: 'see docs/destinations.md' });
       if (input.ladder !== undefined) ladderGapsMs(input.ladder);
       let hmac: HmacSchemeOptions | null | undefined;
       let signing: SigningMode | undefined;
@@ -251,7 +294,11 @@ export function endpointStore({ sending, box, guard, tenantGuard = publicOnlyGua
         columns.push(column);
         values[column] = value;
       };
-      if (input.url !== undefined) set('url', input.url);
+      if (destination !== undefined) {
+        set('kind', destination.kind);
+        set('url', destination.url);
+        set('destination_enc', destination.destination_enc);
+      }
       if (input.description !== undefined) set('description', input.description);
       if (input.event_types !== undefined) set('event_types', input.event_types);
       if (input.ladder !== undefined) set('ladder', JSON.stringify(input.ladder));

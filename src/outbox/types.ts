@@ -1,4 +1,5 @@
 import type { HmacSchemeOptions, SchemeName } from '../signing/index.js';
+import type { DestinationKind } from '../destinations/broker-url.js';
 import type { EventIdMode } from './ids.js';
 import type { LadderSpec } from './ladders.js';
 import type { EndpointRow } from '../store/sql/outbox/endpoints.js';
@@ -15,7 +16,9 @@ export type EndpointScheme = (typeof endpointSchemes)[number];
  * An endpoint as the API and CLI show it (never with its secret, except right after creation): its row,
  * with the jsonb and text columns this module validated before writing them given their types.
  */
-export interface Endpoint extends Omit<EndpointRow, 'ladder' | 'scheme' | 'hmac' | 'event_id'> {
+export interface Endpoint extends Omit<EndpointRow, 'kind' | 'ladder' | 'scheme' | 'hmac' | 'event_id'> {
+  /** `http`, or the broker it publishes to (docs/destinations.md). */
+  kind: DestinationKind;
   ladder: LadderSpec;
   scheme: EndpointScheme;
   /** The `hmac` scheme's description (header, algorithm, encoding, …); null for the other schemes. */

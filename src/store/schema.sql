@@ -94,7 +94,10 @@ CREATE TABLE endpoints (
     slow_p90_ms integer,
     own_settings text[] DEFAULT ARRAY['ladder'::text, 'timeout'::text, 'max_in_flight'::text, 'rate_limit'::text, 'event_id'::text] NOT NULL,
     signing text DEFAULT 'v1'::text NOT NULL,
+    kind text DEFAULT 'http'::text NOT NULL,
+    destination_enc text,
     CONSTRAINT endpoints_event_id_check CHECK (event_id = ANY (ARRAY['message'::text, 'delivery'::text])),
+    CONSTRAINT endpoints_kind_check CHECK (kind = ANY (ARRAY['http'::text, 'rabbitmq'::text, 'nats'::text, 'redis'::text])),
     CONSTRAINT endpoints_signing_check CHECK (signing = ANY (ARRAY['v1'::text, 'v1a'::text, 'both'::text])),
     CONSTRAINT endpoints_tenant_id_fkey FOREIGN KEY (tenant_id) REFERENCES tenants(id),
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)

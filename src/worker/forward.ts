@@ -7,6 +7,8 @@ import { TekilError } from '../errors.js';
 import { parseRetryAfter } from '../http/retry-after.js';
 import { createStandardScheme } from '../signing/standard.js';
 import type { InboxClaimedDelivery } from './claim-due-deliveries.js';
+import { brokerKindOf } from '../destinations/broker-url.js';
+import { BrokerPool } from '../destinations/pool.js';
 
 export type ForwardOutcome = { ok: true; resultRef: string | null } | { ok: false; permanent: boolean; error: string; notBeforeMs?: number };
 
@@ -19,6 +21,9 @@ const scheme = createStandardScheme();
  */
 export class Forwarder {
   private readonly poster: HttpPoster;
+  /** For a forward to a broker (docs/destinations.md): its connection, shared by every batch of this process. */
+  private readonly brokers: BrokerPool | undefined;
+  private readonly guard: DestinationGuard;
 
   /** Throws CONFIG_INVALID, naming the source's setting, when an allowed network is not one. */
   constructor(
@@ -30,17 +35,20 @@ export class Forwarder {
     proxy?: string,
   ) {
     const guard = new DestinationGuard(config.allow_networks ?? forwardDefaultNetworks, { setting: ['sources', source, 'forward', 'allow_networks'] });
+    this.guard = guard;
     this.poster = new HttpPoster({ guard, keepAliveTimeoutMs: 10_000, connections: 64, ...(proxy ? { proxy } : {}) });
+    this.brokers = brokerKindOf(config.url) ? new BrokerPool() : undefined;
   }
 
   /** `traceparent`: the forward span's, sent on (tracing on only). */
   forward(delivery: InboxClaimedDelivery, traceparent?: string): Promise<ForwardOutcome> {
+    if (this.brokers) return forwardToBroker(this.config, this.brokers, this.guard, delivery, traceparent);
     return forwardDelivery(this.config, this.poster, this.retryAfterMaxMs, delivery, traceparent);
   }
 
-  /** Closes idle connections; with `abort`, also cuts requests still in flight. */
-  close(abort = false): Promise<void> {
-    return this.poster.close(abort);
+  /** Closes idle connections (and a broker's); with `abort`, also cuts requests still in flight. */
+  async close(abort = false): Promise<void> {
+    await Promise.all([this.poster.close(abort), this.brokers?.close()]);
   }
 }
 
@@ -68,14 +76,8 @@ export function createForwarders(config: TekilConfig): Map<string, Forwarder> {
  * `worker.retry_after_max`), 3xx.
  * Permanent: other 4xx, a destination the forward policy refuses, a request that cannot be built.
  */
-async function forwardDelivery(
-  config: ForwardConfig,
-  poster: HttpPoster,
-  retryAfterMaxMs: number,
-  delivery: InboxClaimedDelivery,
-  traceparent: string | undefined,
-): Promise<ForwardOutcome> {
-  const body = Buffer.from(delivery.body);
+/** The headers a forwarded delivery carries, over HTTP and to a broker alike. */
+function forwardHeaders(config: ForwardConfig, delivery: InboxClaimedDelivery, body: Buffer, traceparent: string | undefined): Record<string, string> {
   const idempotencyKey = headerValue(`${delivery.source}:${delivery.event_id}`);
   const signature = scheme.sign({ body, secrets: [config.secret], id: idempotencyKey });
   const headers: Record<string, string> = {
@@ -89,6 +91,45 @@ async function forwardDelivery(
   if (delivery.resource_id) headers['x-tekil-resource-id'] = headerValue(delivery.resource_id);
   if (delivery.event_type) headers['x-tekil-event-type'] = headerValue(delivery.event_type);
   if (traceparent) headers.traceparent = traceparent;
+  return headers;
+}
+
+/**
+ * Publishes a verified delivery to the application's broker: the raw body, the same headers as over
+ * HTTP (signature included), and `<source>:<event id>` as the message id, the broker's deduplication
+ * key where it has one (JetStream's Nats-Msg-Id). Success is the broker's confirm, ack or entry id,
+ * kept as the delivery's result reference; every failure is transient (retried on the source's ladder),
+ * except a URL that cannot be read.
+ */
+async function forwardToBroker(
+  config: ForwardConfig,
+  pool: BrokerPool,
+  guard: DestinationGuard,
+  delivery: InboxClaimedDelivery,
+  traceparent: string | undefined,
+): Promise<ForwardOutcome> {
+  const body = Buffer.from(delivery.body);
+  const headers = forwardHeaders(config, delivery, body, traceparent);
+  const { 'content-type': contentType = 'application/octet-stream', 'user-agent': _agent, ...rest } = headers;
+  const result = await pool.publish(
+    config.url,
+    guard,
+    { id: headers['idempotency-key']!, type: delivery.event_type ?? 'webhook', body, contentType, headers: rest },
+    config.timeout,
+  );
+  if (result.ok) return { ok: true, resultRef: result.detail.slice(0, 255) };
+  return { ok: false, permanent: result.unusable === true, error: `forward: ${result.error}` };
+}
+
+async function forwardDelivery(
+  config: ForwardConfig,
+  poster: HttpPoster,
+  retryAfterMaxMs: number,
+  delivery: InboxClaimedDelivery,
+  traceparent: string | undefined,
+): Promise<ForwardOutcome> {
+  const body = Buffer.from(delivery.body);
+  const headers = forwardHeaders(config, delivery, body, traceparent);
 
   // The answer's body is never stored (it may echo the payload): it is read to its end and dropped.
   const result = await poster.post({ url: config.url, headers, body, timeoutMs: config.timeout, keepBytes: 0 });

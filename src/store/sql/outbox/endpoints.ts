@@ -3,7 +3,7 @@ import { defineStatement, type Statement } from '../statement.js';
 /** Endpoint administration: small statements, one file. */
 
 /** The columns an endpoint is shown with (never its secrets). */
-const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
+const COLUMNS = `id, tenant_id, kind, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options AS hmac, enabled, disabled_reason,
   consecutive_failures, rate_limit, failed_attempts_in_row, probe_at AS next_probe_at, event_id, own_settings, signing,
   CASE WHEN slow_p90_ms IS NULL THEN NULL ELSE json_build_object('p90_ms', slow_p90_ms) END AS slow, created_at, updated_at`;
 
@@ -11,6 +11,8 @@ const COLUMNS = `id, tenant_id, url, description, event_types, ladder, timeout_m
 export interface EndpointRow {
   id: string;
   tenant_id: string;
+  /** `http`, or the broker it publishes to (migration 036). */
+  kind: string;
   url: string;
   description: string | null;
   event_types: string[];
@@ -51,7 +53,10 @@ export const insertEndpoint = defineStatement<
   {
     id: string;
     tenant_id: string;
+    kind: string;
     url: string;
+    /** The whole broker URL, sealed; null for HTTP. */
+    destination_enc: string | null;
     description: string | null;
     event_types: string[];
     ladder_json: string;
@@ -69,9 +74,9 @@ export const insertEndpoint = defineStatement<
   EndpointRow
 >(
   'tekil_outbox_insert_endpoint',
-  `INSERT INTO endpoints (id, tenant_id, url, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms, event_id,
+  `INSERT INTO endpoints (id, tenant_id, kind, url, destination_enc, description, event_types, ladder, timeout_ms, max_in_flight, scheme, scheme_options, enabled, rate_limit, send_interval_ms, event_id,
      own_settings, signing)
-   SELECT $id, t.id, $url, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms, $event_id,
+   SELECT $id, t.id, $kind, $url, $destination_enc, $description, $event_types, $ladder_json::jsonb, $timeout_ms, $max_in_flight, $scheme, $hmac_json::jsonb, $enabled, $rate_limit, $send_interval_ms, $event_id,
      $own_settings::text[], $signing
    FROM tenants t WHERE t.id = $tenant_id AND t.deleted_at IS NULL
    RETURNING ${COLUMNS}`,
@@ -79,7 +84,9 @@ export const insertEndpoint = defineStatement<
 
 /** Columns an update may set, each with the cast its parameter needs. */
 export const UPDATABLE_COLUMNS = {
+  kind: '',
   url: '',
+  destination_enc: '',
   description: '',
   event_types: '',
   ladder: '::jsonb',
@@ -165,3 +172,10 @@ export const deleteExpiredSecrets = defineStatement<{ endpointId: string }, neve
 );
 /** A new updated_at invalidates every dispatcher's cached secrets of the endpoint. */
 export const touchEndpoint = defineStatement<{ id: string }, never>('tekil_outbox_touch_endpoint', 'UPDATE endpoints SET updated_at = now() WHERE id = $id');
+
+/** A broker endpoint's sealed URL (migration 036), for the dispatcher; null for HTTP. */
+export const selectEndpointDestination = defineStatement<{ id: string }, { destination_enc: string | null }>(
+  'tekil_outbox_endpoint_destination',
+  'SELECT destination_enc FROM endpoints WHERE id = $id',
+  'prepared',
+);
