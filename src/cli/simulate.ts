@@ -10,7 +10,7 @@ import { Progress } from './progress.js';
 interface SimulateOptions {
   target: string;
   callbackUrl?: string;
-  scheme: (typeof endpointSchemes)[number] | 'paytr' | 'iyzico';
+  scheme: (typeof endpointSchemes)[number] | 'paytr' | 'iyzico' | 'craftgate' | 'sipay';
   hmac?: string;
   secret?: string;
   salt?: string;
@@ -58,9 +58,12 @@ export function registerSimulateCommand(program: Command): void {
     )
     .requiredOption('--target <url>', 'where the events go, e.g. http://127.0.0.1:8787/in/shop-paymos')
     .option('--callback-url <url>', 'a second URL that gets every event with the same ids')
-    .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico']).default('paymos'))
+    .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico', 'craftgate', 'sipay']).default('paymos'))
     .option('--hmac <json>', "for --scheme hmac: its options as JSON (as in a source's hmac:)")
-    .option('--secret <whsec_…>', 'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key')
+    .option(
+      '--secret <whsec_…>',
+      'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key, for craftgate the webhook key, for sipay the app secret',
+    )
     .option('--salt <salt>', 'for --scheme paytr: the merchant salt (generated and printed when absent)')
     .option('--invoices <n>', 'invoices to create', positiveInt('invoices'), 100)
     .option('--time-scale <factor>', 'multiply the ladder and the pause between lifecycle steps (sending.time_scale)', parseScale, 0.01)

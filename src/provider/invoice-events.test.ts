@@ -24,19 +24,22 @@ describe('invoice events in every scheme', () => {
     occurredAt: new Date('2026-11-30T12:00:00Z'),
   };
 
-  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico'))('%s: verifies with tekil and yields the ids tekil extracts by default', (name) => {
-    const options = name === 'hmac' ? { hmac } : {};
-    const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
-    const scheme = createScheme(name, options.hmac);
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
-    const verified = scheme.verify({ body: req.body, headers, secrets: [secretOf(name)], toleranceSec: 0 });
-    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers, headerEventId: verified.headerEventId });
-    expect(fields.eventId).toBe('evt_01');
-    // GitHub's default resource locators name GitHub's own objects: a receiver of invoices over the
-    // github scheme configures `resource_id: body:data.id`.
-    expect(fields.resourceId).toBe(name === 'github' ? null : 'inv_01');
-    expect(fields.eventType).toBe('invoice.paid');
-  });
+  it.each(schemeNames.filter((n) => !['paytr', 'iyzico', 'craftgate', 'sipay'].includes(n)))(
+    '%s: verifies with tekil and yields the ids tekil extracts by default',
+    (name) => {
+      const options = name === 'hmac' ? { hmac } : {};
+      const req = signedInvoiceRequest(name, [secretOf(name)], event, options);
+      const scheme = createScheme(name, options.hmac);
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+      const verified = scheme.verify({ body: req.body, headers, secrets: [secretOf(name)], toleranceSec: 0 });
+      const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers, headerEventId: verified.headerEventId });
+      expect(fields.eventId).toBe('evt_01');
+      // GitHub's default resource locators name GitHub's own objects: a receiver of invoices over the
+      // github scheme configures `resource_id: body:data.id`.
+      expect(fields.resourceId).toBe(name === 'github' ? null : 'inv_01');
+      expect(fields.eventType).toBe('invoice.paid');
+    },
+  );
 
   // PayTR and iyzico carry no event id of their own: the delivery is the signed fields that name it.
   it('paytr: a signed form whose order and outcome are the delivery', () => {
@@ -62,5 +65,22 @@ describe('invoice events in every scheme', () => {
     scheme.verify({ body: req.body, headers, secrets: ['iyzico-secret'], toleranceSec: 0 });
     const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers });
     expect(fields).toMatchObject({ eventId: 'API_AUTH:inv_01:SUCCESS', resourceId: 'inv_01', eventType: 'API_AUTH' });
+  });
+
+  it('craftgate: a transaction webhook signed with the merchant webhook key', () => {
+    const req = signedInvoiceRequest('craftgate', ['hook-key'], event);
+    const scheme = createScheme('craftgate');
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    scheme.verify({ body: req.body, headers, secrets: ['hook-key'], toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers });
+    expect(fields).toMatchObject({ eventId: 'API_AUTH:inv_01:SUCCESS', resourceId: 'inv_01', eventType: 'API_AUTH' });
+  });
+
+  it('sipay: a notification whose hash_key token names the invoice and its outcome', () => {
+    const req = signedInvoiceRequest('sipay', ['app-secret'], event);
+    const scheme = createScheme('sipay');
+    scheme.verify({ body: req.body, headers: {}, secrets: ['app-secret'], toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: {} });
+    expect(fields).toMatchObject({ eventId: 'inv_01:Completed', resourceId: 'inv_01', eventType: 'Completed' });
   });
 });

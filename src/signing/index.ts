@@ -1,9 +1,11 @@
+import { createCraftgateScheme } from './craftgate.js';
 import { createGithubScheme } from './github.js';
 import { createHmacScheme } from './hmac.js';
 import { createIyzicoScheme } from './iyzico.js';
 import { createPaymosScheme } from './paymos.js';
 import { createPaytrScheme } from './paytr.js';
 import { createShopifyScheme } from './shopify.js';
+import { createSipayScheme } from './sipay.js';
 import { createStandardScheme } from './standard.js';
 import { createStripeScheme } from './stripe.js';
 import type { HmacSchemeOptions } from './hmac.js';
@@ -48,5 +50,9 @@ export function createScheme(name: SchemeName, hmacOptions?: HmacSchemeOptions):
       return createPaytrScheme();
     case 'iyzico':
       return createIyzicoScheme();
+    case 'craftgate':
+      return createCraftgateScheme();
+    case 'sipay':
+      return createSipayScheme();
   }
 }

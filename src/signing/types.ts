@@ -10,7 +10,7 @@ export interface CompositeLocator {
  */
 export type LocatorSpec = string | CompositeLocator;
 
-export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico'] as const;
+export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico', 'craftgate', 'sipay'] as const;
 export type SchemeName = (typeof schemeNames)[number];
 
 /** Request headers with lower-cased names, as Node and Fastify deliver them. */
