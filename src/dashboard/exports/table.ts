@@ -54,6 +54,7 @@ const inboxColumns: readonly ExportColumn[] = [
   { key: 'attempts', header: 'attempts', width: 8 },
   { key: 'processed_at', header: 'processed at', width: 24 },
   { key: 'last_error', header: 'last error', width: 40 },
+  { key: 'erased_at', header: 'erased at', width: 24 },
 ];
 
 /**
@@ -120,6 +121,7 @@ const outboxColumns: readonly ExportColumn[] = [
   { key: 'created_at', header: 'created at', width: 24 },
   { key: 'last_attempt_at', header: 'last attempt at', width: 24, notInReport: true },
   { key: 'completed_at', header: 'completed at', width: 24, notInReport: true },
+  { key: 'erased_at', header: 'erased at', width: 24 },
 ];
 
 /** The scope's outbound deliveries matching the filter, every page. */
