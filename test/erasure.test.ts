@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
@@ -258,4 +260,17 @@ describe('erasure keeps the dedupe', () => {
     expect(audit.rows).toHaveLength(1);
     expect(audit.rows[0]!.target.counts).toMatchObject({ outbound_erased: 1 });
   });
+
+  it('npx tekil erase does it from the command line, with --confirm', async () => {
+    await createOrder(t.db, 'ord_c1');
+    expect((await send(personalEvent('evt_c1', 'inv_c1', 'ord_c1'))).json.status).toBe('accepted');
+    await waitForStatus('evt_c1', 'done');
+    const run = promisify(execFile);
+    const env = { ...process.env, TEKIL_URL: running.url, TEKIL_ADMIN_TOKEN: TOKEN };
+    const cli = (...args: string[]) => run(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'erase', ...args], { env });
+    await expect(cli('--inbound', `${SOURCE}/evt_c1`)).rejects.toMatchObject({ stderr: expect.stringContaining('CONFIRMATION_REQUIRED') });
+    const { stdout } = await cli('--inbound', `${SOURCE}/evt_c1`, '--confirm');
+    expect(stdout).toContain('inbound: 1 erased, 0 erased before, 0 in flight');
+    expect((await api('GET', `/inbox/${SOURCE}/evt_c1`)).json.body).toBe('');
+  }, 60_000);
 });
