@@ -68,6 +68,7 @@ export const errorMessagesTr = {
   PAYMENT_ID_MISSING: 'bildirimde sağlayıcıya sorulacak bir ödeme kimliği yok',
   PAYMENT_LOOKUP_FAILED: 'sağlayıcının ödeme sorgusu okunamadı',
   JWKS_UNAVAILABLE: 'kaynağın açık anahtar belgesi (JWKS) henüz okunamadı; biraz sonra yeniden deneyin',
+  ERASED: 'bu kaydın gövdesi istek üzerine silindi (kişisel veri); yeniden işlenemez ya da gönderilemez',
   INTERNAL: 'iç hata',
 } as const satisfies Record<ErrorCode, string>;
 

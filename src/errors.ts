@@ -46,6 +46,7 @@ export const errorCatalogue = {
   CONFIRMATION_REQUIRED: { status: 400, message: 'this operation removes data and must be confirmed' },
   CONFLICT: { status: 409, message: 'the change conflicts with the current state' },
   BODY_TRIMMED: { status: 409, message: 'the body was trimmed by retention; there is nothing left to replay' },
+  ERASED: { status: 410, message: 'the body was erased on request; the delivery is never replayed' },
   VALIDATION_FAILED: { status: 400, message: 'the input is not valid' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, message: 'the Idempotency-Key was first used with a different request' },
   TENANT_LIMIT_EXCEEDED: { status: 422, message: "the value is beyond what the operator allows a tenant's own callers to set" },

@@ -119,6 +119,7 @@ describe('exports of the inbound list: CSV, Excel, PDF, with the list filters', 
       'last_attempt_at',
       'completed_at',
       'next_attempt_at',
+      'erased_at',
     ]);
     expect(sheet.getRow(1).cellCount).toBe(columns.length);
     expect(csv).toHaveLength(3);

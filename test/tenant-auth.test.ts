@@ -123,6 +123,7 @@ describe('tenant-scoped access: tenant tokens, portal links, the portal', () => 
     const bodies: Record<string, unknown> = {
       'POST /api/v1/endpoints': { url: `${sink.url}/made-by-A`, tenant_id: 'm_B' },
       'POST /api/v1/deliveries/replay-failed': { endpoint_id: own.B.endpoint },
+      'POST /api/v1/erasures': { messages: [own.B.message], deliveries: [own.B.delivery], confirm: true },
     };
     const body = o.method === 'GET' ? undefined : (bodies[`${o.method} ${o.path}`] ?? {});
     return { query, body };

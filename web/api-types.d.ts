@@ -757,6 +757,22 @@ export interface ApiOperations {
     };
     body: undefined;
   };
+  /** Erase a person's data: the bodies of chosen deliveries, or of every delivery of a resource id, keeping their ids */
+  "POST /erasures": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      resource_id?: string;
+      source?: string;
+      inbound?: {
+        source: string;
+        event_id: string;
+      }[];
+      messages?: string[];
+      deliveries?: (string | number)[];
+      confirm?: boolean;
+    } | undefined;
+  };
   /** This API as an OpenAPI 3.1 document */
   "GET /openapi.json": {
     path: Record<string, never>;
@@ -842,6 +858,7 @@ export type ApiPath =
   | `/audit/export.csv?${string}`
   | "/audit/export.xlsx"
   | `/audit/export.xlsx?${string}`
+  | "/erasures"
   | "/openapi.json";
 export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];
 export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];

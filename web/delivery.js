@@ -13,7 +13,7 @@ import { lastListHash } from './inbound.js';
 /**
  * A delivery with its body, headers and attempts (GET /inbox/{source}/{event_id}).
  * @typedef {import('./inbound.js').Delivery & {
- *   body: string, body_encoding: 'utf8' | 'base64', body_trimmed_at: string | null, headers: Record<string, string> | null,
+ *   body: string, body_encoding: 'utf8' | 'base64', body_trimmed_at: string | null, body_erased_at: string | null, headers: Record<string, string> | null,
  *   occurred_at: string | null, processed_at: string | null, next_attempt_at: string | null, result_ref: string | null,
  *   attempt_history: Attempt[] | null,
  * }} DeliveryDetail
@@ -36,6 +36,10 @@ const attemptColumns = [
  * @param {DeliveryDetail} d
  */
 function bodies(d) {
+  if (d.body_erased_at) {
+    const note = t('bodyErased')(formatTime(d.body_erased_at));
+    return { raw: note, pretty: note };
+  }
   if (d.body_trimmed_at) {
     const note = t('bodyTrimmed')(formatTime(d.body_trimmed_at));
     return { raw: note, pretty: note };
@@ -91,6 +95,23 @@ async function act(section, d, path, body, done) {
   }
 }
 
+/**
+ * Erases the delivery's body and headers (KVKK, docs/erasure.md) once the operator confirms, then shows it again.
+ * @param {HTMLElement} section
+ * @param {DeliveryDetail} d
+ */
+async function erase(section, d) {
+  if (!window.confirm(t('eraseConfirm'))) return;
+  try {
+    /** @type {{ inbound: { erased: number } }} */
+    const r = await api('POST', '/erasures', { inbound: [{ source: d.source, event_id: d.event_id }], confirm: true });
+    await render(section, d.source, d.event_id);
+    message(section).textContent = t('erased')(r.inbound.erased);
+  } catch (err) {
+    message(section).textContent = err instanceof Error ? err.message : String(err);
+  }
+}
+
 /** @param {HTMLElement} section */
 const message = (section) => /** @type {HTMLElement} */ (section.querySelector('#detail-message'));
 
@@ -142,6 +163,10 @@ async function render(section, source, eventId) {
           : null,
         operate && ['dead', 'stale', 'pending'].includes(d.status)
           ? word('button', 'discard', { id: 'discard', type: 'button', on: { click: () => act(section, d, 'discard', undefined, () => t('discarded')) } })
+          : null,
+        // Only a settled delivery can be erased (a pending or dead one would be processed with empty bytes).
+        operate && !d.body_erased_at && ['done', 'stale', 'discarded'].includes(d.status)
+          ? word('button', 'erase', { id: 'erase', type: 'button', on: { click: () => erase(section, d) } })
           : null,
       ),
       el('p', { id: 'detail-message', role: 'status' }),

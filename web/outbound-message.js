@@ -8,7 +8,7 @@ import { $, api, canOperate, cell, el, formatTime, statusText, wordsOf } from '.
  * A message's delivery to one endpoint, with every attempt (GET /messages/{id}).
  * @typedef {{ attempt: number, started_at: string, status_code: number | null, duration_ms: number, error: string | null, response_body: string | null, succeeded: boolean }} SendAttempt
  * @typedef {{ endpoint_id: string, event_id: string, status: string, attempt_history: SendAttempt[] }} MessageDelivery
- * @typedef {{ id: string, event_type: string, payload: unknown, payload_trimmed_at: string | null, deliveries: MessageDelivery[] }} Message
+ * @typedef {{ id: string, event_type: string, payload: unknown, payload_trimmed_at: string | null, payload_erased_at?: string | null, deliveries: MessageDelivery[] }} Message
  */
 
 const { t } = wordsOf('outbound');
@@ -79,7 +79,8 @@ export function messageDetail(page) {
       ),
     );
     // A payload trimmed by retention is gone: nothing to show, nothing to replay (the API answers BODY_TRIMMED).
-    if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(formatTime(m.payload_trimmed_at));
+    if (m.payload_erased_at) $('message-payload').textContent = t('payloadErased')(formatTime(m.payload_erased_at));
+    else if (m.payload_trimmed_at) $('message-payload').textContent = t('payloadTrimmed')(formatTime(m.payload_trimmed_at));
     else $('message-payload').textContent = typeof m.payload === 'string' ? m.payload : JSON.stringify(m.payload, null, 2);
     $('message-replay').hidden = !canOperate() || Boolean(m.payload_trimmed_at);
     $('message-replay').onclick = () =>

@@ -32,6 +32,12 @@ export const deliveryWords = {
     replayRefused: (message) => `Replay refused: ${message}`,
     /** @param {string} at */
     bodyTrimmed: (at) => `Body trimmed by retention (${at}). The record is kept, so copies stay duplicates; there is nothing to replay.`,
+    erase: 'Erase body',
+    eraseConfirm: "Erase this delivery's body and headers for good (a person's data)? The record stays, so copies stay duplicates. This cannot be undone.",
+    /** @param {string} at */
+    bodyErased: (at) => `Body and headers erased on request (${at}). The record is kept, so copies stay duplicates; it is never processed again.`,
+    /** @param {number} n */
+    erased: (n) => (n > 0 ? 'Erased.' : 'Not erased: still in flight; process or discard it first.'),
   },
   tr: {
     ...deliveryFieldWords.tr,
@@ -61,5 +67,11 @@ export const deliveryWords = {
     replayRefused: (message) => `Yeniden işleme reddedildi: ${message}`,
     /** @param {string} at */
     bodyTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}). Kayıt duruyor, kopyalar yine tekrar sayılır; yeniden işlenecek bir şey yok.`,
+    erase: 'Gövdeyi sil',
+    eraseConfirm: 'Bu teslimatın gövdesi ve başlıkları (kişisel veri) kalıcı olarak silinsin mi? Kayıt durur, kopyalar yine tekrar sayılır. Geri alınamaz.',
+    /** @param {string} at */
+    bodyErased: (at) => `Gövde ve başlıklar istek üzerine silindi (${at}). Kayıt duruyor, kopyalar yine tekrar sayılır; bir daha işlenmez.`,
+    /** @param {number} n */
+    erased: (n) => (n > 0 ? 'Silindi.' : 'Silinmedi: teslimat henüz işleniyor; önce işlenmesini bekleyin ya da vazgeçin.'),
   },
 };

@@ -5,6 +5,8 @@ export const outboundWords = {
   en: {
     /** @param {string} at */
     payloadTrimmed: (at) => `Payload trimmed by retention (${at}): there is nothing left to replay.`,
+    /** @param {string} at */
+    payloadErased: (at) => `Payload erased on request (${at}): the record is kept; it is never sent again.`,
     newEndpoint: 'New endpoint',
     exportDeliveries: 'Export deliveries:',
     endpoint: 'endpoint',
@@ -63,6 +65,8 @@ export const outboundWords = {
   tr: {
     /** @param {string} at */
     payloadTrimmed: (at) => `Gövde saklama süresi dolduğu için silindi (${at}): yeniden gönderilecek bir şey yok.`,
+    /** @param {string} at */
+    payloadErased: (at) => `Gövde istek üzerine silindi (${at}): kayıt duruyor; bir daha gönderilmez.`,
     newEndpoint: 'Yeni uç nokta',
     exportDeliveries: 'Teslimatları dışa aktar:',
     endpoint: 'uç nokta',

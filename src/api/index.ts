@@ -17,6 +17,7 @@ import { exportRoutes } from './exports.js';
 import { jobRoutes } from './jobs.js';
 import { eventRoutes } from './events.js';
 import { auditRoutes } from './audit.js';
+import { erasureRoutes } from './erasure.js';
 import { registerAuditTrail } from '../audit/trail.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
@@ -47,6 +48,7 @@ const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) 
   reconcileRoutes,
   incidentRoutes,
   auditRoutes,
+  erasureRoutes,
 ];
 
 export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, adminToken }) => {

@@ -20,6 +20,8 @@ const SIGN_IN_ROUTE = '/api/v1/session';
 
 declare module 'fastify' {
   interface FastifyRequest {
+    /** What a change did, in counts, for its audit row (an erasure's), set by its route; never the data itself. */
+    auditCounts?: Record<string, number>;
     /** The token a sign-in presented (POST /session), for the sign-in limit; never stored. */
     presentedToken?: string;
   }
@@ -68,6 +70,8 @@ function targetOf(req: FastifyRequest, payload: unknown, status: number, token: 
   const id = status < 400 ? answeredId(payload) : undefined;
   if (id !== undefined) target.id = id;
   if ((status === 401 || status === 429) && token !== undefined) target.token = fingerprint(token);
+  // What the change did, in counts (an erasure's): set by the route, never the data it touched.
+  if (status < 400 && req.auditCounts) target.counts = req.auditCounts;
   return target;
 }
 

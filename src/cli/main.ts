@@ -16,6 +16,7 @@ import { registerOperatorsCommand } from './operators.js';
 import { registerListenCommand } from './listen.js';
 import { registerAuditCommand } from './audit.js';
 import { registerAdminTokenCommand } from './admin-token.js';
+import { registerEraseCommand } from './erase.js';
 
 // A `.env` in the working directory fills in what the environment leaves unset (DATABASE_URL, PORT,
 // TEKIL_ADMIN_TOKEN…): a variable already set wins, as with `node --env-file`. Read before any command
@@ -43,6 +44,7 @@ registerOperatorsCommand(program);
 registerListenCommand(program);
 registerAuditCommand(program);
 registerAdminTokenCommand(program);
+registerEraseCommand(program);
 
 /**
  * What an operator reads when a command fails: one line, `tekil: CODE: message (hint: …)`, the hint

@@ -11,7 +11,7 @@ interface SimulateOptions {
   target: string;
   callbackUrl?: string;
   eventId?: 'message' | 'delivery';
-  scheme: (typeof endpointSchemes)[number] | 'paytr' | 'iyzico';
+  scheme: (typeof endpointSchemes)[number] | 'paytr' | 'iyzico' | 'craftgate' | 'sipay';
   hmac?: string;
   secret?: string;
   salt?: string;
@@ -65,9 +65,12 @@ export function registerSimulateCommand(program: Command): void {
         'event ids the receiver sees: delivery (each URL its own, the default for paymos without --callback-url) or message',
       ).choices(['message', 'delivery']),
     )
-    .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico']).default('paymos'))
+    .addOption(new Option('--scheme <name>', 'signature scheme').choices([...endpointSchemes, 'paytr', 'iyzico', 'craftgate', 'sipay']).default('paymos'))
     .option('--hmac <json>', "for --scheme hmac: its options as JSON (as in a source's hmac:)")
-    .option('--secret <whsec_…>', 'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key')
+    .option(
+      '--secret <whsec_…>',
+      'signing secret (generated and printed when absent); for paytr the merchant key, for iyzico the secret key, for craftgate the webhook key, for sipay the app secret',
+    )
     .option('--salt <salt>', 'for --scheme paytr: the merchant salt (generated and printed when absent)')
     .option('--invoices <n>', 'invoices to create', positiveInt('invoices'), 100)
     .option('--time-scale <factor>', 'multiply the ladder and the pause between lifecycle steps (sending.time_scale)', parseScale, 0.01)

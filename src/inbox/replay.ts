@@ -4,7 +4,7 @@ import { discard, replayMany, replayOne } from '../store/sql/inbox/admin.js';
 import { notifyInbox } from '../store/sql/inbox/notify.js';
 import type { InboxListItem } from './list.js';
 import { getInboxItem } from './show.js';
-import { trimmedError } from '../retention/trimmed.js';
+import { erasedError, trimmedError } from '../retention/trimmed.js';
 
 /**
  * Puts deliveries back in the queue. `dead`, `stale` and `discarded` ones replay freely; a `done` one
@@ -22,7 +22,8 @@ export async function replayDelivery(db: Queryable, source: string, eventId: str
     await notifyInbox.run(db);
     return row;
   }
-  const { status, trimmed_at: trimmedAt } = await getInboxItem(db, source, eventId);
+  const { status, trimmed_at: trimmedAt, erased_at: erasedAt } = await getInboxItem(db, source, eventId);
+  if (erasedAt) throw erasedError(`${source}/${eventId}`, erasedAt);
   if (trimmedAt) throw trimmedError(`${source}/${eventId}`, trimmedAt);
   if (status === 'done')
     throw new TekilError('CONFLICT', `${source}/${eventId} is done; replaying it needs force`, { hint: 'add --force (API: "force": true)' });

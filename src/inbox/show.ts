@@ -13,6 +13,8 @@ export interface InboxDetail extends InboxListItem {
   body_encoding: 'utf8' | 'base64';
   /** When retention trimmed the body and headers (the record stays, so copies are still duplicates); null while kept. */
   body_trimmed_at: Date | null;
+  /** When the body and headers were erased on request (docs/erasure.md); null unless erased. */
+  body_erased_at: Date | null;
   attempt_history: InboxAttempt[];
 }
 
@@ -30,6 +32,7 @@ export async function showDelivery(db: Queryable, source: string, eventId: strin
     body: isUtf8 ? text : bytes.toString('base64'),
     body_encoding: isUtf8 ? 'utf8' : 'base64',
     body_trimmed_at: trimmedAt,
+    body_erased_at: row.erased_at,
     attempt_history: attempts.rows,
   };
 }

@@ -138,6 +138,8 @@ export interface MessageDetail {
   payload: unknown;
   /** When retention trimmed the payload and the kept answers (the message and its history stay); null while kept. */
   payload_trimmed_at: Date | null;
+  /** When the payload and the kept answers were erased on request (docs/erasure.md); null unless erased. */
+  payload_erased_at: Date | null;
   deliveries: Array<OutboxDelivery & { attempt_history: OutboxAttempt[] }>;
 }
 
@@ -164,6 +166,7 @@ export async function getMessage(db: Queryable, scope: Scope, id: string): Promi
     created_at: m.created_at,
     payload,
     payload_trimmed_at: m.trimmed_at,
+    payload_erased_at: m.erased_at,
     deliveries: deliveries.items.reverse().map((d) => ({ ...d, attempt_history: attempts.rows.filter((a) => Number(a.delivery_id) === Number(d.id)) })),
   };
 }

@@ -9,7 +9,7 @@ import {
   replayToEndpoint,
 } from '../store/sql/outbox/operations.js';
 import { TekilError } from '../errors.js';
-import { trimmedError } from '../retention/trimmed.js';
+import { erasedError, trimmedError } from '../retention/trimmed.js';
 import { scopeTenantId, type Scope } from '../scope.js';
 import { newEventId } from './ids.js';
 import { buildEnvelope } from './publish.js';
@@ -28,7 +28,8 @@ async function requireEndpoint(db: Queryable, endpointId: string): Promise<void>
 export async function replayMessage(db: Queryable, messageId: string, endpointId?: string): Promise<{ replayed: number }> {
   const msg = await messageExists.run(db, { messageId });
   if (msg.rows.length === 0) throw new TekilError('NOT_FOUND', `no message ${messageId}`);
-  const { tenant_id: tenantId, trimmed_at: trimmedAt } = msg.rows[0]!;
+  const { tenant_id: tenantId, trimmed_at: trimmedAt, erased_at: erasedAt } = msg.rows[0]!;
+  if (erasedAt) throw erasedError(`message ${messageId}`, erasedAt);
   if (trimmedAt) throw trimmedError(`message ${messageId}`, trimmedAt);
   let replayed: number;
   if (endpointId) {
@@ -42,6 +43,7 @@ export async function replayMessage(db: Queryable, messageId: string, endpointId
   if (replayed === 0) {
     const now = (await messageExists.run(db, { messageId })).rows[0];
     if (!now) throw new TekilError('NOT_FOUND', `no message ${messageId}`);
+    if (now.erased_at) throw erasedError(`message ${messageId}`, now.erased_at);
     if (now.trimmed_at) throw trimmedError(`message ${messageId}`, now.trimmed_at);
     if (endpointId) throw new TekilError('VALIDATION_FAILED', `endpoint ${endpointId} is not an endpoint of message ${messageId}'s tenant`);
   }

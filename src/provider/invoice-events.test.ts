@@ -24,7 +24,7 @@ describe('invoice events in every scheme', () => {
     occurredAt: new Date('2026-11-30T12:00:00Z'),
   };
 
-  it.each(schemeNames.filter((n) => n !== 'paytr' && n !== 'iyzico' && n !== 'papara'))(
+  it.each(schemeNames.filter((n) => !['paytr', 'iyzico', 'papara', 'craftgate', 'sipay'].includes(n)))(
     '%s: verifies with tekil and yields the ids tekil extracts by default',
     (name) => {
       const options = name === 'hmac' ? { hmac } : {};
@@ -74,5 +74,22 @@ describe('invoice events in every scheme', () => {
     expect(JSON.parse(req.body.toString()).merchantSecretKey).toBe('papara-secret');
     const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: req.headers });
     expect(fields).toMatchObject({ eventId: 'inv_01:1', resourceId: 'order_9', eventType: null });
+  });
+
+  it('craftgate: a transaction webhook signed with the merchant webhook key', () => {
+    const req = signedInvoiceRequest('craftgate', ['hook-key'], event);
+    const scheme = createScheme('craftgate');
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k.toLowerCase(), v]));
+    scheme.verify({ body: req.body, headers, secrets: ['hook-key'], toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers });
+    expect(fields).toMatchObject({ eventId: 'API_AUTH:inv_01:SUCCESS', resourceId: 'inv_01', eventType: 'API_AUTH' });
+  });
+
+  it('sipay: a notification whose hash_key token names the invoice and its outcome', () => {
+    const req = signedInvoiceRequest('sipay', ['app-secret'], event);
+    const scheme = createScheme('sipay');
+    scheme.verify({ body: req.body, headers: {}, secrets: ['app-secret'], toleranceSec: 0 });
+    const fields = createExtractor({}, scheme.defaults)({ body: req.body, headers: {} });
+    expect(fields).toMatchObject({ eventId: 'inv_01:Completed', resourceId: 'inv_01', eventType: 'Completed' });
   });
 });

@@ -92,6 +92,25 @@ export function invoiceEventBody(scheme: SchemeName, e: InvoiceEvent): Buffer {
         notificationDone: false,
       };
       break;
+    case 'craftgate':
+      body = {
+        eventType: 'API_AUTH',
+        eventTime: e.occurredAt.toISOString().slice(0, -1),
+        eventTimestamp: Math.floor(e.occurredAt.getTime() / 1000),
+        status: e.status === 'paid' || e.status === 'paid_over' ? 'SUCCESS' : 'FAILURE',
+        payloadId: e.invoiceId,
+      };
+      break;
+    case 'sipay':
+      // The scheme's signBody adds the hash_key token made of these fields.
+      body = {
+        invoice_id: e.invoiceId,
+        order_id: e.orderId ?? e.eventId,
+        status: e.status === 'paid' || e.status === 'paid_over' ? 'Completed' : 'Failed',
+        total: e.paidAmount,
+        currency_code: e.currency,
+      };
+      break;
   }
   return Buffer.from(JSON.stringify(body));
 }

@@ -1,3 +1,4 @@
+import { createCraftgateScheme } from './craftgate.js';
 import { createGithubScheme } from './github.js';
 import { createHmacScheme } from './hmac.js';
 import { createIyzicoScheme } from './iyzico.js';
@@ -5,6 +6,7 @@ import { createPaparaScheme } from './papara.js';
 import { createPaymosScheme } from './paymos.js';
 import { createPaytrScheme } from './paytr.js';
 import { createShopifyScheme } from './shopify.js';
+import { createSipayScheme } from './sipay.js';
 import { createStandardScheme } from './standard.js';
 import { createStripeScheme } from './stripe.js';
 import type { HmacSchemeOptions } from './hmac.js';
@@ -51,5 +53,9 @@ export function createScheme(name: SchemeName, hmacOptions?: HmacSchemeOptions):
       return createIyzicoScheme();
     case 'papara':
       return createPaparaScheme();
+    case 'craftgate':
+      return createCraftgateScheme();
+    case 'sipay':
+      return createSipayScheme();
   }
 }

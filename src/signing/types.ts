@@ -12,7 +12,7 @@ export interface CompositeLocator {
  */
 export type LocatorSpec = string | CompositeLocator;
 
-export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico', 'papara'] as const;
+export const schemeNames = ['standard', 'stripe', 'github', 'shopify', 'paymos', 'hmac', 'paytr', 'iyzico', 'papara', 'craftgate', 'sipay'] as const;
 export type SchemeName = (typeof schemeNames)[number];
 
 /**
@@ -30,6 +30,8 @@ export const schemeBodies: Readonly<Record<SchemeName, 'json' | 'form' | 'any'>>
   paytr: 'form',
   iyzico: 'json',
   papara: 'json',
+  craftgate: 'json',
+  sipay: 'any',
 };
 
 /** Request headers with lower-cased names, as Node and Fastify deliver them. */

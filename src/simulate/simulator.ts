@@ -11,6 +11,7 @@ import { endpointSchemes, type EndpointScheme } from '../outbox/types.js';
 import type { LadderSpec } from '../outbox/ladders.js';
 import type { EventIdMode } from '../outbox/ids.js';
 import { createScheme, hmacSchemeOptions, type HmacSchemeOptions } from '../signing/index.js';
+import { craftgateHmacOptions } from '../signing/craftgate.js';
 import { invoiceEventBody, invoiceEventType } from '../provider/invoice-events.js';
 import type { Context, Service } from '../service.js';
 import { resolveSettings } from '../settings.js';
@@ -84,8 +85,8 @@ export interface SimulatorOptions {
   settleTimeoutMs?: number | undefined;
 }
 
-/** The outbox's schemes, and the two providers whose requests the simulator signs itself. */
-export const simulatedSchemes = [...endpointSchemes, 'paytr', 'iyzico'] as const;
+/** The outbox's schemes, and the providers whose requests the simulator signs itself. */
+export const simulatedSchemes = [...endpointSchemes, 'paytr', 'iyzico', 'craftgate', 'sipay'] as const;
 export type SimulatedScheme = (typeof simulatedSchemes)[number];
 
 /**
@@ -143,7 +144,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     throw new TekilError('VALIDATION_FAILED', 'drop + delay + duplicate rates add up to more than 1', { hint: 'each request meets at most one of them' });
   }
   if (!Number.isInteger(options.invoices) || options.invoices < 1) throw new TekilError('VALIDATION_FAILED', 'invoices: a whole number of at least 1');
-  if ((options.scheme === 'paytr' || options.scheme === 'iyzico') && options.faults.rotate) {
+  if (['paytr', 'iyzico', 'craftgate', 'sipay'].includes(options.scheme) && options.faults.rotate) {
     throw new TekilError('VALIDATION_FAILED', `rotate: ${options.scheme} has one key per merchant and no rotation window`);
   }
   const config = simulatorConfig(options);
@@ -173,16 +174,23 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
     }
     // The store is the simulator's own: endpoints of earlier runs would receive this run's events too.
     for (const old of await endpoints.list(db, EVERY_TENANT)) await endpoints.remove(db, old.id);
-    // PayTR signs in the body: the simulator writes the hash into each form as it publishes it, and the
-    // outbox's own Standard Webhooks headers ride along unread. iyzico's header is the outbox's hmac scheme.
-    const endpointScheme: EndpointScheme = options.scheme === 'paytr' ? 'standard' : options.scheme === 'iyzico' ? 'hmac' : options.scheme;
-    const endpointHmac = options.scheme === 'iyzico' ? IYZICO_DIRECT_HMAC : options.hmac;
-    const paytrKey = options.scheme === 'paytr' ? (options.secret ?? `paytr_key_${randomBytes(12).toString('hex')}`) : undefined;
+    // PayTR and Sipay sign in the body: the simulator writes the hash (the hash_key token) into each
+    // body as it publishes it, and the outbox's own Standard Webhooks headers ride along unread.
+    // iyzico's and Craftgate's headers are the outbox's hmac scheme.
+    const inBody = options.scheme === 'paytr' || options.scheme === 'sipay';
+    const endpointScheme: EndpointScheme =
+      options.scheme === 'paytr' || options.scheme === 'sipay'
+        ? 'standard'
+        : options.scheme === 'iyzico' || options.scheme === 'craftgate'
+          ? 'hmac'
+          : options.scheme;
+    const endpointHmac = options.scheme === 'iyzico' ? IYZICO_DIRECT_HMAC : options.scheme === 'craftgate' ? craftgateHmacOptions : options.hmac;
+    const bodyKey = inBody ? (options.secret ?? `${options.scheme}_key_${randomBytes(12).toString('hex')}`) : undefined;
     const salt = options.scheme === 'paytr' ? (options.salt ?? `paytr_salt_${randomBytes(12).toString('hex')}`) : undefined;
-    const paytr = createScheme('paytr');
+    const bodySigner = inBody ? createScheme(options.scheme as 'paytr' | 'sipay') : undefined;
     const eventBody = (e: Parameters<typeof invoiceEventBody>[1]): Buffer => {
       const body = invoiceEventBody(options.scheme, e);
-      return paytrKey && salt ? paytr.signBody!({ body, secrets: [paytrKey], namedSecrets: { salt } }) : body;
+      return bodySigner && bodyKey ? bodySigner.signBody!({ body, secrets: [bodyKey], ...(salt ? { namedSecrets: { salt } } : {}) }) : body;
     };
     const eventIdMode = simulatedEventIdMode(options);
     const { endpoint, secret: endpointSecret } = await endpoints.create(db, {
@@ -194,9 +202,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Simulat
       timeout: `${options.timeoutMs}ms`,
       ladder: options.ladder ?? 'paymos',
       max_in_flight: options.concurrency ?? 32,
-      ...(options.secret && !paytrKey ? { secret: options.secret } : {}),
+      ...(options.secret && !bodyKey ? { secret: options.secret } : {}),
     });
-    const secret = paytrKey ?? endpointSecret;
+    const secret = bodyKey ?? endpointSecret;
     const dispatcher: Service = createDispatcherService(ctx);
     await dispatcher.start();
     closers.push(() => dispatcher.stop());

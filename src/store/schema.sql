@@ -138,6 +138,7 @@ CREATE TABLE inbox_deliveries (
     final_worker text,
     final_duration_ms integer,
     trimmed_at timestamp with time zone,
+    erased_at timestamp with time zone,
     CONSTRAINT inbox_deliveries_final_outcome_check CHECK (final_outcome = ANY (ARRAY['done'::text, 'stale'::text, 'dead'::text])),
     CONSTRAINT inbox_deliveries_status_check CHECK (status = ANY (ARRAY['pending'::text, 'processing'::text, 'done'::text, 'stale'::text, 'dead'::text, 'discarded'::text])),
     CONSTRAINT inbox_deliveries_pkey PRIMARY KEY (source, event_id)
@@ -231,6 +232,7 @@ CREATE TABLE outbox_messages (
     trimmed_at timestamp with time zone,
     tenant_id text DEFAULT 'default'::text NOT NULL,
     traceparent text,
+    erased_at timestamp with time zone,
     CONSTRAINT outbox_messages_pkey PRIMARY KEY (tenant_id, id),
     CONSTRAINT outbox_messages_idempotency_key_key UNIQUE (tenant_id, idempotency_key)
 );

@@ -11,7 +11,7 @@ import { parseInput, timeInputProps } from '../dates.js';
  * @typedef {{ attempt: number, started_at: string, duration_ms: number, succeeded: boolean, status_code: number | null, error: string | null, response_body: string | null }} Attempt
  * @typedef {{ id: number, endpoint_id: string, url: string, status: string, attempts: number, next_attempt_at: string | null, last_status_code: number | null,
  *   last_error: string | null, created_at: string, completed_at: string | null, attempt_history: Attempt[] }} Delivery
- * @typedef {{ id: string, event_type: string, resource_id: string | null, created_at: string, payload: unknown, payload_trimmed_at: string | null, deliveries: Delivery[] }} Message
+ * @typedef {{ id: string, event_type: string, resource_id: string | null, created_at: string, payload: unknown, payload_trimmed_at: string | null, payload_erased_at?: string | null, deliveries: Delivery[] }} Message
  */
 
 /** How much of an answer's body a row shows (the stored excerpt may be longer). */
@@ -140,7 +140,11 @@ async function render(section, messageId, deliveryId) {
         attempts,
       ),
       word('h2', 'payload'),
-      m.payload_trimmed_at ? word('p', 'payloadTrimmed', { className: 'note' }) : el('pre', { id: 'payload' }, JSON.stringify(m.payload, null, 2)),
+      m.payload_erased_at
+        ? word('p', 'payloadErased', { className: 'note' })
+        : m.payload_trimmed_at
+          ? word('p', 'payloadTrimmed', { className: 'note' })
+          : el('pre', { id: 'payload' }, JSON.stringify(m.payload, null, 2)),
     ),
   );
 }

@@ -52,6 +52,7 @@ export const portalWords = {
     noAttempts: 'No attempt yet.',
     payload: 'Payload',
     payloadTrimmed: 'The payload was removed by retention; there is nothing left to resend.',
+    payloadErased: 'The payload was erased on request (personal data); the record is kept and it is never sent again.',
     // Settings
     endpoints: 'Your endpoints',
     newEndpoint: 'Add endpoint',
@@ -126,6 +127,7 @@ export const portalWords = {
     noAttempts: 'Henüz deneme yok.',
     payload: 'Gönderilen gövde',
     payloadTrimmed: 'Gövde saklama süresi dolduğu için silindi; yeniden gönderilecek bir şey yok.',
+    payloadErased: 'İçerik istek üzerine silindi (kişisel veri); kayıt duruyor ve bir daha gönderilmez.',
     endpoints: 'Uç noktalarınız',
     newEndpoint: 'Uç nokta ekle',
     url: 'URL',

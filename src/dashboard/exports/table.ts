@@ -107,6 +107,7 @@ const inboxColumns: readonly ExportColumn[] = [
   { key: 'attempts', header: 'attempts', width: 8 },
   { key: 'processed_at', header: 'processed at', width: 24, time: true },
   { key: 'last_error', header: 'last error', width: 40 },
+  { key: 'erased_at', header: 'erased at', width: 20, time: true },
 ];
 
 /**
@@ -181,6 +182,7 @@ const outboxColumns: readonly ExportColumn[] = [
   { key: 'last_attempt_at', header: 'last attempt at', width: 20, notInReport: true, time: true },
   { key: 'completed_at', header: 'completed at', width: 20, notInReport: true, time: true },
   { key: 'next_attempt_at', header: 'next attempt at', width: 20, time: true },
+  { key: 'erased_at', header: 'erased at', width: 20, time: true },
 ];
 
 /** The scope's outbound deliveries matching the filter, every page. A tenant is named by its name, not its id. */

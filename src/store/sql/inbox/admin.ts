@@ -9,7 +9,7 @@ import { defineStatement } from '../statement.js';
 const STATUS = `CASE WHEN q.locked_until > now() THEN 'processing' ELSE d.status END`;
 const LIST_COLUMNS = `d.source, d.event_id, d.resource_id, d.event_type, ${STATUS} AS status, coalesce(q.attempts, d.attempts) AS attempts,
   d.occurred_at, d.received_at, CASE WHEN NOT q.dead THEN q.next_attempt_at END AS next_attempt_at,
-  greatest(d.last_attempt_at, q.claimed_at) AS last_attempt_at, d.processed_at, d.last_error, d.result_ref`;
+  greatest(d.last_attempt_at, q.claimed_at) AS last_attempt_at, d.processed_at, d.last_error, d.result_ref, d.erased_at`;
 const WITH_QUEUE = 'inbox_deliveries d LEFT JOIN inbox_queue q ON q.source = d.source AND q.event_id = d.event_id';
 /** Pending, processing and dead deliveries all have a queue row: such lists start from the small queue. */
 const QUEUED_ONLY = 'inbox_queue q JOIN inbox_deliveries d ON d.source = q.source AND d.event_id = q.event_id';
@@ -30,6 +30,8 @@ export interface InboxListRow {
   processed_at: Date | null;
   last_error: string | null;
   result_ref: string | null;
+  /** When the body and headers were erased on request (docs/erasure.md); null unless erased. */
+  erased_at: Date | null;
 }
 
 /** The distinct sources of the inbox, by a skip scan of its primary key (one probe per source). */

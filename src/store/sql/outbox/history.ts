@@ -28,6 +28,8 @@ export interface DeliveryListRow {
   completed_at: Date | null;
   event_type: string;
   resource_id: string | null;
+  /** When the message's payload was erased on request (docs/erasure.md); null unless erased. */
+  erased_at: Date | null;
   last_duration_ms: number | null;
   /** The endpoint's event id mode: the id its receiver sees is derived from it (src/outbox/ids.ts). */
   event_id_mode: string;
@@ -102,11 +104,11 @@ const deliveriesFrom = (source: string, extra: string) => `
 SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
   CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
   d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
-  m.event_type, m.resource_id, e.event_id AS event_id_mode,
+  m.event_type, m.resource_id, m.erased_at, e.event_id AS event_id_mode,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM ${source}
 -- The message by its whole key (LIMIT: a lookup per delivery, never a join driven by the tenant alone).
-CROSS JOIN LATERAL (SELECT m.event_type, m.resource_id FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id LIMIT 1) m
+CROSS JOIN LATERAL (SELECT m.event_type, m.resource_id, m.erased_at FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id LIMIT 1) m
 JOIN endpoints e ON e.id = d.endpoint_id
 WHERE ($before_id::bigint IS NULL OR d.id < $before_id)
   AND ($endpoint_id::text IS NULL OR d.endpoint_id = $endpoint_id)
@@ -151,10 +153,11 @@ export const selectMessage = defineStatement<
     created_at: Date;
     payload: Uint8Array;
     trimmed_at: Date | null;
+    erased_at: Date | null;
   }
 >(
   'tekil_outbox_select_message',
-  'SELECT id, tenant_id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at FROM outbox_messages WHERE id = $id',
+  'SELECT id, tenant_id, event_type, resource_id, idempotency_key, created_at, payload, trimmed_at, erased_at FROM outbox_messages WHERE id = $id',
 );
 
 /** The attempts of the given deliveries, in order. */

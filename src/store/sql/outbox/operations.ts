@@ -10,9 +10,9 @@ export const notifyDispatchers = defineStatement<NoParams, never>('tekil_notify_
 const RESET = `status = 'pending', next_attempt_at = now(), ladder_base = outbox_deliveries.attempts, lease = NULL, completed_at = NULL`;
 
 /** The message: its tenant (with its id, its key), and when retention trimmed its payload (null while kept). */
-export const messageExists = defineStatement<{ messageId: string }, { tenant_id: string; trimmed_at: Date | null }>(
+export const messageExists = defineStatement<{ messageId: string }, { tenant_id: string; trimmed_at: Date | null; erased_at: Date | null }>(
   'tekil_outbox_message_exists',
-  'SELECT tenant_id, trimmed_at FROM outbox_messages WHERE id = $messageId',
+  'SELECT tenant_id, trimmed_at, erased_at FROM outbox_messages WHERE id = $messageId',
 );
 
 /**

@@ -44,11 +44,11 @@ WITH page AS (
 SELECT d.id::int8 AS id, d.message_id, d.endpoint_id, coalesce(d.url, e.url) AS url, d.status, d.attempts,
   CASE WHEN d.status IN ('pending', 'sending') THEN d.next_attempt_at END AS next_attempt_at,
   d.last_status_code, d.last_error, d.last_attempt_at, d.created_at, d.completed_at,
-  m.event_type, m.resource_id, e.event_id AS event_id_mode,
+  m.event_type, m.resource_id, m.erased_at, e.event_id AS event_id_mode,
   (SELECT a.duration_ms FROM outbox_attempts a WHERE a.delivery_id = d.id ORDER BY a.id DESC LIMIT 1) AS last_duration_ms
 FROM page
 CROSS JOIN LATERAL (SELECT d.* FROM outbox_deliveries d WHERE d.tenant_id = $tenant_id AND d.id = page.id LIMIT 1) d
-CROSS JOIN LATERAL (SELECT m.event_type, m.resource_id FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id LIMIT 1) m
+CROSS JOIN LATERAL (SELECT m.event_type, m.resource_id, m.erased_at FROM outbox_messages m WHERE m.tenant_id = d.tenant_id AND m.id = d.message_id LIMIT 1) m
 CROSS JOIN LATERAL (SELECT e.url, e.event_id FROM endpoints e WHERE e.id = d.endpoint_id LIMIT 1) e
 ORDER BY d.id DESC`,
 );
