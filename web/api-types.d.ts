@@ -215,6 +215,61 @@ export interface ApiOperations {
       until?: string;
     } | undefined;
   };
+  /** Declare an event type with its JSON Schema (2020-12) and example */
+  "POST /event-types": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      name: string;
+      description?: string;
+      schema?: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example?: unknown;
+      deprecated?: boolean;
+      tenant_ids?: string[] | null;
+    };
+  };
+  /** List the event catalogue (a tenant reads the types shown to it) */
+  "GET /event-types": {
+    path: Record<string, never>;
+    query: {
+      tenant_id?: string;
+    };
+    body: undefined;
+  };
+  /** The event catalogue as an AsyncAPI 3.0 document */
+  "GET /event-types/asyncapi.json": {
+    path: Record<string, never>;
+    query: {
+      tenant_id?: string;
+    };
+    body: undefined;
+  };
+  /** Show one event type */
+  "GET /event-types/{name}": {
+    path: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+  };
+  /** Change an event type (a new schema moves its version on) */
+  "PATCH /event-types/{name}": {
+    path: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: {
+      description?: string;
+      schema?: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example?: unknown;
+      deprecated?: boolean;
+      tenant_ids?: string[] | null;
+    } | undefined;
+  };
   /** Create a tenant (one per merchant); `id` is your own merchant id, or generated */
   "POST /tenants": {
     path: Record<string, never>;
@@ -752,6 +807,11 @@ export type ApiPath =
   | "/deliveries/export.csv"
   | `/deliveries/export.csv?${string}`
   | "/deliveries/replay-failed"
+  | "/event-types"
+  | `/event-types?${string}`
+  | "/event-types/asyncapi.json"
+  | `/event-types/asyncapi.json?${string}`
+  | `/event-types/${string}`
   | "/tenants"
   | `/tenants?${string}`
   | `/tenants/${string}`

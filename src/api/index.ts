@@ -16,6 +16,7 @@ import { statsRoutes } from './stats.js';
 import { exportRoutes } from './exports.js';
 import { jobRoutes } from './jobs.js';
 import { eventRoutes } from './events.js';
+import { eventTypeRoutes } from './event-types.js';
 import { auditRoutes } from './audit.js';
 import { registerAuditTrail } from '../audit/trail.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
@@ -32,6 +33,7 @@ export interface AdminApiOptions {
 /** Route modules of the admin API; each is registered under /api/v1 and declares who may call it. */
 const routeModules: Array<(routes: ApiRoutes, ctx: Context, adminToken: string) => void> = [
   outboxRoutes,
+  eventTypeRoutes,
   tenantRoutes,
   tenantAccessRoutes,
   tenantQuotaRoutes,

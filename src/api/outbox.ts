@@ -10,6 +10,7 @@ import { outboxExportTable } from '../dashboard/exports/table.js';
 import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
+import { eventCatalogue } from '../outbox/event-catalogue.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
@@ -85,6 +86,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'outbox';
   // Publishing through the API is group-committed; stopped once the server has answered its requests.
   const publisher = createPublishBatcher(ctx);
+  const catalogue = eventCatalogue(ctx);
   routes.onClose(() => publisher.stop());
 
   routes.add(
@@ -235,6 +237,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     async ({ body }, req, reply) => {
       const key = req.headers['idempotency-key'];
       const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
+      // The event catalogue's check (docs/event-types.md): from memory, no query per message.
+      await catalogue.check(body.type, body.data ?? null);
       // Answered once the message's transaction (shared with its concurrent neighbours) has committed.
       const result = await publisher.publish({
         tenantId: body.tenant_id,

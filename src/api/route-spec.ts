@@ -32,6 +32,11 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * What a success answers (JSON), as the zod schema of its output: the OpenAPI document, the browser's
+   * types and the typed client (`tekil/client`) read it. Required for every JSON route (a test walks them).
+   */
+  response?: z.ZodType;
   /** The status of a success (200 unless told). */
   status?: number;
   /** The media type of a success when it is not JSON (CSV, XLSX, PDF, event streams). */
