@@ -22,6 +22,7 @@ import { registerAuditTrail } from '../audit/trail.js';
 import { registerDashboardGauges } from '../dashboard/stats.js';
 import { buildOpenApiDocument, type OpenApiDocument } from './openapi.js';
 import { ApiRoutes } from './route-spec.js';
+import { someObject } from './answers.js';
 import { findNulByte } from './nul-bytes.js';
 import { jsonNestsDeeperThan, MAX_JSON_DEPTH } from './json-depth.js';
 
@@ -115,8 +116,11 @@ export const adminApi: FastifyPluginAsync<AdminApiOptions> = async (app, { ctx, 
   for (const register of routeModules) register(routes, ctx, adminToken);
   // Built once, from the same specs (and so the same zod schemas) the routes validate their input with.
   let document: OpenApiDocument | undefined;
-  routes.add({ method: 'GET', url: '/openapi.json', tag: 'meta', summary: 'This API as an OpenAPI 3.1 document', permission: 'public' }, async () => {
-    document ??= buildOpenApiDocument(routes.specs);
-    return document;
-  });
+  routes.add(
+    { method: 'GET', url: '/openapi.json', tag: 'meta', summary: 'This API as an OpenAPI 3.1 document', permission: 'public', response: someObject },
+    async () => {
+      document ??= buildOpenApiDocument(routes.specs);
+      return document as object;
+    },
+  );
 };

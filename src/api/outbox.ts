@@ -5,6 +5,16 @@ import { durationMs } from '../config/units.js';
 import { outboxParts } from '../outbox/parts.js';
 import { endpointCreateSchema, endpointUpdateSchema, storableText } from '../outbox/endpoints.js';
 import type { ApiRoutes } from './route-spec.js';
+import { jsonTime } from './answers.js';
+import {
+  createdEndpointAnswer,
+  deliveryPageAnswer,
+  endpointAnswer,
+  idAnswer,
+  messageDetailAnswer,
+  messagePageAnswer,
+  replayedAnswer,
+} from './outbox-answers.js';
 import { tableCsv } from '../dashboard/exports/csv.js';
 import { outboxExportTable } from '../dashboard/exports/table.js';
 import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
@@ -95,6 +105,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints',
       tag,
       summary: 'Create an endpoint; its secret is in this answer only',
+      response: createdEndpointAnswer,
       permission: 'operate',
       tenant: true,
       body: endpointCreateSchema,
@@ -125,6 +136,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints',
       tag,
       summary: 'List endpoints (of one tenant with `tenant_id`)',
+      response: z.object({ items: z.array(endpointAnswer) }),
       permission: 'view',
       tenant: true,
       query: endpointListQuery,
@@ -134,7 +146,16 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     }),
   );
   routes.add(
-    { method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', tenant: true, params: endpointParams },
+    {
+      method: 'GET',
+      url: '/endpoints/:id',
+      tag,
+      summary: 'Show one endpoint',
+      response: endpointAnswer,
+      permission: 'view',
+      tenant: true,
+      params: endpointParams,
+    },
     async ({ params, scope }) => endpoints.get(db, scope, params.id),
   );
   routes.add(
@@ -143,6 +164,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id',
       tag,
       summary: "Change an endpoint's settings",
+      response: endpointAnswer,
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -155,14 +177,32 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', tenant: true, params: endpointParams },
+    {
+      method: 'DELETE',
+      url: '/endpoints/:id',
+      tag,
+      summary: 'Delete an endpoint',
+      response: z.object({ id: z.string(), deleted: z.literal(true), cancelled: z.number() }),
+      permission: 'operate',
+      tenant: true,
+      params: endpointParams,
+    },
     async ({ params, scope }) => {
       await requireEndpointIn(db, scope, params.id);
-      return { id: params.id, deleted: true, ...(await db.transaction((tx) => endpoints.remove(tx, params.id))) };
+      return { id: params.id, deleted: true as const, ...(await db.transaction((tx) => endpoints.remove(tx, params.id))) };
     },
   );
   routes.add(
-    { method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', tenant: true, params: endpointParams },
+    {
+      method: 'POST',
+      url: '/endpoints/:id/disable',
+      tag,
+      summary: 'Stop sending to an endpoint',
+      response: endpointAnswer,
+      permission: 'operate',
+      tenant: true,
+      params: endpointParams,
+    },
     async ({ params, scope }) => {
       await requireEndpointIn(db, scope, params.id);
       return endpoints.setEnabled(db, params.id, false);
@@ -174,6 +214,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id/enable',
       tag,
       summary: 'Resume sending to an endpoint',
+      response: endpointAnswer,
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -189,6 +230,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id/rotate-secret',
       tag,
       summary: "Rotate an endpoint's secret; the old one signs too for `window`",
+      response: z.object({ id: z.string(), secret: z.string(), previous_expires_at: jsonTime }),
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -213,6 +255,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id/ping',
       tag,
       summary: 'Send a test.ping to one endpoint',
+      response: idAnswer,
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -230,6 +273,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/messages',
       tag,
       summary: 'Publish a message (Idempotency-Key header honoured)',
+      response: idAnswer,
       permission: 'operate',
       body: publishBody,
       status: 202,
@@ -262,14 +306,32 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', tenant: true, query: historyQuery },
+    {
+      method: 'GET',
+      url: '/messages',
+      tag,
+      summary: 'List published messages',
+      response: messagePageAnswer,
+      permission: 'view',
+      tenant: true,
+      query: historyQuery,
+    },
     async ({ query, scope }) => {
       const list = toFilter(query, scope);
       return listMessages(db, list.scope, list.filter);
     },
   );
   routes.add(
-    { method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', tenant: true, params: idParams },
+    {
+      method: 'GET',
+      url: '/messages/:id',
+      tag,
+      summary: 'Show one message with its deliveries',
+      response: messageDetailAnswer,
+      permission: 'view',
+      tenant: true,
+      params: idParams,
+    },
     async ({ params, scope }) => getMessage(db, scope, params.id),
   );
   routes.add(
@@ -278,6 +340,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/messages/:id/replay',
       tag,
       summary: 'Send a message again (to one endpoint or all)',
+      response: replayedAnswer,
       permission: 'operate',
       tenant: true,
       params: idParams,
@@ -296,6 +359,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/deliveries',
       tag,
       summary: 'List outbound deliveries with their last attempt',
+      response: deliveryPageAnswer,
       permission: 'view',
       tenant: true,
       query: historyQuery,
@@ -330,6 +394,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/deliveries/replay-failed',
       tag,
       summary: 'Replay failed deliveries, by endpoint and time window',
+      response: replayedAnswer,
       permission: 'operate',
       tenant: true,
       body: replayFailedBody,

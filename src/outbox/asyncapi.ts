@@ -32,7 +32,7 @@ function envelopeSchema(type: EventType): Json {
  * as the envelope with the type's schema as `data`. The payloads are JSON Schema 2020-12, named by their
  * `schemaFormat`.
  */
-export function asyncApiDocument(types: readonly EventType[], info: { title: string; version: string }): Json {
+export function asyncApiDocument(types: readonly EventType[], info: { title: string; version: string }): { asyncapi: '3.0.0' } & Json {
   const channels: Json = {};
   const operations: Json = {};
   const messages: Json = {};
