@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
-import { pageOf } from './answers.js';
 import { tenantAnswer, tenantDeletionAnswer } from './tenant-answers.js';
 import {
   createTenant,

@@ -3,7 +3,7 @@
 // Each type with its description, its JSON Schema and an example of its data; a deprecated type is
 // marked. The same list feeds the event-type choices of the endpoint form (settings.js).
 
-import { api, el, t, word } from './lib.js';
+import { api, el, word } from './lib.js';
 
 /** @typedef {import('../api-types').ApiAnswer<'GET /event-types'>['items'][number]} EventType */
 
