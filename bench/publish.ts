@@ -13,7 +13,8 @@
  * default 10), BENCH_WARMUP (default 2), BENCH_CONNECTIONS (wrk, default 64), BENCH_TX (transactions per
  * in-process run, default 5000), BENCH_PARTS (http,tx; default both), BENCH_NODE_ARGS (extra node flags for
  * the HTTP servers, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof"), BENCH_MAX_IN_FLIGHT (tekil's
- * sending.publish.max_in_flight; default: tekil's default).
+ * sending.publish.max_in_flight; default: tekil's default), BENCH_EVENT_SCHEMA (0: publish a type the event catalogue
+ * does not declare; default: `invoice.paid` is declared with a schema, so each HTTP publish is checked).
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ import pg from 'pg';
 import { parseConfig } from '../src/config/load.js';
 import { DestinationGuard } from '../src/http/destination-guard.js';
 import { endpointStore } from '../src/outbox/endpoints.js';
+import { createEventType } from '../src/outbox/event-types.js';
 import { prepareMessage, publish } from '../src/outbox/publish.js';
 import { createSecretBox } from '../src/outbox/secrets.js';
 import { createPostgresDb } from '../src/store/postgres.js';
@@ -39,6 +41,7 @@ const warmup = Number(process.env.BENCH_WARMUP ?? 2);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 64);
 const txCount = Number(process.env.BENCH_TX ?? 5000);
 const parts = (process.env.BENCH_PARTS ?? 'http,tx').split(',');
+const eventSchema = process.env.BENCH_EVENT_SCHEMA !== '0';
 const TOKEN = `bench_${randomBytes(16).toString('hex')}`;
 const dbName = freshDatabaseName('tekil_publish_bench');
 const dbUrl = databaseUrl(dbName);
@@ -142,6 +145,21 @@ async function main(): Promise<void> {
   try {
     const db = createPostgresDb({ connectionString: dbUrl, max: 2 });
     await migrate(db);
+    if (eventSchema) {
+      // The published type is declared with a schema, so every HTTP publish is checked against it (docs/event-types.md).
+      await createEventType(db, {
+        name: 'invoice.paid',
+        description: 'An invoice was paid.',
+        schema: {
+          type: 'object',
+          required: ['invoice_id', 'amount', 'currency'],
+          properties: { invoice_id: { type: 'string' }, amount: { type: 'string', pattern: '^[0-9]+\\.[0-9]{2}$' }, currency: { enum: ['TRY', 'EUR'] } },
+        },
+        example: { invoice_id: 'inv_1', amount: '125.00', currency: 'TRY' },
+        deprecated: false,
+        tenant_ids: null,
+      });
+    }
     const config = parseConfig({ sending: { allow_networks: ['127.0.0.0/8'] } });
     const guard = new DestinationGuard(config.sending.allow_networks);
     const box = createSecretBox(randomBytes(32).toString('base64'));

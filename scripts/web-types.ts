@@ -1,4 +1,4 @@
-// Writes web/api-types.d.ts (the panel's types for the admin API) from the OpenAPI document the API
+// Writes web/api-types.d.ts (the panel's and portal's types for the admin API) and src/client/api-types.ts from the OpenAPI document the API
 // serves. Run with `npm run web:types`; a test checks the checked-in copy is current.
 import { writeFileSync } from 'node:fs';
 import { renderApiTypes } from '../src/api/openapi-types.js';
@@ -7,8 +7,11 @@ import { createPgliteDb } from '../src/store/pglite.js';
 
 const db = await createPgliteDb();
 try {
-  writeFileSync(new URL('../web/api-types.d.ts', import.meta.url), renderApiTypes(await servedOpenApiDocument(db)));
-  process.stdout.write('wrote web/api-types.d.ts\n');
+  const types = renderApiTypes(await servedOpenApiDocument(db));
+  // The browser's types, and the same for the typed client (tekil/client), which the package builds.
+  writeFileSync(new URL('../web/api-types.d.ts', import.meta.url), types);
+  writeFileSync(new URL('../src/client/api-types.ts', import.meta.url), types);
+  process.stdout.write('wrote web/api-types.d.ts and src/client/api-types.ts\n');
 } finally {
   await db.close();
 }

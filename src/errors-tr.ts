@@ -69,6 +69,8 @@ export const errorMessagesTr = {
   PAYMENT_LOOKUP_FAILED: 'sağlayıcının ödeme sorgusu okunamadı',
   JWKS_UNAVAILABLE: 'kaynağın açık anahtar belgesi (JWKS) henüz okunamadı; biraz sonra yeniden deneyin',
   ERASED: 'bu kaydın gövdesi istek üzerine silindi (kişisel veri); yeniden işlenemez ya da gönderilemez',
+  EVENT_SCHEMA_MISMATCH: 'mesajın verisi olay türünün şemasına uymuyor',
+  EVENT_TYPE_UNDECLARED: 'bu olay türü katalogda tanımlı değil',
   INTERNAL: 'iç hata',
 } as const satisfies Record<ErrorCode, string>;
 

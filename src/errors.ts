@@ -53,6 +53,8 @@ export const errorCatalogue = {
   FORBIDDEN_DESTINATION: { status: 400, message: 'the destination is on a private, loopback or link-local network' },
   QUOTA_EXCEEDED: { status: 409, message: 'the tenant holds as many of these as its quota allows' },
   TOO_MANY_STREAMS: { status: 429, message: 'too many event streams are open for this tenant, credential or address' },
+  EVENT_SCHEMA_MISMATCH: { status: 422, message: "the message's data does not match its event type's schema" },
+  EVENT_TYPE_UNDECLARED: { status: 422, message: 'the event type is not in the catalogue, and sending.require_event_types is on' },
   // sending
   SECRET_KEY_MISMATCH: { status: 500, message: 'stored secrets were encrypted with another secret key' },
   // the CLI, talking to a running tekil
@@ -96,6 +98,8 @@ export interface TekilErrorOptions {
   cause?: unknown;
   /** What the caller can do about it, when there is one clear step (shown by the CLI, sent by the API). */
   hint?: string;
+  /** Facts a program can act on (the failing path of a schema mismatch), sent by the API as `details`. */
+  details?: Record<string, unknown>;
 }
 
 export class TekilError extends Error {
@@ -103,6 +107,7 @@ export class TekilError extends Error {
   readonly statusCode: number;
   /** What the caller can do about it, when there is one clear step (shown by the CLI, sent by the API). */
   readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
 
   /** Without a message, the catalogue's default message for the code is used. */
   constructor(code: ErrorCode, message?: string, options?: TekilErrorOptions) {
@@ -111,10 +116,14 @@ export class TekilError extends Error {
     this.code = code;
     this.statusCode = errorCatalogue[code].status;
     this.hint = options?.hint;
+    this.details = options?.details;
   }
 
-  toJSON(): { error: ErrorCode; message: string; hint?: string } {
-    return this.hint === undefined ? { error: this.code, message: this.message } : { error: this.code, message: this.message, hint: this.hint };
+  toJSON(): { error: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> } {
+    const json: { error: ErrorCode; message: string; hint?: string; details?: Record<string, unknown> } = { error: this.code, message: this.message };
+    if (this.hint !== undefined) json.hint = this.hint;
+    if (this.details !== undefined) json.details = this.details;
+    return json;
   }
 }
 

@@ -1,6 +1,6 @@
 // Generated from the admin API's OpenAPI document (src/api/openapi.ts) by `npm run web:types`: do not edit.
-// The panel's types for what it sends: every route with its path and query parameters and its body.
-// The document describes no answers yet, so the panel declares what it reads of them itself.
+// The types of the admin API as the panel, the portal and the typed client (tekil/client) call it: every
+// route with its path and query parameters, its body, and the JSON its success answers.
 
 export interface ApiOperations {
   /** Create an endpoint; its secret is in this answer only */
@@ -35,6 +35,34 @@ export interface ApiOperations {
       event_id?: "message" | "delivery";
       signing?: "v1" | "v1a" | "both";
     };
+    answer: {
+      id: string;
+      tenant_id: string;
+      url: string;
+      description: string | null;
+      event_types: string[];
+      ladder: string | string[];
+      timeout_ms: number;
+      max_in_flight: number;
+      scheme: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac: {
+        [key: string]: unknown;
+      } | null;
+      enabled: boolean;
+      disabled_reason: string | null;
+      consecutive_failures: number;
+      rate_limit: string | null;
+      failed_attempts_in_row: number;
+      next_probe_at: string | null;
+      event_id: "message" | "delivery";
+      own_settings: string[];
+      slow: {
+        p90_ms: number;
+      } | null;
+      created_at: string;
+      updated_at: string;
+      secret: string;
+    };
   };
   /** List endpoints (of one tenant with `tenant_id`) */
   "GET /endpoints": {
@@ -43,6 +71,35 @@ export interface ApiOperations {
       tenant_id?: string;
     };
     body: undefined;
+    answer: {
+      items: ({
+        id: string;
+        tenant_id: string;
+        url: string;
+        description: string | null;
+        event_types: string[];
+        ladder: string | string[];
+        timeout_ms: number;
+        max_in_flight: number;
+        scheme: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+        hmac: {
+          [key: string]: unknown;
+        } | null;
+        enabled: boolean;
+        disabled_reason: string | null;
+        consecutive_failures: number;
+        rate_limit: string | null;
+        failed_attempts_in_row: number;
+        next_probe_at: string | null;
+        event_id: "message" | "delivery";
+        own_settings: string[];
+        slow: {
+          p90_ms: number;
+        } | null;
+        created_at: string;
+        updated_at: string;
+      })[];
+    };
   };
   /** Show one endpoint */
   "GET /endpoints/{id}": {
@@ -51,6 +108,33 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      tenant_id: string;
+      url: string;
+      description: string | null;
+      event_types: string[];
+      ladder: string | string[];
+      timeout_ms: number;
+      max_in_flight: number;
+      scheme: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac: {
+        [key: string]: unknown;
+      } | null;
+      enabled: boolean;
+      disabled_reason: string | null;
+      consecutive_failures: number;
+      rate_limit: string | null;
+      failed_attempts_in_row: number;
+      next_probe_at: string | null;
+      event_id: "message" | "delivery";
+      own_settings: string[];
+      slow: {
+        p90_ms: number;
+      } | null;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Change an endpoint's settings */
   "PATCH /endpoints/{id}": {
@@ -85,6 +169,33 @@ export interface ApiOperations {
       signing?: "v1" | "v1a" | "both";
       inherit?: ("ladder" | "timeout" | "max_in_flight" | "rate_limit" | "event_id")[];
     } | undefined;
+    answer: {
+      id: string;
+      tenant_id: string;
+      url: string;
+      description: string | null;
+      event_types: string[];
+      ladder: string | string[];
+      timeout_ms: number;
+      max_in_flight: number;
+      scheme: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac: {
+        [key: string]: unknown;
+      } | null;
+      enabled: boolean;
+      disabled_reason: string | null;
+      consecutive_failures: number;
+      rate_limit: string | null;
+      failed_attempts_in_row: number;
+      next_probe_at: string | null;
+      event_id: "message" | "delivery";
+      own_settings: string[];
+      slow: {
+        p90_ms: number;
+      } | null;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Delete an endpoint */
   "DELETE /endpoints/{id}": {
@@ -93,6 +204,11 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      deleted: true;
+      cancelled: number;
+    };
   };
   /** Stop sending to an endpoint */
   "POST /endpoints/{id}/disable": {
@@ -101,6 +217,33 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      tenant_id: string;
+      url: string;
+      description: string | null;
+      event_types: string[];
+      ladder: string | string[];
+      timeout_ms: number;
+      max_in_flight: number;
+      scheme: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac: {
+        [key: string]: unknown;
+      } | null;
+      enabled: boolean;
+      disabled_reason: string | null;
+      consecutive_failures: number;
+      rate_limit: string | null;
+      failed_attempts_in_row: number;
+      next_probe_at: string | null;
+      event_id: "message" | "delivery";
+      own_settings: string[];
+      slow: {
+        p90_ms: number;
+      } | null;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Resume sending to an endpoint */
   "POST /endpoints/{id}/enable": {
@@ -109,6 +252,33 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      tenant_id: string;
+      url: string;
+      description: string | null;
+      event_types: string[];
+      ladder: string | string[];
+      timeout_ms: number;
+      max_in_flight: number;
+      scheme: "standard" | "paymos" | "stripe" | "github" | "shopify" | "hmac";
+      hmac: {
+        [key: string]: unknown;
+      } | null;
+      enabled: boolean;
+      disabled_reason: string | null;
+      consecutive_failures: number;
+      rate_limit: string | null;
+      failed_attempts_in_row: number;
+      next_probe_at: string | null;
+      event_id: "message" | "delivery";
+      own_settings: string[];
+      slow: {
+        p90_ms: number;
+      } | null;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Rotate an endpoint's secret; the old one signs too for `window` */
   "POST /endpoints/{id}/rotate-secret": {
@@ -119,6 +289,11 @@ export interface ApiOperations {
     body: {
       window?: number | string;
     } | undefined;
+    answer: {
+      id: string;
+      secret: string;
+      previous_expires_at: string;
+    };
   };
   /** Send a test.ping to one endpoint */
   "POST /endpoints/{id}/ping": {
@@ -127,6 +302,9 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+    };
   };
   /** Publish a message (Idempotency-Key header honoured) */
   "POST /messages": {
@@ -141,6 +319,9 @@ export interface ApiOperations {
         url: string;
         endpoint_id: string;
       }[];
+    };
+    answer: {
+      id: string;
     };
   };
   /** List published messages */
@@ -158,6 +339,19 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      items: ({
+        id: string;
+        tenant_id: string;
+        event_type: string;
+        resource_id: string | null;
+        created_at: string;
+        deliveries: {
+          [key: string]: number;
+        };
+      })[];
+      next_cursor: string | null;
+    };
   };
   /** Show one message with its deliveries */
   "GET /messages/{id}": {
@@ -166,6 +360,43 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      tenant_id: string;
+      event_type: string;
+      resource_id: string | null;
+      idempotency_key: string | null;
+      created_at: string;
+      payload: unknown;
+      payload_trimmed_at: string | null;
+      deliveries: ({
+        id: number;
+        message_id: string;
+        endpoint_id: string;
+        url: string;
+        status: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+        attempts: number;
+        next_attempt_at: string | null;
+        last_status_code: number | null;
+        last_error: string | null;
+        last_attempt_at: string | null;
+        created_at: string;
+        completed_at: string | null;
+        event_id: string;
+        attempt_history: ({
+          id: number;
+          delivery_id: number;
+          attempt: number;
+          url: string;
+          started_at: string;
+          duration_ms: number;
+          succeeded: boolean;
+          status_code: number | null;
+          error: string | null;
+          response_body: string | null;
+        })[];
+      })[];
+    };
   };
   /** Send a message again (to one endpoint or all) */
   "POST /messages/{id}/replay": {
@@ -176,6 +407,9 @@ export interface ApiOperations {
     body: {
       endpoint_id?: string;
     } | undefined;
+    answer: {
+      replayed: number;
+    };
   };
   /** List outbound deliveries with their last attempt */
   "GET /deliveries": {
@@ -192,6 +426,27 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      items: ({
+        id: number;
+        message_id: string;
+        endpoint_id: string;
+        url: string;
+        status: "pending" | "sending" | "succeeded" | "failed" | "cancelled";
+        attempts: number;
+        next_attempt_at: string | null;
+        last_status_code: number | null;
+        last_error: string | null;
+        last_attempt_at: string | null;
+        created_at: string;
+        completed_at: string | null;
+        event_id: string;
+        event_type: string;
+        resource_id: string | null;
+        last_duration_ms: number | null;
+      })[];
+      next_cursor: string | null;
+    };
   };
   /** Replay failed deliveries, by endpoint and time window */
   "POST /deliveries/replay-failed": {
@@ -202,6 +457,122 @@ export interface ApiOperations {
       since?: string;
       until?: string;
     } | undefined;
+    answer: {
+      replayed: number;
+    };
+  };
+  /** Declare an event type with its JSON Schema (2020-12) and example */
+  "POST /event-types": {
+    path: Record<string, never>;
+    query: Record<string, never>;
+    body: {
+      name: string;
+      description?: string;
+      schema?: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example?: unknown;
+      deprecated?: boolean;
+      tenant_ids?: string[] | null;
+    };
+    answer: {
+      name: string;
+      description: string;
+      schema: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example: unknown;
+      deprecated: boolean;
+      tenant_ids: string[] | null;
+      version: number;
+      created_at: string;
+      updated_at: string;
+    };
+  };
+  /** List the event catalogue (a tenant reads the types shown to it) */
+  "GET /event-types": {
+    path: Record<string, never>;
+    query: {
+      tenant_id?: string;
+    };
+    body: undefined;
+    answer: {
+      items: ({
+        name: string;
+        description: string;
+        schema: ({
+          [key: string]: unknown;
+        } | boolean) | null;
+        example: unknown;
+        deprecated: boolean;
+        tenant_ids: string[] | null;
+        version: number;
+        created_at: string;
+        updated_at: string;
+      })[];
+    };
+  };
+  /** The event catalogue as an AsyncAPI 3.0 document */
+  "GET /event-types/asyncapi.json": {
+    path: Record<string, never>;
+    query: {
+      tenant_id?: string;
+    };
+    body: undefined;
+    answer: {
+      asyncapi: "3.0.0";
+      [key: string]: unknown;
+    };
+  };
+  /** Show one event type */
+  "GET /event-types/{name}": {
+    path: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: undefined;
+    answer: {
+      name: string;
+      description: string;
+      schema: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example: unknown;
+      deprecated: boolean;
+      tenant_ids: string[] | null;
+      version: number;
+      created_at: string;
+      updated_at: string;
+    };
+  };
+  /** Change an event type (a new schema moves its version on) */
+  "PATCH /event-types/{name}": {
+    path: {
+      name: string;
+    };
+    query: Record<string, never>;
+    body: {
+      description?: string;
+      schema?: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example?: unknown;
+      deprecated?: boolean;
+      tenant_ids?: string[] | null;
+    } | undefined;
+    answer: {
+      name: string;
+      description: string;
+      schema: ({
+        [key: string]: unknown;
+      } | boolean) | null;
+      example: unknown;
+      deprecated: boolean;
+      tenant_ids: string[] | null;
+      version: number;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Create a tenant (one per merchant); `id` is your own merchant id, or generated */
   "POST /tenants": {
@@ -222,6 +593,23 @@ export interface ApiOperations {
       max_in_flight?: number | null;
       weight?: number;
     } | undefined;
+    answer: {
+      id: string;
+      name: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      disabled: boolean;
+      ladder: unknown;
+      timeout_ms: number | null;
+      rate_limit: string | null;
+      endpoint_max_in_flight: number | null;
+      event_id: string | null;
+      max_in_flight: number | null;
+      weight: number;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** List tenants in id order (`after` pages on) */
   "GET /tenants": {
@@ -231,6 +619,26 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      items: ({
+        id: string;
+        name: string | null;
+        metadata: {
+          [key: string]: unknown;
+        };
+        disabled: boolean;
+        ladder: unknown;
+        timeout_ms: number | null;
+        rate_limit: string | null;
+        endpoint_max_in_flight: number | null;
+        event_id: string | null;
+        max_in_flight: number | null;
+        weight: number;
+        created_at: string;
+        updated_at: string;
+      })[];
+      next_cursor: string | null;
+    };
   };
   /** Show one tenant */
   "GET /tenants/{id}": {
@@ -239,6 +647,23 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      name: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      disabled: boolean;
+      ladder: unknown;
+      timeout_ms: number | null;
+      rate_limit: string | null;
+      endpoint_max_in_flight: number | null;
+      event_id: string | null;
+      max_in_flight: number | null;
+      weight: number;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Change a tenant's name, metadata, `disabled` (a disabled tenant's messages are kept, not sent) or settings (defaults for its endpoints, `max_in_flight`, `weight`; null clears one) */
   "PATCH /tenants/{id}": {
@@ -260,6 +685,23 @@ export interface ApiOperations {
       max_in_flight?: number | null;
       weight?: number;
     } | undefined;
+    answer: {
+      id: string;
+      name: string | null;
+      metadata: {
+        [key: string]: unknown;
+      };
+      disabled: boolean;
+      ladder: unknown;
+      timeout_ms: number | null;
+      rate_limit: string | null;
+      endpoint_max_in_flight: number | null;
+      event_id: string | null;
+      max_in_flight: number | null;
+      weight: number;
+      created_at: string;
+      updated_at: string;
+    };
   };
   /** Delete a tenant with its endpoints, messages, deliveries and attempts; needs `confirm: true` */
   "DELETE /tenants/{id}": {
@@ -270,6 +712,13 @@ export interface ApiOperations {
     body: {
       confirm?: boolean;
     } | undefined;
+    answer: {
+      id: string;
+      deleted: true;
+      endpoints: number;
+      messages: number;
+      deliveries: number;
+    };
   };
   /** Make a token of one tenant (it sees that tenant's rows only); the token is in this answer only */
   "POST /tenants/{id}/tokens": {
@@ -281,6 +730,17 @@ export interface ApiOperations {
       role: "viewer" | "operator";
       name?: string;
     };
+    answer: {
+      id: string;
+      tenant_id: string;
+      name: string | null;
+      role: "viewer" | "operator";
+      prefix: string;
+      created_at: string;
+      revoked_at: string | null;
+      last_used_at: string | null;
+      token: string;
+    };
   };
   /** List a tenant's tokens (revoked ones with revoked=true) */
   "GET /tenants/{id}/tokens": {
@@ -291,6 +751,18 @@ export interface ApiOperations {
       revoked?: "true" | "false";
     };
     body: undefined;
+    answer: {
+      items: ({
+        id: string;
+        tenant_id: string;
+        name: string | null;
+        role: "viewer" | "operator";
+        prefix: string;
+        created_at: string;
+        revoked_at: string | null;
+        last_used_at: string | null;
+      })[];
+    };
   };
   /** Revoke a tenant's token; the sessions signed in with it end too */
   "POST /tenants/{id}/tokens/{token_id}/revoke": {
@@ -300,6 +772,16 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      tenant_id: string;
+      name: string | null;
+      role: "viewer" | "operator";
+      prefix: string;
+      created_at: string;
+      revoked_at: string | null;
+      last_used_at: string | null;
+    };
   };
   /** Make a one-time link into the tenant's portal (default ttl 10m, role viewer) */
   "POST /tenants/{id}/portal-links": {
@@ -311,6 +793,12 @@ export interface ApiOperations {
       ttl?: number | string;
       role?: "viewer" | "operator";
     } | undefined;
+    answer: {
+      url: string;
+      expires_at: string;
+      role: string;
+      tenant_id: string;
+    };
   };
   /** A tenant's quotas, its own overrides and what it holds */
   "GET /tenants/{id}/quotas": {
@@ -319,6 +807,22 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      tenant_id: string;
+      quotas: {
+        endpoints: number;
+        tokens: number;
+        secrets: number;
+        streams: number;
+      };
+      own: {
+        [key: string]: unknown;
+      };
+      held: {
+        endpoints: number;
+        tokens: number;
+      };
+    };
   };
   /** Set a tenant's own quotas (null: back to the configured default) */
   "PATCH /tenants/{id}/quotas": {
@@ -332,6 +836,22 @@ export interface ApiOperations {
       secrets?: number | null;
       streams?: number | null;
     } | undefined;
+    answer: {
+      tenant_id: string;
+      quotas: {
+        endpoints: number;
+        tokens: number;
+        secrets: number;
+        streams: number;
+      };
+      own: {
+        [key: string]: unknown;
+      };
+      held: {
+        endpoints: number;
+        tokens: number;
+      };
+    };
   };
   /** A tenant's live Ed25519 public keys (`v1a`), current first; never a secret key */
   "GET /tenants/{id}/signing-keys": {
@@ -340,6 +860,7 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: unknown;
   };
   /** Make a new Ed25519 key pair for a tenant; its live keys keep signing beside it for `window` */
   "POST /tenants/{id}/signing-keys/rotate": {
@@ -350,6 +871,7 @@ export interface ApiOperations {
     body: {
       window?: number | string;
     } | undefined;
+    answer: unknown;
   };
   /** List inbound deliveries, newest first, by filter and cursor */
   "GET /inbox": {
@@ -367,6 +889,12 @@ export interface ApiOperations {
       cursor?: string;
     };
     body: undefined;
+    answer: {
+      items: {
+        [key: string]: unknown;
+      }[];
+      next_cursor: string | null;
+    };
   };
   /** Show one delivery with its body, headers and attempts */
   "GET /inbox/{source}/{event_id}": {
@@ -376,6 +904,9 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Replay every delivery matching the filter (dead ones unless force) */
   "POST /inbox/replay": {
@@ -392,6 +923,9 @@ export interface ApiOperations {
       until?: string;
       force?: boolean;
     } | undefined;
+    answer: {
+      replayed: number;
+    };
   };
   /** Replay one delivery */
   "POST /inbox/{source}/{event_id}/replay": {
@@ -403,6 +937,9 @@ export interface ApiOperations {
     body: {
       force?: boolean;
     } | undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Discard one delivery from the review queue */
   "POST /inbox/{source}/{event_id}/discard": {
@@ -412,6 +949,9 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Every delivery of one resource in provider order: applied, stale (and the ordering guard's reason) or open */
   "GET /resources/{resource_id}/timeline": {
@@ -422,6 +962,9 @@ export interface ApiOperations {
       source?: string;
     };
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Make a named operator token with a role; the token is in this answer only */
   "POST /operators": {
@@ -431,6 +974,15 @@ export interface ApiOperations {
       name: string;
       role: "viewer" | "operator";
     };
+    answer: {
+      id: string;
+      name: string;
+      role: "viewer" | "operator";
+      created_at: string;
+      last_used_at: string | null;
+      revoked_at: string | null;
+      token: string;
+    };
   };
   /** List operators (revoked ones with revoked=true) */
   "GET /operators": {
@@ -439,6 +991,16 @@ export interface ApiOperations {
       revoked?: "true" | "false";
     };
     body: undefined;
+    answer: {
+      items: ({
+        id: string;
+        name: string;
+        role: "viewer" | "operator";
+        created_at: string;
+        last_used_at: string | null;
+        revoked_at: string | null;
+      })[];
+    };
   };
   /** Revoke an operator (by id or name) and end its sessions */
   "POST /operators/{id}/revoke": {
@@ -447,6 +1009,14 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      id: string;
+      name: string;
+      role: "viewer" | "operator";
+      created_at: string;
+      last_used_at: string | null;
+      revoked_at: string | null;
+    };
   };
   /** Sign in with a token: sets the session cookie, answers the CSRF token */
   "POST /session": {
@@ -455,18 +1025,42 @@ export interface ApiOperations {
     body: {
       token: string;
     };
+    answer: {
+      name: string;
+      role: string;
+      csrf_token: string;
+      expires_at: string;
+    };
   };
   /** Who is signed in, with the CSRF token for changes; a tenant's caller also gets its tenant and the portal's branding */
   "GET /session": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      name?: string;
+      role?: string;
+      csrf_token: string | null;
+      csrf?: string | null;
+      tenant?: {
+        id: string;
+        name: string | null;
+      };
+      portal?: {
+        name: string | null;
+        logo_url: string | null;
+        accent_color: string | null;
+      };
+    };
   };
   /** Sign out: ends the session and clears its cookie */
   "DELETE /session": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      signed_out: boolean;
+    };
   };
   /** Per minute: received, done, stale and dead inbound deliveries; this process's receiver: accepted, duplicate and rejected (totals and per minute) and acknowledgement latency */
   "GET /stats/inbox": {
@@ -476,6 +1070,9 @@ export interface ApiOperations {
       source?: string;
     };
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Per endpoint: attempts, success rate, latency p50/p99, last success and failing since, in the window; and failed deliveries */
   "GET /stats/outbox": {
@@ -484,6 +1081,9 @@ export interface ApiOperations {
       window?: number | string;
     };
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Tenants in id order (`q` searches id and name, `after` pages on, at most 100), each with its endpoints, failing endpoints, success rate of the deliveries attempted in the window, and deliveries pending and failed */
   "GET /stats/tenants": {
@@ -495,6 +1095,9 @@ export interface ApiOperations {
       window?: number | string;
     };
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Export inbound deliveries matching the filter as CSV */
   "GET /inbox/export.csv": {
@@ -512,6 +1115,7 @@ export interface ApiOperations {
       tz?: string;
     };
     body: undefined;
+    answer: never;
   };
   /** Export outbound deliveries matching the filter as CSV */
   "GET /deliveries/export.csv": {
@@ -530,6 +1134,7 @@ export interface ApiOperations {
       tz?: string;
     };
     body: undefined;
+    answer: never;
   };
   /** Export inbound deliveries matching the filter as XLSX */
   "GET /inbox/export.xlsx": {
@@ -547,6 +1152,7 @@ export interface ApiOperations {
       tz?: string;
     };
     body: undefined;
+    answer: never;
   };
   /** Export outbound deliveries matching the filter as XLSX */
   "GET /deliveries/export.xlsx": {
@@ -565,6 +1171,7 @@ export interface ApiOperations {
       tz?: string;
     };
     body: undefined;
+    answer: never;
   };
   /** Export inbound deliveries matching the filter as PDF */
   "GET /inbox/export.pdf": {
@@ -582,6 +1189,7 @@ export interface ApiOperations {
       tz?: string;
     };
     body: undefined;
+    answer: never;
   };
   /** Export outbound deliveries matching the filter as PDF */
   "GET /deliveries/export.pdf": {
@@ -600,6 +1208,7 @@ export interface ApiOperations {
       tz?: string;
     };
     body: undefined;
+    answer: never;
   };
   /** How many inbound deliveries a filter matches now (what a job would touch) */
   "POST /jobs/dry-run": {
@@ -617,6 +1226,9 @@ export interface ApiOperations {
         until?: string;
       };
     } | undefined;
+    answer: {
+      matching: number;
+    };
   };
   /** Start a bulk replay or discard of the inbound deliveries matching a filter */
   "POST /jobs": {
@@ -636,12 +1248,20 @@ export interface ApiOperations {
       };
       force?: boolean;
     };
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** The latest 50 jobs, newest first */
   "GET /jobs": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      items: {
+        [key: string]: unknown;
+      }[];
+    };
   };
   /** A job's status and progress */
   "GET /jobs/{id}": {
@@ -650,6 +1270,9 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Cancel a job at its next batch; what it did stays done */
   "POST /jobs/{id}/cancel": {
@@ -658,12 +1281,16 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Server-sent events of inbound deliveries arriving and changing state (a tenant's caller: its outbound deliveries) */
   "GET /events": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
+    answer: never;
   };
   /** List reconcile runs, newest first */
   "GET /reconcile/runs": {
@@ -674,6 +1301,12 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      runs: {
+        [key: string]: unknown;
+      }[];
+      next_before: string | number | null;
+    };
   };
   /** Run reconcile for a source now (with apply: record what is missing) */
   "POST /reconcile/runs": {
@@ -685,6 +1318,9 @@ export interface ApiOperations {
       until?: string;
       apply?: boolean;
     };
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** Show one run's report: counts per kind and its findings */
   "GET /reconcile/runs/{id}": {
@@ -693,6 +1329,9 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
   /** List findings by kind, source and run */
   "GET /reconcile/findings": {
@@ -705,6 +1344,12 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      findings: {
+        [key: string]: unknown;
+      }[];
+      next_before: string | number | null;
+    };
   };
   /** List incidents (open and closed), newest first */
   "GET /incidents": {
@@ -715,6 +1360,22 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      incidents: ({
+        id: string;
+        rule: string;
+        subject: string;
+        state: "open" | "closed";
+        opened_at: string;
+        closed_at: string | null;
+        summary: string;
+        last_value: number | null;
+        details: {
+          [key: string]: unknown;
+        };
+      })[];
+      next_before: string | null;
+    };
   };
   /** The audit trail, newest first: every change asked of this API, and refused sign-ins */
   "GET /audit": {
@@ -730,6 +1391,12 @@ export interface ApiOperations {
       limit?: number;
     };
     body: undefined;
+    answer: {
+      items: {
+        [key: string]: unknown;
+      }[];
+      next_cursor: string | null;
+    };
   };
   /** Export the audit rows matching the filter as CSV */
   "GET /audit/export.csv": {
@@ -743,6 +1410,7 @@ export interface ApiOperations {
       outcome?: "ok" | "refused";
     };
     body: undefined;
+    answer: never;
   };
   /** Export the audit rows matching the filter as XLSX */
   "GET /audit/export.xlsx": {
@@ -756,6 +1424,7 @@ export interface ApiOperations {
       outcome?: "ok" | "refused";
     };
     body: undefined;
+    answer: never;
   };
   /** Erase a person's data: the bodies of chosen deliveries, or of every delivery of a resource id, keeping their ids */
   "POST /erasures": {
@@ -772,12 +1441,16 @@ export interface ApiOperations {
       deliveries?: (string | number)[];
       confirm?: boolean;
     } | undefined;
+    answer: unknown;
   };
   /** This API as an OpenAPI 3.1 document */
   "GET /openapi.json": {
     path: Record<string, never>;
     query: Record<string, never>;
     body: undefined;
+    answer: {
+      [key: string]: unknown;
+    };
   };
 }
 
@@ -800,6 +1473,11 @@ export type ApiPath =
   | "/deliveries"
   | `/deliveries?${string}`
   | "/deliveries/replay-failed"
+  | "/event-types"
+  | `/event-types?${string}`
+  | "/event-types/asyncapi.json"
+  | `/event-types/asyncapi.json?${string}`
+  | `/event-types/${string}`
   | "/tenants"
   | `/tenants?${string}`
   | `/tenants/${string}`
@@ -863,3 +1541,5 @@ export type ApiPath =
 export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];
 export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];
 export type ApiParams<R extends ApiRoute> = ApiOperations[R]['path'];
+/** What a success of the route answers (JSON). */
+export type ApiAnswer<R extends ApiRoute> = ApiOperations[R]['answer'];

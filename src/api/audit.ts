@@ -4,6 +4,7 @@ import { auditExportTable } from './audit-export.js';
 import type { Context } from '../service.js';
 import { send } from './exports.js';
 import type { ApiRoutes } from './route-spec.js';
+import { someObject } from './answers.js';
 
 const text = z
   .string()
@@ -40,6 +41,7 @@ export function auditRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/audit',
       tag,
       summary: 'The audit trail, newest first: every change asked of this API, and refused sign-ins',
+      response: z.object({ items: z.array(someObject), next_cursor: z.string().nullable() }),
       permission: 'operate',
       query: listQuery,
     },

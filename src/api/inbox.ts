@@ -3,6 +3,7 @@ import { discardDelivery, inboxStatuses, listInbox, replayDelivery, replayMatchi
 import { resourceTimeline } from '../inbox/timeline.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { someObject } from './answers.js';
 
 /**
  * An ISO 8601 time with an offset, in years 1 to 9999 once in UTC: outside them the database drivers
@@ -65,7 +66,15 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'inbox';
 
   routes.add(
-    { method: 'GET', url: '/inbox', tag, summary: 'List inbound deliveries, newest first, by filter and cursor', permission: 'view', query: listQuery },
+    {
+      method: 'GET',
+      url: '/inbox',
+      tag,
+      summary: 'List inbound deliveries, newest first, by filter and cursor',
+      response: z.object({ items: z.array(someObject), next_cursor: z.string().nullable() }),
+      permission: 'view',
+      query: listQuery,
+    },
     async ({ query: q }) => listInbox(db, toFilter(q), { limit: q.limit, cursor: q.cursor }),
   );
 
@@ -75,6 +84,7 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/inbox/:source/:event_id',
       tag,
       summary: 'Show one delivery with its body, headers and attempts',
+      response: someObject,
       permission: 'view',
       params: deliveryParams,
     },
@@ -87,6 +97,7 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/inbox/replay',
       tag,
       summary: 'Replay every delivery matching the filter (dead ones unless force)',
+      response: z.object({ replayed: z.number() }),
       permission: 'operate',
       body: bulkReplayBody,
     },
@@ -99,6 +110,7 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/inbox/:source/:event_id/replay',
       tag,
       summary: 'Replay one delivery',
+      response: someObject,
       permission: 'operate',
       params: deliveryParams,
       body: replayBody,
@@ -112,6 +124,7 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/inbox/:source/:event_id/discard',
       tag,
       summary: 'Discard one delivery from the review queue',
+      response: someObject,
       permission: 'operate',
       params: deliveryParams,
     },
@@ -124,6 +137,7 @@ export function inboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/resources/:resource_id/timeline',
       tag,
       summary: "Every delivery of one resource in provider order: applied, stale (and the ordering guard's reason) or open",
+      response: someObject,
       permission: 'view',
       params: timelineParams,
       query: timelineQuery,

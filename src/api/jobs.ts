@@ -3,6 +3,7 @@ import { JobRunner } from '../inbox/jobs.js';
 import type { Context } from '../service.js';
 import { inboxFilterQuery, toFilter } from './inbox.js';
 import type { ApiRoutes } from './route-spec.js';
+import { someObject } from './answers.js';
 
 const jobKinds = ['inbox.replay', 'inbox.discard'] as const;
 const startBody = z
@@ -28,6 +29,7 @@ export function jobRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/jobs/dry-run',
       tag,
       summary: 'How many inbound deliveries a filter matches now (what a job would touch)',
+      response: z.object({ matching: z.number() }),
       permission: 'view',
       body: dryRunBody,
     },
@@ -39,17 +41,29 @@ export function jobRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/jobs',
       tag,
       summary: 'Start a bulk replay or discard of the inbound deliveries matching a filter',
+      response: someObject,
       permission: 'operate',
       body: startBody,
       status: 202,
     },
     async ({ body }, req) => runner.start({ kind: body.kind, filter: toFilter(body.filter), force: body.force, createdBy: req.caller?.name ?? 'unknown' }),
   );
-  routes.add({ method: 'GET', url: '/jobs', tag, summary: 'The latest 50 jobs, newest first', permission: 'view' }, async () => ({
-    items: await runner.recent(50),
-  }));
-  routes.add({ method: 'GET', url: '/jobs/:id', tag, summary: "A job's status and progress", permission: 'view', params: jobParams }, async ({ params }) =>
-    runner.get(params.id),
+  routes.add(
+    {
+      method: 'GET',
+      url: '/jobs',
+      tag,
+      summary: 'The latest 50 jobs, newest first',
+      response: z.object({ items: z.array(someObject) }),
+      permission: 'view',
+    },
+    async () => ({
+      items: await runner.recent(50),
+    }),
+  );
+  routes.add(
+    { method: 'GET', url: '/jobs/:id', tag, summary: "A job's status and progress", response: someObject, permission: 'view', params: jobParams },
+    async ({ params }) => runner.get(params.id),
   );
   routes.add(
     {
@@ -57,6 +71,7 @@ export function jobRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/jobs/:id/cancel',
       tag,
       summary: 'Cancel a job at its next batch; what it did stays done',
+      response: someObject,
       permission: 'operate',
       params: jobParams,
     },

@@ -76,6 +76,8 @@ export function renderApiTypes(document: OpenApiDocument): string {
       const inPath = operation.parameters.filter((p) => p.in === 'path');
       const inQuery = operation.parameters.filter((p) => p.in === 'query');
       const body = operation.requestBody?.content['application/json'].schema;
+      const success = Object.entries(operation.responses).find(([status]) => status.startsWith('2'))?.[1];
+      const answer = success?.content?.['application/json']?.schema;
       operations.push(
         [
           `  /** ${operation.summary} */`,
@@ -83,6 +85,8 @@ export function renderApiTypes(document: OpenApiDocument): string {
           `    path: ${parametersType(inPath, '    ')};`,
           `    query: ${parametersType(inQuery, '    ')};`,
           `    body: ${body ? `${schemaType(body, '    ')}${operation.requestBody?.required ? '' : ' | undefined'}` : 'undefined'};`,
+          // A route that answers a file (CSV, XLSX, PDF) or a stream answers no JSON: `never`.
+          `    answer: ${answer ? schemaType(answer, '    ') : 'never'};`,
           '  };',
         ].join('\n'),
       );
@@ -93,8 +97,8 @@ export function renderApiTypes(document: OpenApiDocument): string {
   }
   return [
     "// Generated from the admin API's OpenAPI document (src/api/openapi.ts) by `npm run web:types`: do not edit.",
-    "// The panel's types for what it sends: every route with its path and query parameters and its body.",
-    '// The document describes no answers yet, so the panel declares what it reads of them itself.',
+    '// The types of the admin API as the panel, the portal and the typed client (tekil/client) call it: every',
+    '// route with its path and query parameters, its body, and the JSON its success answers.',
     '',
     'export interface ApiOperations {',
     ...operations,
@@ -108,6 +112,8 @@ export function renderApiTypes(document: OpenApiDocument): string {
     "export type ApiBody<R extends ApiRoute> = ApiOperations[R]['body'];",
     "export type ApiQuery<R extends ApiRoute> = ApiOperations[R]['query'];",
     "export type ApiParams<R extends ApiRoute> = ApiOperations[R]['path'];",
+    '/** What a success of the route answers (JSON). */',
+    "export type ApiAnswer<R extends ApiRoute> = ApiOperations[R]['answer'];",
     '',
   ].join('\n');
 }

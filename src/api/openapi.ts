@@ -42,6 +42,14 @@ function inputSchema(schema: z.ZodType): JsonSchema {
   return json;
 }
 
+/** What a success answers, as JSON on the wire. */
+export function answerSchema(schema: z.ZodType): JsonSchema {
+  // The wire side of an answer is its codecs' input (src/api/answers.ts): a time is an ISO string there.
+  const json = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
 /** A path or query object schema as one OpenAPI parameter per property. */
 function parametersOf(schema: z.ZodType | undefined, where: 'path' | 'query'): OpenApiParameter[] {
   if (!schema) return [];
@@ -90,7 +98,7 @@ export function buildOpenApiDocument(specs: readonly RouteSpec[]): OpenApiDocume
     };
     const success = spec.produces
       ? { description: spec.summary, content: { [spec.produces]: { schema: { type: 'string' } } } }
-      : { description: spec.summary, content: { 'application/json': { schema: {} } } };
+      : { description: spec.summary, content: { 'application/json': { schema: spec.response ? answerSchema(spec.response) : {} } } };
     const operation: OpenApiOperation = {
       operationId: operationId(spec),
       summary: spec.summary,

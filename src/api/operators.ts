@@ -3,6 +3,7 @@ import { createOperator, listOperators, revoke } from '../auth/operators.js';
 import { operatorRoles } from '../auth/roles.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { operatorAnswer } from './tenant-answers.js';
 
 const createBody = z
   .object({
@@ -22,6 +23,7 @@ export function operatorRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/operators',
       tag,
       summary: 'Make a named operator token with a role; the token is in this answer only',
+      response: operatorAnswer.extend({ token: z.string() }),
       permission: 'admin',
       body: createBody,
       status: 201,
@@ -32,7 +34,15 @@ export function operatorRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'GET', url: '/operators', tag, summary: 'List operators (revoked ones with revoked=true)', permission: 'admin', query: listQuery },
+    {
+      method: 'GET',
+      url: '/operators',
+      tag,
+      summary: 'List operators (revoked ones with revoked=true)',
+      response: z.object({ items: z.array(operatorAnswer) }),
+      permission: 'admin',
+      query: listQuery,
+    },
     async ({ query }) => ({
       items: await listOperators(ctx.db, query.revoked === 'true'),
     }),
@@ -43,6 +53,7 @@ export function operatorRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/operators/:id/revoke',
       tag,
       summary: 'Revoke an operator (by id or name) and end its sessions',
+      response: operatorAnswer,
       permission: 'admin',
       params: operatorParams,
     },

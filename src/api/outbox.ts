@@ -4,9 +4,20 @@ import { durationMs } from '../config/units.js';
 import { outboxParts } from '../outbox/parts.js';
 import { endpointCreateSchema, endpointUpdateSchema, storableText } from '../outbox/endpoints.js';
 import type { ApiRoutes } from './route-spec.js';
+import { jsonTime } from './answers.js';
+import {
+  createdEndpointAnswer,
+  deliveryPageAnswer,
+  endpointAnswer,
+  idAnswer,
+  messageDetailAnswer,
+  messagePageAnswer,
+  replayedAnswer,
+} from './outbox-answers.js';
 import { getMessage, listDeliveries, listMessages, type HistoryFilter } from '../outbox/history.js';
 import { pingEndpoint, replayFailed, replayMessage } from '../outbox/operations.js';
 import { createPublishBatcher } from '../outbox/publish-batcher.js';
+import { eventCatalogue } from '../outbox/event-catalogue.js';
 import { checkIdempotentRepeat } from '../outbox/idempotent-repeat.js';
 import { DEFAULT_TENANT_ID } from '../outbox/publish.js';
 import { outboxDeliveryStatuses } from '../outbox/types.js';
@@ -82,6 +93,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'outbox';
   // Publishing through the API is group-committed; stopped once the server has answered its requests.
   const publisher = createPublishBatcher(ctx);
+  const catalogue = eventCatalogue(ctx);
   routes.onClose(() => publisher.stop());
 
   routes.add(
@@ -90,6 +102,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints',
       tag,
       summary: 'Create an endpoint; its secret is in this answer only',
+      response: createdEndpointAnswer,
       permission: 'operate',
       tenant: true,
       body: endpointCreateSchema,
@@ -120,6 +133,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints',
       tag,
       summary: 'List endpoints (of one tenant with `tenant_id`)',
+      response: z.object({ items: z.array(endpointAnswer) }),
       permission: 'view',
       tenant: true,
       query: endpointListQuery,
@@ -129,7 +143,16 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     }),
   );
   routes.add(
-    { method: 'GET', url: '/endpoints/:id', tag, summary: 'Show one endpoint', permission: 'view', tenant: true, params: endpointParams },
+    {
+      method: 'GET',
+      url: '/endpoints/:id',
+      tag,
+      summary: 'Show one endpoint',
+      response: endpointAnswer,
+      permission: 'view',
+      tenant: true,
+      params: endpointParams,
+    },
     async ({ params, scope }) => endpoints.get(db, scope, params.id),
   );
   routes.add(
@@ -138,6 +161,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id',
       tag,
       summary: "Change an endpoint's settings",
+      response: endpointAnswer,
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -150,14 +174,32 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'DELETE', url: '/endpoints/:id', tag, summary: 'Delete an endpoint', permission: 'operate', tenant: true, params: endpointParams },
+    {
+      method: 'DELETE',
+      url: '/endpoints/:id',
+      tag,
+      summary: 'Delete an endpoint',
+      response: z.object({ id: z.string(), deleted: z.literal(true), cancelled: z.number() }),
+      permission: 'operate',
+      tenant: true,
+      params: endpointParams,
+    },
     async ({ params, scope }) => {
       await requireEndpointIn(db, scope, params.id);
-      return { id: params.id, deleted: true, ...(await db.transaction((tx) => endpoints.remove(tx, params.id))) };
+      return { id: params.id, deleted: true as const, ...(await db.transaction((tx) => endpoints.remove(tx, params.id))) };
     },
   );
   routes.add(
-    { method: 'POST', url: '/endpoints/:id/disable', tag, summary: 'Stop sending to an endpoint', permission: 'operate', tenant: true, params: endpointParams },
+    {
+      method: 'POST',
+      url: '/endpoints/:id/disable',
+      tag,
+      summary: 'Stop sending to an endpoint',
+      response: endpointAnswer,
+      permission: 'operate',
+      tenant: true,
+      params: endpointParams,
+    },
     async ({ params, scope }) => {
       await requireEndpointIn(db, scope, params.id);
       return endpoints.setEnabled(db, params.id, false);
@@ -169,6 +211,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id/enable',
       tag,
       summary: 'Resume sending to an endpoint',
+      response: endpointAnswer,
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -184,6 +227,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id/rotate-secret',
       tag,
       summary: "Rotate an endpoint's secret; the old one signs too for `window`",
+      response: z.object({ id: z.string(), secret: z.string(), previous_expires_at: jsonTime }),
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -208,6 +252,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/endpoints/:id/ping',
       tag,
       summary: 'Send a test.ping to one endpoint',
+      response: idAnswer,
       permission: 'operate',
       tenant: true,
       params: endpointParams,
@@ -225,6 +270,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/messages',
       tag,
       summary: 'Publish a message (Idempotency-Key header honoured)',
+      response: idAnswer,
       permission: 'operate',
       body: publishBody,
       status: 202,
@@ -232,6 +278,8 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     async ({ body }, req, reply) => {
       const key = req.headers['idempotency-key'];
       const idempotencyKey = typeof key === 'string' && key !== '' ? key : undefined;
+      // The event catalogue's check (docs/event-types.md): from memory, no query per message.
+      await catalogue.check(body.type, body.data ?? null);
       // Answered once the message's transaction (shared with its concurrent neighbours) has committed.
       const result = await publisher.publish({
         tenantId: body.tenant_id,
@@ -255,14 +303,32 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
     },
   );
   routes.add(
-    { method: 'GET', url: '/messages', tag, summary: 'List published messages', permission: 'view', tenant: true, query: historyQuery },
+    {
+      method: 'GET',
+      url: '/messages',
+      tag,
+      summary: 'List published messages',
+      response: messagePageAnswer,
+      permission: 'view',
+      tenant: true,
+      query: historyQuery,
+    },
     async ({ query, scope }) => {
       const list = toFilter(query, scope);
       return listMessages(db, list.scope, list.filter);
     },
   );
   routes.add(
-    { method: 'GET', url: '/messages/:id', tag, summary: 'Show one message with its deliveries', permission: 'view', tenant: true, params: idParams },
+    {
+      method: 'GET',
+      url: '/messages/:id',
+      tag,
+      summary: 'Show one message with its deliveries',
+      response: messageDetailAnswer,
+      permission: 'view',
+      tenant: true,
+      params: idParams,
+    },
     async ({ params, scope }) => getMessage(db, scope, params.id),
   );
   routes.add(
@@ -271,6 +337,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/messages/:id/replay',
       tag,
       summary: 'Send a message again (to one endpoint or all)',
+      response: replayedAnswer,
       permission: 'operate',
       tenant: true,
       params: idParams,
@@ -289,6 +356,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/deliveries',
       tag,
       summary: 'List outbound deliveries with their last attempt',
+      response: deliveryPageAnswer,
       permission: 'view',
       tenant: true,
       query: historyQuery,
@@ -305,6 +373,7 @@ export function outboxRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/deliveries/replay-failed',
       tag,
       summary: 'Replay failed deliveries, by endpoint and time window',
+      response: replayedAnswer,
       permission: 'operate',
       tenant: true,
       body: replayFailedBody,

@@ -4,6 +4,7 @@ import { listFindingRows, listRunRows } from '../reconcile/queries.js';
 import { reportOf, runReconcile } from '../reconcile/run.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { someObject } from './answers.js';
 
 const text = z
   .string()
@@ -37,7 +38,15 @@ export function reconcileRoutes(routes: ApiRoutes, ctx: Context): void {
   const tag = 'reconcile';
 
   routes.add(
-    { method: 'GET', url: '/reconcile/runs', tag, summary: 'List reconcile runs, newest first', permission: 'view', query: runsQuery },
+    {
+      method: 'GET',
+      url: '/reconcile/runs',
+      tag,
+      summary: 'List reconcile runs, newest first',
+      response: z.object({ runs: z.array(someObject), next_before: z.union([z.string(), z.number()]).nullable() }),
+      permission: 'view',
+      query: runsQuery,
+    },
     async ({ query: q }) => {
       const runs = await listRunRows(db, { source: q.source ?? null, before: q.before ?? null, limit: q.limit });
       return { runs, next_before: runs.length === q.limit ? runs[runs.length - 1]!.id : null };
@@ -50,6 +59,7 @@ export function reconcileRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/reconcile/runs/:id',
       tag,
       summary: "Show one run's report: counts per kind and its findings",
+      response: someObject,
       permission: 'view',
       params: z.object({ id }).strict(),
     },
@@ -57,7 +67,15 @@ export function reconcileRoutes(routes: ApiRoutes, ctx: Context): void {
   );
 
   routes.add(
-    { method: 'GET', url: '/reconcile/findings', tag, summary: 'List findings by kind, source and run', permission: 'view', query: findingsQuery },
+    {
+      method: 'GET',
+      url: '/reconcile/findings',
+      tag,
+      summary: 'List findings by kind, source and run',
+      response: z.object({ findings: z.array(someObject), next_before: z.union([z.string(), z.number()]).nullable() }),
+      permission: 'view',
+      query: findingsQuery,
+    },
     async ({ query: q }) => {
       const findings = await listFindingRows(db, {
         source: q.source ?? null,
@@ -77,6 +95,7 @@ export function reconcileRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/reconcile/runs',
       tag,
       summary: 'Run reconcile for a source now (with apply: record what is missing)',
+      response: someObject,
       permission: 'operate',
       body: startBody,
     },

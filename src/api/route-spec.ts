@@ -16,7 +16,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * validated with. The same specs register the routes and generate the OpenAPI document, so the
  * document cannot describe input the route does not check.
  */
-export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType, R extends z.ZodType = z.ZodType> {
   method: HttpMethod;
   /** Fastify's form, under /api/v1: `/inbox/:source/:event_id`. */
   url: string;
@@ -32,6 +32,14 @@ export interface RouteSpec<P extends z.ZodType = z.ZodType, Q extends z.ZodType 
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * What a success answers (JSON), as the zod schema of its output: the OpenAPI document, the browser's
+   * types and the typed client (`tekil/client`) read it. Required for every JSON route (a test walks them).
+   * The handler's return value is typed by its output side, so the schema cannot drift from the rows
+   * the handler answers; the document shows its input side, the JSON on the wire (a `jsonTime` is a
+   * Date in the handler and an ISO string on the wire: src/api/answers.ts).
+   */
+  response?: R;
   /** The status of a success (200 unless told). */
   status?: number;
   /** The media type of a success when it is not JSON (CSV, XLSX, PDF, event streams). */
@@ -46,11 +54,12 @@ export interface RouteInput<P extends z.ZodType, Q extends z.ZodType, B extends 
   scope: Scope;
 }
 
-type Handler<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType> = (
+type Handler<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType> = (
   input: RouteInput<P, Q, B>,
   req: FastifyRequest,
   reply: FastifyReply,
-) => Promise<unknown>;
+  // A route that answers a file or a stream sends it on the reply and returns the reply.
+) => Promise<z.output<R> | FastifyReply>;
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -84,7 +93,7 @@ export class ApiRoutes {
   }
 
   /** Registers a route (when bound to an app) and records its spec. Absent input parses as `{}`. */
-  add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType>(spec: RouteSpec<P, Q, B>, handler: Handler<P, Q, B>): void {
+  add<P extends z.ZodType, Q extends z.ZodType, B extends z.ZodType, R extends z.ZodType>(spec: RouteSpec<P, Q, B, R>, handler: Handler<P, Q, B, R>): void {
     this.specs.push(spec as unknown as RouteSpec);
     if (!this.app) return;
     this.app.route({

@@ -4,6 +4,7 @@ import { callerForToken } from '../auth/operators.js';
 import { closeSession, isPortalRequest, openSession, readCookies, sessionCookie, sessionCookieName } from '../auth/sessions.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { jsonTime } from './answers.js';
 import { getTenant } from '../tenants/tenants.js';
 
 const signInBody = z.object({ token: z.string().min(1).max(200) }).strict();
@@ -21,6 +22,7 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
       url: '/session',
       tag,
       summary: 'Sign in with a token: sets the session cookie, answers the CSRF token',
+      response: z.object({ name: z.string(), role: z.string(), csrf_token: z.string(), expires_at: jsonTime }),
       permission: 'public',
       body: signInBody,
       status: 201,
@@ -42,6 +44,15 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
       url: '/session',
       tag,
       summary: "Who is signed in, with the CSRF token for changes; a tenant's caller also gets its tenant and the portal's branding",
+      response: z.object({
+        name: z.string().optional(),
+        role: z.string().optional(),
+        csrf_token: z.string().nullable(),
+        /** A tenant's caller: the same CSRF token, its tenant and the portal's branding. */
+        csrf: z.string().nullable().optional(),
+        tenant: z.object({ id: z.string(), name: z.string().nullable() }).optional(),
+        portal: z.object({ name: z.string().nullable(), logo_url: z.string().nullable(), accent_color: z.string().nullable() }).optional(),
+      }),
       permission: 'view',
       tenant: true,
     },
@@ -62,7 +73,15 @@ export function sessionRoutes(routes: ApiRoutes, ctx: Context, adminToken: strin
     },
   );
   routes.add(
-    { method: 'DELETE', url: '/session', tag, summary: 'Sign out: ends the session and clears its cookie', permission: 'view', tenant: true },
+    {
+      method: 'DELETE',
+      url: '/session',
+      tag,
+      summary: 'Sign out: ends the session and clears its cookie',
+      response: z.object({ signed_out: z.boolean() }),
+      permission: 'view',
+      tenant: true,
+    },
     async (_input, req, reply) => {
       // A partitioned cookie is another cookie than an unpartitioned one of the same name, and the browser
       // may send both: every session named is closed.

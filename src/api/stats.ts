@@ -5,6 +5,7 @@ import { tenantHealthPage } from '../tenants/health.js';
 import { tenantId } from '../tenants/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { someObject } from './answers.js';
 
 const DAY_MS = 86_400_000;
 /** A window of a minute to a day: per-minute rows stay under 1,441 and every query reads one day at most. */
@@ -30,6 +31,7 @@ export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary:
         "Per minute: received, done, stale and dead inbound deliveries; this process's receiver: accepted, duplicate and rejected (totals and per minute) and acknowledgement latency",
+      response: someObject,
       permission: 'view',
       query: inboxStatsQuery,
     },
@@ -50,6 +52,7 @@ export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/stats/outbox',
       tag,
       summary: 'Per endpoint: attempts, success rate, latency p50/p99, last success and failing since, in the window; and failed deliveries',
+      response: someObject,
       permission: 'view',
       query: windowQuery,
     },
@@ -66,6 +69,7 @@ export function statsRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary:
         'Tenants in id order (`q` searches id and name, `after` pages on, at most 100), each with its endpoints, failing endpoints, success rate of the deliveries attempted in the window, and deliveries pending and failed',
+      response: someObject,
       permission: 'view',
       query: tenantsQuery,
     },

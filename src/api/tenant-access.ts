@@ -9,6 +9,8 @@ import { requireRoom } from '../tenants/quotas.js';
 import { getTenant, tenantId } from '../tenants/tenants.js';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { jsonTime } from './answers.js';
+import { tenantTokenAnswer } from './tenant-answers.js';
 import { TekilError } from '../errors.js';
 
 /**
@@ -52,6 +54,7 @@ export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/tenants/:id/tokens',
       tag,
       summary: "Make a token of one tenant (it sees that tenant's rows only); the token is in this answer only",
+      response: tenantTokenAnswer.extend({ token: z.string() }),
       permission: 'admin',
       params: tenantParams,
       body: tokenBody,
@@ -72,6 +75,7 @@ export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/tenants/:id/tokens',
       tag,
       summary: "List a tenant's tokens (revoked ones with revoked=true)",
+      response: z.object({ items: z.array(tenantTokenAnswer) }),
       permission: 'admin',
       params: tenantParams,
       query: tokenListQuery,
@@ -87,6 +91,7 @@ export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/tenants/:id/tokens/:token_id/revoke',
       tag,
       summary: "Revoke a tenant's token; the sessions signed in with it end too",
+      response: tenantTokenAnswer,
       permission: 'admin',
       params: tokenParams,
     },
@@ -98,6 +103,7 @@ export function tenantAccessRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/tenants/:id/portal-links',
       tag,
       summary: "Make a one-time link into the tenant's portal (default ttl 10m, role viewer)",
+      response: z.object({ url: z.string(), expires_at: jsonTime, role: z.string(), tenant_id: z.string() }),
       permission: 'operate',
       params: tenantParams,
       body: portalLinkBody,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Context } from '../service.js';
 import type { ApiRoutes } from './route-spec.js';
+import { tenantAnswer, tenantDeletionAnswer } from './tenant-answers.js';
 import {
   createTenant,
   deleteTenant,
@@ -26,6 +27,7 @@ export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/tenants',
       tag,
       summary: 'Create a tenant (one per merchant); `id` is your own merchant id, or generated',
+      response: tenantAnswer,
       permission: 'operate',
       body: tenantCreateSchema,
       status: 201,
@@ -34,11 +36,31 @@ export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
     async (_input, req) => createTenant(db, req.body),
   );
   routes.add(
-    { method: 'GET', url: '/tenants', tag, summary: 'List tenants in id order (`after` pages on)', permission: 'view', query: listQuery },
+    {
+      method: 'GET',
+      url: '/tenants',
+      tag,
+      summary: 'List tenants in id order (`after` pages on)',
+      response: z.object({
+        items: z.array(tenantAnswer),
+        next_cursor: z.string().nullable(),
+      }),
+      permission: 'view',
+      query: listQuery,
+    },
     async ({ query }) => listTenantPage(db, query.after, query.limit),
   );
-  routes.add({ method: 'GET', url: '/tenants/:id', tag, summary: 'Show one tenant', permission: 'view', params: tenantParams }, async ({ params }) =>
-    getTenant(db, params.id),
+  routes.add(
+    {
+      method: 'GET',
+      url: '/tenants/:id',
+      tag,
+      summary: 'Show one tenant',
+      response: tenantAnswer,
+      permission: 'view',
+      params: tenantParams,
+    },
+    async ({ params }) => getTenant(db, params.id),
   );
   routes.add(
     {
@@ -47,6 +69,7 @@ export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
       tag,
       summary:
         "Change a tenant's name, metadata, `disabled` (a disabled tenant's messages are kept, not sent) or settings (defaults for its endpoints, `max_in_flight`, `weight`; null clears one)",
+      response: tenantAnswer,
       permission: 'operate',
       params: tenantParams,
       body: tenantUpdateSchema,
@@ -59,6 +82,7 @@ export function tenantRoutes(routes: ApiRoutes, ctx: Context): void {
       url: '/tenants/:id',
       tag,
       summary: 'Delete a tenant with its endpoints, messages, deliveries and attempts; needs `confirm: true`',
+      response: tenantDeletionAnswer,
       permission: 'operate',
       params: tenantParams,
       body: tenantDeleteSchema,

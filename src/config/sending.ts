@@ -59,6 +59,16 @@ export const slowLaneSchema = z
   })
   .strict();
 
+/** The event catalogue's check of published messages (docs/event-types.md). */
+const eventTypesSchema = z
+  .object({
+    /** A message whose `data` does not match its declared type's schema: `refuse` (422) or `warn` (logged, sent). */
+    on_mismatch: z.enum(['refuse', 'warn']).default('refuse'),
+    /** How long a process uses the catalogue it read before reading it again (changes made by another process). */
+    refresh: durationMs.pipe(z.number().min(0).max(3_600_000, 'expected at most 1h')).default(5_000),
+  })
+  .strict();
+
 export const sendingSchema = z
   .object({
     /** Networks (CIDR) that destinations may resolve to although private, loopback or link-local. */
@@ -113,6 +123,9 @@ export const sendingSchema = z
     /** Multiplies every ladder gap (0.001 turns minutes into tens of milliseconds for tests). */
     time_scale: z.number().positive().max(1000).default(1),
     dispatcher: dispatcherSchema.default(dispatcherSchema.parse({})),
+    /** Publishing a type that is not in the event catalogue is refused (EVENT_TYPE_UNDECLARED). */
+    require_event_types: z.boolean().default(false),
+    event_types: eventTypesSchema.default(eventTypesSchema.parse({})),
     /** Group commit of the API's publishing. */
     publish: publishSchema.default(publishSchema.parse({})),
     /** Trim payloads and answers / delete settled messages after an age; the default keeps everything. */

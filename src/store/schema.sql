@@ -103,6 +103,19 @@ CREATE TABLE endpoints (
     CONSTRAINT endpoints_pkey PRIMARY KEY (id)
 );
 
+CREATE TABLE event_types (
+    name text NOT NULL,
+    description text DEFAULT ''::text NOT NULL,
+    schema json,
+    example json,
+    deprecated boolean DEFAULT false NOT NULL,
+    tenant_ids text[],
+    version integer DEFAULT 1 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT event_types_pkey PRIMARY KEY (name)
+);
+
 CREATE TABLE inbox_attempt_history (
     id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
     source text NOT NULL,

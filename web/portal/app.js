@@ -7,11 +7,12 @@ import { api, el, language, session, setLanguage, t, translate } from './lib.js'
 import { webhooksPage } from './webhooks.js';
 import { deliveryPage } from './delivery.js';
 import { settingsPage } from './settings.js';
+import { eventTypesPage } from './event-types.js';
 
 /** @typedef {import('./lib.js').Page} Page */
 
 /** @type {Page[]} */
-const pages = [webhooksPage, deliveryPage, settingsPage];
+const pages = [webhooksPage, deliveryPage, eventTypesPage, settingsPage];
 const DEFAULT_PAGE = 'webhooks';
 
 /** @type {Page | null} */

@@ -5,6 +5,7 @@
 // test.ping and links to its delivery.
 
 import { api, canOperate, cell, el, formatTime, messageOf, t, word } from './lib.js';
+import { loadEventTypes } from './event-types.js';
 
 /** @typedef {{ id: string, url: string, description: string | null, event_types: string[], enabled: boolean, disabled_reason: string | null, next_probe_at?: string | null, slow?: { p90_ms: number } | null }} Endpoint */
 
@@ -48,6 +49,7 @@ function openForm(section, endpoint) {
   input('endpoint-url').value = endpoint?.url ?? '';
   input('endpoint-description').value = endpoint?.description ?? '';
   input('endpoint-event-types').value = (endpoint?.event_types ?? []).join(', ');
+  syncChoices();
   input('endpoint-enabled').checked = endpoint?.enabled ?? true;
   form.onsubmit = (e) => {
     e.preventDefault();
@@ -180,7 +182,11 @@ function views(section) {
         el('h2', { id: 'endpoint-form-title' }),
         label('url', el('input', { id: 'endpoint-url', type: 'url', required: true, placeholder: 'https://' })),
         label('description', el('input', { id: 'endpoint-description', type: 'text' })),
-        label('eventTypes', el('input', { id: 'endpoint-event-types', type: 'text', placeholder: 'invoice.paid, invoice.refunded' })),
+        label(
+          'eventTypes',
+          el('input', { id: 'endpoint-event-types', type: 'text', placeholder: 'invoice.paid, invoice.refunded', on: { input: () => syncChoices() } }),
+        ),
+        el('fieldset', { id: 'endpoint-event-type-choices', hidden: true }, word('legend', 'chooseEventTypes')),
         el('label', {}, el('input', { id: 'endpoint-enabled', type: 'checkbox' }), ' ', word('span', 'enabled')),
         el(
           'div',
@@ -192,6 +198,52 @@ function views(section) {
   ];
 }
 
+/** The endpoint form's event types as a list. */
+const typedTypes = () =>
+  input('endpoint-event-types')
+    .value.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** Each catalogue type as a checkbox; checking one adds it to the endpoint's list (patterns typed there stay). @param {string[]} names */
+function buildChoices(names) {
+  const box = document.getElementById('endpoint-event-type-choices');
+  if (!box) return;
+  box.hidden = names.length === 0;
+  box.replaceChildren(
+    word('legend', 'chooseEventTypes'),
+    ...names.map((name) =>
+      el(
+        'label',
+        { className: 'choice' },
+        el('input', {
+          type: 'checkbox',
+          value: name,
+          on: {
+            change: (e) => {
+              const box = /** @type {HTMLInputElement} */ (e.target);
+              const rest = typedTypes().filter((x) => x !== name);
+              input('endpoint-event-types').value = (box.checked ? [...rest, name] : rest).join(', ');
+            },
+          },
+        }),
+        ' ',
+        el('code', {}, name),
+      ),
+    ),
+  );
+  syncChoices();
+}
+
+/** The checkboxes follow what the text field lists. */
+function syncChoices() {
+  const chosen = new Set(typedTypes());
+  for (const box of document.querySelectorAll('#endpoint-event-type-choices input')) {
+    const choice = /** @type {HTMLInputElement} */ (box);
+    choice.checked = chosen.has(choice.value);
+  }
+}
+
 /** @type {import('./lib.js').Page} */
 export const settingsPage = {
   id: 'settings',
@@ -199,5 +251,7 @@ export const settingsPage = {
   async show(section) {
     section.replaceChildren(...views(section).filter((node) => node !== false));
     await list(section);
+    // The provider's catalogue, when it has one: types are picked instead of typed.
+    if (canOperate()) buildChoices((await loadEventTypes()).filter((type) => !type.deprecated).map((type) => type.name));
   },
 };
