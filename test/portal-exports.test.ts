@@ -181,6 +181,7 @@ describe('the portal exports: the merchant language, zone and the provider brand
       'son deneme (Europe/Istanbul (UTC+03:00))',
       'tamamlandı (Europe/Istanbul (UTC+03:00))',
       'sonraki deneme (Europe/Istanbul (UTC+03:00))',
+      'silindi (kişisel veri) (Europe/Istanbul (UTC+03:00))',
     ]);
     expect(lines).toHaveLength(4);
     const byMessage = new Map(lines.slice(1).map((l) => [l.split(',')[1]!, l.split(',')]));
