@@ -3,6 +3,7 @@ import { TekilError } from '../errors.js';
 import { eraseInbound, type ErasureCounts } from '../inbox/erase.js';
 import { eraseOutbound } from '../outbox/erase.js';
 import type { Context } from '../service.js';
+import { jsonTime } from './answers.js';
 import type { ApiRoutes } from './route-spec.js';
 
 const MAX_TEXT = 1024;
@@ -40,6 +41,10 @@ const erasureBody = z
   })
   .refine((b) => b.source === undefined || b.resource_id !== undefined, { message: 'source narrows resource_id; give resource_id with it', path: ['source'] });
 
+const countsAnswer = z.object({ erased: z.number().int(), already: z.number().int(), in_flight: z.number().int() });
+/** What an erasure answers: per side, what it erased, what was erased before, what it left (not settled). */
+const erasureAnswer = z.object({ at: jsonTime, inbound: countsAnswer, outbound: countsAnswer });
+
 export interface ErasureResult {
   /** When the request was served. */
   at: Date;
@@ -62,6 +67,7 @@ export function erasureRoutes(routes: ApiRoutes, ctx: Context): void {
       permission: 'operate',
       tenant: true,
       body: erasureBody,
+      response: erasureAnswer,
     },
     async ({ body, scope }, req): Promise<ErasureResult> => {
       if (!body.confirm) {

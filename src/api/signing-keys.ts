@@ -7,6 +7,7 @@ import { listSigningKeys, rotateSigningKey, tenantJwks } from '../outbox/signing
 import type { Context } from '../service.js';
 import type { Db } from '../store/db.js';
 import { tenantId } from '../tenants/tenants.js';
+import { jsonTime } from './answers.js';
 import type { ApiRoutes } from './route-spec.js';
 
 /** Where a tenant's public keys are published (docs/signing.md, "Ed25519"). */
@@ -16,6 +17,10 @@ export const JWKS_PATH = '/.well-known/webhooks/:tenant/jwks.json';
 const JWKS_MAX_AGE_SEC = 300;
 
 const tenantParams = z.object({ id: tenantId });
+/** A key as the API shows it: its id, its public half, and how long it still signs (never its secret half). */
+const keyAnswer = z.object({ kid: z.string(), public_key: z.string(), created_at: jsonTime, expires_at: jsonTime.nullable() });
+const keysAnswer = z.object({ tenant_id: z.string(), keys: z.array(keyAnswer) });
+const rotatedAnswer = z.object({ tenant_id: z.string(), key: keyAnswer, previous_expires_at: jsonTime.nullable() });
 const rotateBody = z.object({ window: durationMs.pipe(z.number().max(365 * 86_400_000, 'expected at most 365d')).optional() }).strict();
 
 /** A tenant's Ed25519 keys through the admin API: list the live ones, rotate (the first call makes one). */
@@ -30,6 +35,7 @@ export function signingKeyRoutes(routes: ApiRoutes, ctx: Context): void {
       summary: "A tenant's live Ed25519 public keys (`v1a`), current first; never a secret key",
       permission: 'view',
       params: tenantParams,
+      response: keysAnswer,
     },
     async ({ params }) => {
       if ((await tenantJwks(db, params.id)) === undefined) throw new TekilError('TENANT_NOT_FOUND', `no tenant ${params.id}`);
@@ -46,6 +52,7 @@ export function signingKeyRoutes(routes: ApiRoutes, ctx: Context): void {
       params: tenantParams,
       body: rotateBody,
       status: 201,
+      response: rotatedAnswer,
     },
     async ({ params, body }) => {
       const window = body.window ?? ctx.config.sending.rotation_window;

@@ -860,7 +860,15 @@ export interface ApiOperations {
     };
     query: Record<string, never>;
     body: undefined;
-    answer: unknown;
+    answer: {
+      tenant_id: string;
+      keys: ({
+        kid: string;
+        public_key: string;
+        created_at: string;
+        expires_at: string | null;
+      })[];
+    };
   };
   /** Make a new Ed25519 key pair for a tenant; its live keys keep signing beside it for `window` */
   "POST /tenants/{id}/signing-keys/rotate": {
@@ -871,7 +879,16 @@ export interface ApiOperations {
     body: {
       window?: number | string;
     } | undefined;
-    answer: unknown;
+    answer: {
+      tenant_id: string;
+      key: {
+        kid: string;
+        public_key: string;
+        created_at: string;
+        expires_at: string | null;
+      };
+      previous_expires_at: string | null;
+    };
   };
   /** List inbound deliveries, newest first, by filter and cursor */
   "GET /inbox": {
@@ -1441,7 +1458,19 @@ export interface ApiOperations {
       deliveries?: (string | number)[];
       confirm?: boolean;
     } | undefined;
-    answer: unknown;
+    answer: {
+      at: string;
+      inbound: {
+        erased: number;
+        already: number;
+        in_flight: number;
+      };
+      outbound: {
+        erased: number;
+        already: number;
+        in_flight: number;
+      };
+    };
   };
   /** This API as an OpenAPI 3.1 document */
   "GET /openapi.json": {
