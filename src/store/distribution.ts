@@ -45,6 +45,11 @@ export const tablePlacement: Readonly<Record<string, Placement>> = {
   tenants: 'reference',
   endpoints: 'reference',
   endpoint_secrets: 'reference',
+  // A tenant's Ed25519 key pairs (migration 035): a few rows per tenant, read with the endpoints' secrets
+  // by every dispatcher, and served by the api role's JWKS route.
+  tenant_signing_keys: 'reference',
+  // The event catalogue (migration 037): a few hundred rows at most, read by every publishing process.
+  event_types: 'reference',
   operators: 'reference',
   dashboard_sessions: 'coordinator',
   // A tenant's tokens and its one-time portal links (migration 019): admin data, read by the api role.
