@@ -40,6 +40,15 @@ sources:
   paymos:
     scheme: paymos
     secrets: ["whsec_paymos_demo_secret"]
+  papara:
+    scheme: papara
+    secrets: ["papara-demo-merchant-secret"]
+  craftgate:
+    scheme: craftgate
+    secrets: ["craftgate-demo-webhook-key"]
+  sipay:
+    scheme: sipay
+    secrets: ["b46a67571aa1e7ef5641dc3fa6f1712a"]
   hmac:
     scheme: hmac
     secrets: ["hmac-demo-secret"]

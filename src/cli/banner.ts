@@ -66,6 +66,42 @@ export function firstRequest(source: Pick<SourceConfig, 'scheme' | 'hmac'>): Fir
         }),
         id: false,
       };
+    case 'papara':
+      // Papara's payment object; `tekil sign` adds merchantSecretKey (the secret travels in the body).
+      return {
+        ...json({
+          id: 'pay_first_1',
+          createdAt: new Date().toISOString().slice(0, 19),
+          referenceId: 'order_first_1',
+          orderDescription: 'first',
+          status: 1,
+          amount: 49.9,
+          fee: 0,
+          currency: 0,
+          notificationDone: false,
+        }),
+        signedBody: true,
+        id: false,
+      };
+    case 'craftgate':
+      // Craftgate's merchant webhook: the signature covers eventType, eventTimestamp, status, payloadId.
+      return {
+        ...json({
+          eventType: 'API_AUTH',
+          eventTime: new Date().toISOString().slice(0, 19),
+          eventTimestamp: Math.floor(Date.now() / 1000),
+          status: 'SUCCESS',
+          payloadId: 'first1',
+        }),
+        id: false,
+      };
+    case 'sipay':
+      // Sipay's notification; `tekil sign` adds the hash_key token made of its fields.
+      return {
+        ...json({ invoice_id: 'first1', order_id: 'order_first_1', status: 'Completed', total: '49.90', currency_code: 'TRY' }),
+        signedBody: true,
+        id: false,
+      };
     case 'hmac': {
       // A signature in the body (a form field or a JSON field): `tekil sign` writes it there.
       const inBody = source.hmac?.signature !== undefined && !source.hmac.signature.startsWith('header:');
