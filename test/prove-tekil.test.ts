@@ -145,12 +145,9 @@ describe.concurrent('tekil prove against tekil', () => {
       controlUrl: `${app.url}/_prove`,
       ...timings,
     });
-    // The example shop has no kill-next (a killed tekil worker is proved by test/worker-crash.test.ts):
-    // that row is skipped and says why.
-    expect(notPassed(report)).toEqual([
-      expect.stringMatching(/^worker-killed skipped: the receiver does not implement the optional POST .*\/kill-next \(HTTP 404\)/),
-    ]);
-    expect(report.counts.passed).toBe(14);
+    // The example app implements kill-next (its worker killed mid-job, then restarted): every row passes.
+    expect(notPassed(report)).toEqual([]);
+    expect(report.counts.passed).toBe(15);
     // Every forward tekil made for this run's events is on record as done or stale, none pending or dead.
     const open = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM inbox_deliveries WHERE event_id LIKE $1 AND status NOT IN ('done', 'stale')`, [
       `evt_${report.runId}%`,

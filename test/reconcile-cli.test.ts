@@ -114,7 +114,7 @@ describe('CLI: tekil reconcile', () => {
     const res = await cli('--source', 'nope', '--since', '72h');
     expect(res.code).toBe(1);
     expect(res.stderr.trim()).toBe(
-      'tekil: RECONCILE_NOT_CONFIGURED: no source "nope" is configured (hint: add reconcile: { provider: stripe | generic | github, … } to the source (docs/reconcile.md))',
+      'tekil: RECONCILE_NOT_CONFIGURED: no source "nope" is configured (hint: add reconcile: { provider: stripe | generic | github | paytr | iyzico, … } to the source (docs/reconcile.md))',
     );
   });
   it.runIf(onPostgres)('a run of the source in progress elsewhere: one coded line, nothing run', async () => {
