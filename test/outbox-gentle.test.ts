@@ -98,7 +98,9 @@ describe('outbox: gentle sending', () => {
     expect((await replayFailed(t.db, EVERY_TENANT, { endpointId: endpoint.id })).replayed).toBe(DELIVERIES);
     await waitUntil(
       async () => (await statusCounts(t, endpoint.id)).succeeded === DELIVERIES,
-      20_000 + (4_000 * DELIVERIES) / RATE,
+      // A liveness bound, not a timing claim (the rate is checked below as a ceiling): 15 s on an idle
+      // machine, several times that on a loaded runner.
+      60_000 + (8_000 * DELIVERIES) / RATE,
       'every delivery delivered',
     );
     const elapsedMs = Date.now() - started;
@@ -131,7 +133,7 @@ describe('outbox: gentle sending', () => {
     console.log(
       `gentle: ${DELIVERIES} deliveries replayed at ${RATE}/s in ${elapsedMs} ms by two dispatchers; busiest 1 s window ${mostInWindow(replayTimes, 1_000)}`,
     );
-  }, 300_000);
+  }, 420_000);
 
   it('opens the breaker after N failed attempts: one probe at a time at the ladder pace, then through after recovery', async () => {
     const FAILURES = 5;

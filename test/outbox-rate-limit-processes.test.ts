@@ -95,7 +95,7 @@ describe.skipIf(!onPostgres)(`rate limit: ${DELIVERIES} failed deliveries replay
     const succeeded = async () =>
       (await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM outbox_deliveries WHERE endpoint_id = $1 AND status = 'succeeded'`, [endpoint.id]))
         .rows[0]!.n;
-    await waitUntil(async () => (await succeeded()) === DELIVERIES, 60_000 + (3_000 * DELIVERIES) / RATE, 'every delivery delivered');
+    await waitUntil(async () => (await succeeded()) === DELIVERIES, 60_000 + (8_000 * DELIVERIES) / RATE, 'every delivery delivered');
     const elapsedMs = Date.now() - started;
 
     const allTimes = await sink.times();
